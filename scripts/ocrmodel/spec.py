@@ -144,3 +144,16 @@ def load_checkpoint(path: Path) -> dict[str, np.ndarray]:
             if weights[name].shape != shape:
                 raise ValueError(f"{path}: {name} has shape {weights[name].shape}, the spec says {shape}")
     return weights
+
+
+def rope_inverse_frequencies() -> np.ndarray:
+    """RoPE inverse frequencies [HEAD_DIM // 2] as float32, computed the way torch does
+    (`1 / theta ** (arange(0, d, 2).float() / d)` in float32)."""
+    exponents = np.arange(0, HEAD_DIM, 2, dtype=np.float32) / np.float32(HEAD_DIM)
+    return (np.float32(1.0) / np.power(np.float32(ROPE_THETA), exponents)).astype(np.float32)
+
+
+def kv_head_of(query_head: int) -> int:
+    """Grouped-query attention: query heads 0-3 read KV head 0, 4-7 read KV head 1 (the
+    `repeat_interleave` layout, as in Hugging Face's repeat_kv)."""
+    return query_head // (HEADS // KV_HEADS)

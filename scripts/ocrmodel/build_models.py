@@ -1,0 +1,140 @@
+"""Build every model file of the manifest from one set of weights.
+
+    cd scripts && ../.venv/bin/python -m ocrmodel.build_models [--checkpoint PATH | --synthetic-seed N]
+        [--out DIR] [--manifest PATH]
+
+Writes, for each vision tier and decoder variant, `<out>/<file>.onnx` (weights embedded) and
+`<out>/external/<file>.onnx` + `<file>.onnx.data` (weights as external data, for
+onnxruntime-web's `externalData`), then `<out>/build-info.json` and the manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+
+from .graphs.decoder import build_decoder
+from .graphs.vision import build_vision, quantize_int4
+from .manifest import build_manifest
+from .variants import DECODER_VARIANTS, INT4_BLOCK_SIZE, VISION_VARIANTS
+from .weights import load_weights
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_CHECKPOINT = REPO / "models" / "checkpoint" / "ocr-bench-default.npz"
+DEFAULT_OUT = REPO / "models" / "generated"
+DEFAULT_MANIFEST = REPO / "models" / "manifest.json"
+VOCAB = REPO / "models" / "vocab.json"
+DEFAULT_SYNTHETIC_SEED = 0
+# Tensors below this many bytes (shape constants, norms) stay inside the external .onnx.
+EXTERNAL_THRESHOLD_BYTES = 1024
+# Files whose content decides what a build produces: a build-info with another digest is stale.
+BUILDER_SOURCES = ("spec.py", "weights.py", "quantize.py", "variants.py", "manifest.py", "build_models.py",
+                   "graphs/builder.py", "graphs/decoder.py", "graphs/vision.py")
+
+
+def builder_digest() -> str:
+    digest = hashlib.sha256()
+    for name in BUILDER_SOURCES:
+        digest.update(name.encode())
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return digest.hexdigest()
+
+
+def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
+    """Embedded file first: converting to external data rewrites the model's tensors in place."""
+    embedded = out / file
+    onnx.save_model(model, embedded)
+    external = out / "external" / file
+    data = external.with_name(file + ".data")
+    data.unlink(missing_ok=True)  # onnx appends to an existing data file
+    onnx.save_model(model, external, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=data.name, size_threshold=EXTERNAL_THRESHOLD_BYTES)
+    return [embedded, external, data]
+
+
+def build_all(weights: dict[str, np.ndarray], out: Path) -> list[Path]:
+    (out / "external").mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for vision in VISION_VARIANTS:
+        if vision.precision == "int4":
+            model = quantize_int4(build_vision(weights, fp16=False), INT4_BLOCK_SIZE)
+        elif vision.precision == "fp16":
+            model = build_vision(weights, fp16=True)
+        else:
+            raise ValueError(f"tier {vision.tier}: unknown precision {vision.precision!r}")
+        written += save_both(model, out, vision.file)
+    for decoder in DECODER_VARIANTS:
+        written += save_both(build_decoder(weights, decoder), out, decoder.file)
+    return written
+
+
+def relative(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path, start)).as_posix()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", type=Path, default=None,
+                        help=f"weights written by spec.save_checkpoint (default {relative(DEFAULT_CHECKPOINT, REPO)} "
+                             "when it exists)")
+    parser.add_argument("--synthetic-seed", type=int, default=None,
+                        help="ignore any checkpoint and use deterministic synthetic weights from this seed")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default models/generated)")
+    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST,
+                        help="where to write the manifest (default models/manifest.json)")
+    args = parser.parse_args(argv)
+    if args.checkpoint is not None and args.synthetic_seed is not None:
+        parser.error("--checkpoint and --synthetic-seed exclude each other: pick one weights source")
+    if args.checkpoint is not None and not args.checkpoint.is_file():
+        parser.error(f"--checkpoint {args.checkpoint}: no such file")
+    checkpoint = args.checkpoint
+    seed = args.synthetic_seed
+    if checkpoint is None and seed is None:
+        if DEFAULT_CHECKPOINT.is_file():
+            checkpoint = DEFAULT_CHECKPOINT
+        else:
+            seed = DEFAULT_SYNTHETIC_SEED
+
+    logging.getLogger("onnxruntime.quantization").setLevel(logging.WARNING)
+    started = time.perf_counter()
+    weights, source = load_weights(checkpoint, seed)
+    out = args.out.resolve()
+    written = build_all(weights, out)
+    seconds = time.perf_counter() - started
+
+    info = {
+        "weightsSource": source.as_json(),
+        "builtAt": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "buildSeconds": round(seconds, 2),
+        "builderDigest": builder_digest(),
+        "tools": {"onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "numpy": np.__version__},
+        "int4BlockSize": INT4_BLOCK_SIZE,
+        "files": {relative(path, out): path.stat().st_size for path in written},
+    }
+    (out / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+
+    manifest_dir = args.manifest.resolve().parent
+    manifest = build_manifest(Path(relative(out, manifest_dir)), Path(relative(VOCAB, manifest_dir)),
+                              Path(relative(DEFAULT_CHECKPOINT, manifest_dir)))
+    args.manifest.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+    print(f"weights: {source.describe()}")
+    for path in written:
+        print(f"{path.stat().st_size / 2**20:9.2f} MiB  {relative(path, out)}")
+    print(f"built {len(written)} files into {out} in {seconds:.1f} s; manifest {args.manifest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
