@@ -104,8 +104,8 @@ def glyph(face: tuple[str, int], size: int, character: str, rotated: bool) -> tu
     else:
         top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
         result = (np.ascontiguousarray(coverage[top:bottom, left:right]), int(left) - size, int(top) - size)
-    if len(_glyphs) > 60000:
-        _glyphs.clear()  # bounded memory per data worker
+    if len(_glyphs) > 250_000:
+        _glyphs.clear()  # bounded memory per data worker (~1 KB a glyph)
     _glyphs[key] = result
     return result
 
@@ -210,7 +210,8 @@ def _compose(coverage: np.ndarray, style: Style, rng: random.Random) -> Image.Im
         # A white ellipse with an outline around the text, grey tone outside.
         outside = rng.uniform(120, 215)
         yy, xx = np.mgrid[0:height, 0:width]
-        ry, rx = height / 2 * rng.uniform(1.02, 1.2), width / 2 * rng.uniform(1.02, 1.2)
+        # Radii past sqrt(2) of the half-canvas keep the text rectangle inside the ellipse.
+        ry, rx = height / 2 * rng.uniform(1.45, 1.6), width / 2 * rng.uniform(1.45, 1.6)
         distance = ((yy - height / 2) / ry) ** 2 + ((xx - width / 2) / rx) ** 2
         paper = np.where(distance > 1.0, outside, paper)
         ring = np.abs(np.sqrt(distance) - 1.0) * min(rx, ry) < rng.uniform(0.8, 2.5)

@@ -1,0 +1,163 @@
+"""Train the default OCR model from scratch on rendered dialog and export it as the spec's checkpoint.
+
+One documented command (scripts/train/README.md). Fixed seeds: the model's initial weights, every
+data worker's stream and the batch order follow from --seed (GPU kernels may still differ in
+the last bits between runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+from data import AUX_CELLS, IGNORE, SampleMaker, load_faces, worker_seed
+from evaluate import evaluate_set
+from model import OcrModel, spec
+
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "models" / "checkpoint" / "ocr-bench-default.npz"
+
+
+class RenderedStream(IterableDataset):
+    def __init__(self, font_dir: Path | None, seed: int):
+        self.font_dir = font_dir
+        self.seed = seed
+
+    def __iter__(self):
+        info = get_worker_info()
+        worker = info.id if info else 0
+        maker = SampleMaker(load_faces(self.font_dir), worker_seed(self.seed, worker))
+        while True:
+            yield maker.sample()
+
+
+def losses(model: OcrModel, pixels: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor,
+           cells: torch.Tensor, labels: torch.Tensor):
+    mean = torch.tensor(spec.MEAN, device=pixels.device).view(1, 3, 1, 1)
+    std = torch.tensor(spec.STD, device=pixels.device).view(1, 3, 1, 1)
+    grey = pixels.float().div(255.0)[:, None]
+    normalised = (grey - mean) / std
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        vision = model.vision(normalised)
+        logits = model.decoder(vision, inputs)
+        aux = model.aux_logits(vision, cells)
+    text_loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+    aux_loss = F.cross_entropy(aux.float().flatten(0, 1), labels.flatten())
+    return text_loss, aux_loss
+
+
+def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return peak * (0.03 + 0.97 * 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def evaluate_all(model: OcrModel, names: list[str], device: torch.device) -> dict[str, dict]:
+    model.eval()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        return {name: evaluate_set(model, name, device) for name in names}
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+        model.train()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=0, help="optimizer steps; 0: fix them after 200 steps from --minutes")
+    parser.add_argument("--minutes", type=float, default=13.0, help="training time budget when --steps is 0")
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--warmup", type=int, default=300)
+    parser.add_argument("--aux-weight", type=float, default=1.0)
+    parser.add_argument("--workers", type=int, default=14)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--font-dir", type=Path, default=None, help="folder of JP .otf faces; default: the system's Noto CJK")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--report", type=Path, default=None, help="write the final evaluation (per case) as JSON")
+    parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--eval-every", type=int, default=1000)
+    parser.add_argument("--eval-sets", nargs="+", default=["hayai13", "synth200", "smoke2"])
+    args = parser.parse_args()
+
+    if not torch.cuda.is_available():
+        raise SystemExit("training needs a CUDA GPU")
+    device = torch.device("cuda")
+    torch.manual_seed(args.seed)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    model = OcrModel().to(device)
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and n != "vision.pos"]
+    keep = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and n != "vision.pos")]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": keep, "weight_decay": 0.0}],
+                                  lr=args.lr, betas=(0.9, 0.95), fused=True)
+    step_losses = losses if args.no_compile else torch.compile(losses)
+    loader = DataLoader(RenderedStream(args.font_dir, args.seed), batch_size=args.batch, num_workers=args.workers,
+                        pin_memory=True, prefetch_factor=6, persistent_workers=args.workers > 0)
+    total = args.steps
+    started = time.time()
+    window_started, window_samples = started, 0
+    print(f"parameters: {sum(p.numel() for n, p in model.named_parameters() if not n.startswith('aux_norm')):,}", flush=True)
+    curve = []
+    for step, (pixels, inputs, targets, cells, labels) in enumerate(loader):
+        if total and step >= total:
+            break
+        if not total and step == 200:
+            rate = 150 / (time.time() - rate_started)
+            total = int(rate * (args.minutes * 60 - (time.time() - started))) + 200
+            print(f"measured {rate:.2f} steps/s; total steps fixed at {total} (reproduce with --steps {total})", flush=True)
+        if step == 50:
+            rate_started = time.time()
+        lr = learning_rate(step, total or 10**9, args.lr, args.warmup)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        batch = [t.to(device, non_blocking=True) for t in (pixels, inputs, targets, cells, labels)]
+        text_loss, aux_loss = step_losses(model, *batch)
+        loss = text_loss + args.aux_weight * aux_loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        window_samples += pixels.shape[0]
+        if step % 100 == 0:
+            now = time.time()
+            entry = {"step": step, "text_loss": round(text_loss.item(), 4), "aux_loss": round(aux_loss.item(), 4),
+                     "lr": round(lr, 6), "samples_per_s": round(window_samples / (now - window_started)),
+                     "minutes": round((now - started) / 60, 2)}
+            curve.append(entry)
+            print(json.dumps(entry), flush=True)
+            window_started, window_samples = now, 0
+        if args.eval_every and step and step % args.eval_every == 0:
+            quick = evaluate_all(model, ["hayai13"], device)["hayai13"]
+            print(f"step {step}: hayai13 nCER {quick['nCER']:.4f}", flush=True)
+    train_minutes = (time.time() - started) / 60
+    print(f"trained {total} steps of {args.batch} in {train_minutes:.1f} min", flush=True)
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    spec.save_checkpoint(model.exported_weights(), args.out)
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)", flush=True)
+    # Evaluate what was shipped: the int8 checkpoint read back, not the float weights.
+    shipped = OcrModel().to(device)
+    shipped.load_weights(spec.load_checkpoint(args.out))
+    report = {"steps": total, "batch": args.batch, "train_minutes": round(train_minutes, 2), "curve": curve,
+              "eval": evaluate_all(shipped, args.eval_sets, device)}
+    for name, result in report["eval"].items():
+        print(f"{name}: nCER {result['nCER']:.4f} ({result['distance']}/{result['characters']}), "
+              f"exact {result['exact']}/{result['cases']}", flush=True)
+    for result in report["eval"].get("hayai13", {"results": []})["results"]:
+        print(f"  {result['id']} {result['distance']} {result['actual']}", flush=True)
+    if args.report:
+        args.report.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
