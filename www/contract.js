@@ -1,0 +1,68 @@
+// The model files checked against the manifest's capability numbers before
+// any run: layers from the past_k*/past_v* inputs, the KV slot count of the
+// fixed-KV variant, the vocabulary size from the logits. Nothing is assumed.
+import { tensorShape } from "./sessions.js";
+
+function indexedNames(names, prefix) {
+	return names.filter((name) => new RegExp(`^${prefix}\\d+$`).test(name)).sort();
+}
+
+function staticDim(shape, index) {
+	const value = shape?.[index];
+	return typeof value === "number" && value > 0 ? value : null;
+}
+
+export function checkVision(session, capability) {
+	if (JSON.stringify(session.inputNames) !== JSON.stringify(["pixel_values"]) || !session.outputNames.includes("vision_embeds")) {
+		throw new Error(`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is pixel_values -> vision_embeds.`);
+	}
+	const shape = tensorShape(session, "vision_embeds");
+	const tokens = staticDim(shape, 1);
+	const hidden = staticDim(shape, 2);
+	if ((tokens !== null && tokens !== capability.visionTokens) || (hidden !== null && hidden !== capability.hiddenSize)) {
+		throw new Error(`The vision model outputs vision_embeds [${shape}], but the manifest says [1, ${capability.visionTokens}, ${capability.hiddenSize}].`);
+	}
+}
+
+/** Returns the decoder's shape of things (layers, slots) as read from its inputs. */
+export function checkDecoder(session, capability, entry, maxTokens) {
+	for (const name of ["vision_embeds", "token_ids", "position_ids"]) {
+		if (!session.inputNames.includes(name)) throw new Error(`The decoder "${entry.name}" has no input ${name} (it has: ${session.inputNames.join(", ")}).`);
+	}
+	if (!session.outputNames.includes("logits")) throw new Error(`The decoder "${entry.name}" has no output logits.`);
+	const counts = {
+		past_k: indexedNames(session.inputNames, "past_k").length,
+		past_v: indexedNames(session.inputNames, "past_v").length,
+		present_k: indexedNames(session.outputNames, "present_k").length,
+		present_v: indexedNames(session.outputNames, "present_v").length,
+	};
+	for (const [kind, count] of Object.entries(counts)) {
+		if (count !== capability.layers) {
+			throw new Error(`The decoder "${entry.name}" has ${count} ${kind}* tensors, but the manifest's capability.layers says ${capability.layers}.`);
+		}
+	}
+	const hasPastLength = session.inputNames.includes("past_length");
+	if (hasPastLength !== entry.fixedKv) {
+		throw new Error(`The decoder "${entry.name}" ${hasPastLength ? "has" : "lacks"} a past_length input, but the manifest says fixedKv: ${entry.fixedKv}.`);
+	}
+	const vocabulary = staticDim(tensorShape(session, "logits"), (tensorShape(session, "logits")?.length ?? 1) - 1);
+	if (vocabulary !== null && vocabulary !== capability.vocabulary) {
+		throw new Error(`The decoder "${entry.name}" outputs ${vocabulary} logits, but the manifest's capability.vocabulary says ${capability.vocabulary}.`);
+	}
+	const pastShape = tensorShape(session, "past_k0");
+	const kvHeads = staticDim(pastShape, 1) ?? capability.kvHeads;
+	const headDim = staticDim(pastShape, 3) ?? capability.headDim;
+	if (kvHeads !== capability.kvHeads || headDim !== capability.headDim) {
+		throw new Error(`The decoder "${entry.name}" takes past_k0 [${pastShape}], but the manifest says ${capability.kvHeads} KV heads of ${capability.headDim}.`);
+	}
+	let kvSlots = null;
+	if (entry.fixedKv) {
+		kvSlots = staticDim(pastShape, 2);
+		if (kvSlots !== capability.kvSlots) {
+			throw new Error(`The fixed-KV decoder "${entry.name}" has ${kvSlots ?? "dynamic"} KV slots, but the manifest's capability.kvSlots says ${capability.kvSlots}.`);
+		}
+		const needed = capability.visionTokens + 1 + maxTokens - 1;
+		if (kvSlots < needed) throw new Error(`The fixed-KV decoder "${entry.name}" has ${kvSlots} KV slots; ${maxTokens} tokens need ${needed}.`);
+	}
+	return { layers: capability.layers, kvHeads, headDim, kvSlots };
+}

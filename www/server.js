@@ -1,0 +1,33 @@
+// The reporting client: everything the page learns goes to the server that
+// served it (docs/architecture.md, "Server endpoints"), so a runner can
+// follow the run and a crash loses no finished case.
+
+async function post(path, body) {
+	const response = await fetch(path, {
+		method: "POST",
+		headers: { "Content-Type": "application/json" },
+		body: JSON.stringify(body),
+	});
+	if (!response.ok) throw new Error(`The server refused ${path}: HTTP ${response.status}`);
+	return response.json();
+}
+
+export function createReporter(runId) {
+	return {
+		start: (details) => post("/benchmark-start", { runId, ...details }),
+		mark: (phase) => post("/benchmark-mark", { runId, phase }),
+		progress: (finishedCase) => post("/benchmark-progress", { runId, case: finishedCase }),
+		// Answers with the process memory the server measured per phase.
+		result: (summary) => post("/benchmark-result", summary),
+		// Best effort: the error being reported may be that the server is gone.
+		error: (phase, error) => post("/benchmark-error", { runId, phase, error }).catch((failure) => {
+			console.error(`Could not report the error to the server: ${failure.message}`);
+		}),
+	};
+}
+
+/** An Error (or anything thrown) as the plain object that crosses JSON and postMessage. */
+export function serializeError(error) {
+	if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack ?? "" };
+	return { name: "Error", message: String(error), stack: "" };
+}

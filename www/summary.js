@@ -1,0 +1,96 @@
+// The summary that /benchmark-result receives and window.__benchmarkResult
+// holds: the seed's field names unchanged, additions after them
+// (docs/architecture.md, "Summary"). Scoring itself is the core's.
+
+/** What each time means; shown on the page and kept in the record. */
+export function timingNotes(config, ortVersion) {
+	const notes = [];
+	if (config.scope === "decoder") {
+		notes.push("visionMs is 0: the decoder-only scope feeds synthetic zero embeddings and forces token 4 at every step, so each case walks the full maxTokens cache path; accuracy is not applicable (nCER and exact are null).");
+	} else if (config.schedule === "staged") {
+		notes.push("visionMs (staged): vision.run() inside the worker with vision_embeds read back to the CPU, so it includes the GPU work and the copy back; it excludes image decoding, preprocessing and the postMessage transfer.");
+	} else {
+		notes.push("visionMs (resident): from vision.run() until device.queue.onSubmittedWorkDone() resolved on the device given to ORT, so it includes the GPU work; visionCallMs is when run() itself returned (vision_embeds stays on the GPU as a gpu-buffer).");
+	}
+	notes.push(
+		"prefillMs: the prefill decoder.run() (vision tokens + BOS), including uploading CPU inputs and waiting for the logits on the CPU.",
+		"decodeMs: every step after prefill, each waiting for its logits on the CPU, plus the core's token choice; msPerToken = sum(decodeMs) / sum(decodeSteps).",
+		"totalMs = visionMs + the decoder's time from building the prefill inputs to the last step; medianMs, peakCaseMs, meanMs and p90Ms are over totalMs.",
+		"No warm-up: the first case includes compiling the WebGPU pipelines (shaders) of every kernel it meets; later cases reuse ORT's pipeline cache (compare results[0] with the rest).",
+		"sessionMs: InferenceSession.create, including fetching the model files (loader=url: ORT fetches; loader=bytes: the page or worker fetches them first).",
+		`Memory samples are taken only between phases and between cases, never inside a timed region; each records how long it took (sampleMs, userAgentMs). onnxruntime-web ${ortVersion}, native WebGPU EP.`,
+	);
+	return notes;
+}
+
+const DECODE_FIELDS = ["id", "expected", "actual", "distance", "characters", "exact", "text", "tokens", "visionMs", "prefillMs", "decodeMs", "totalMs"];
+
+/** One case as the seed records it, then the additions. */
+export function caseResult(testCase, run, scored, accuracyApplicable) {
+	const result = {
+		id: testCase.id,
+		expected: testCase.expected,
+		actual: run.text,
+		distance: accuracyApplicable ? scored.distance : null,
+		characters: accuracyApplicable ? scored.characters : null,
+		exact: accuracyApplicable ? scored.exact : null,
+		text: run.text,
+		tokens: run.tokens.length,
+		visionMs: run.visionMs,
+		prefillMs: run.prefillMs,
+		decodeMs: run.decodeMs,
+		totalMs: run.totalMs,
+		tokenIds: run.tokens,
+		decodeSteps: run.decodeSteps,
+	};
+	if (run.visionCallMs !== undefined) result.visionCallMs = run.visionCallMs;
+	return Object.fromEntries([...DECODE_FIELDS, ...Object.keys(result).filter((key) => !DECODE_FIELDS.includes(key))].map((key) => [key, result[key]]));
+}
+
+export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, memorySamples, environment, sessionMs, wallMs, notes }) {
+	const accuracyApplicable = config.scope !== "decoder";
+	const steps = results.reduce((sum, result) => sum + result.decodeSteps, 0);
+	const decodeMs = results.reduce((sum, result) => sum + result.decodeMs, 0);
+	return {
+		runId,
+		tier: config.tier,
+		memoryMode: config.memory,
+		loaderMode: config.loader,
+		scheduleMode: config.schedule,
+		decoderMode: config.decoder,
+		benchmarkScope: config.scope,
+		capability: {
+			layers: manifest.capability.layers,
+			hiddenSize: manifest.capability.hiddenSize,
+			intermediateSize: manifest.capability.intermediateSize,
+			attentionHeads: manifest.capability.attentionHeads,
+			kvHeads: manifest.capability.kvHeads,
+			vocabulary: manifest.capability.vocabulary,
+			maxTokens: manifest.capability.maxTokens,
+			vision: visionEntry ? visionEntry.description : "not loaded (decoder-only scope)",
+			decoder: decoderEntry.description,
+		},
+		cases: stats.cases,
+		nCER: accuracyApplicable ? stats.nCER : null,
+		distance: accuracyApplicable ? stats.distance : null,
+		characters: accuracyApplicable ? stats.characters : null,
+		exact: accuracyApplicable ? stats.exact : null,
+		medianMs: stats.medianMs,
+		peakCaseMs: stats.peakCaseMs,
+		memorySamples,
+		results,
+		config,
+		casesName: accuracyApplicable ? config.cases : "synthetic",
+		weights: config.weights,
+		maxTokens: config.maxTokens,
+		accuracyApplicable,
+		meanMs: stats.meanMs,
+		p90Ms: stats.p90Ms,
+		msPerToken: steps ? decodeMs / steps : null,
+		environment,
+		timingNotes: notes,
+		sessionMs,
+		wallMs,
+		manifest: { url: manifest.url, name: manifest.name ?? null, vision: visionEntry?.model ?? null, decoder: decoderEntry.model },
+	};
+}
