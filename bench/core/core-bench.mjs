@@ -1,0 +1,129 @@
+// Times the core (www/pkg) against the seed's own functions in one page,
+// interleaved, and posts the figures to /benchmark-result:
+//   choose      TokenChooser.choose vs the seed's chooseToken over 14630
+//               logits, after the 31-token prefix of a real evaluation case.
+//   preprocess  a 1024x768 page image to the [1,3,224,224] tensor. The seed's
+//               path: canvas drawImage to 224x224 ("high" smoothing) +
+//               getImageData + its loop, from an ImageBitmap. Ours: the same
+//               RGBA bytes through preprocess. Also timed, for honesty: ours
+//               from the same ImageBitmap (a 1:1 drawImage + getImageData to
+//               get the bytes, then preprocess).
+// The SHA-256 of each tensor lets runs in different browsers be compared:
+// the core's must be bit-identical everywhere.
+import init, * as core from "../../www/pkg/ocr_bench_core.js";
+import { createSeedPreprocess, createSeedTokenChoice } from "../../tests/parity/seed-reference.mjs";
+import { compare } from "./measure.mjs";
+import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage, sampleLogits, sampleTokens } from "./workload.mjs";
+
+const output = document.querySelector("#log");
+const runId = `core-bench-${Date.now()}`;
+const log = (line) => {
+	output.textContent += `\n${line}`;
+	console.log(line);
+};
+
+const sha256 = async (values) => {
+	const digest = await crypto.subtle.digest("SHA-256", new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
+	return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+};
+
+const post = async (path, body) => {
+	const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+	if (!response.ok) throw new Error(`POST ${path}: HTTP ${response.status}`);
+};
+
+const benchmarkChoose = (charset) => {
+	const seed = createSeedTokenChoice(charset);
+	const tokens = sampleTokens(charset);
+	const sequence = [1, ...tokens];
+	const logitSets = sampleLogits();
+	const chooser = new core.TokenChooser(new core.Vocabulary(charset));
+	chooser.reset();
+	for (const token of tokens) chooser.push(token);
+	for (const logits of logitSets) {
+		const ours = chooser.choose(logits);
+		const theirs = seed.chooseToken(logits, sequence, tokens);
+		if (ours !== theirs) throw new Error(`choose disagrees with the seed: ${ours} vs ${theirs}`);
+	}
+	let turn = 0;
+	const timings = compare({
+		core: () => chooser.choose(logitSets[turn++ % logitSets.length]),
+		seed: () => seed.chooseToken(logitSets[turn++ % logitSets.length], sequence, tokens),
+	});
+	return {
+		logits: logitSets[0].length,
+		sequenceLength: sequence.length,
+		coreMedianMs: timings.core.medianMs,
+		seedMedianMs: timings.seed.medianMs,
+		speedup: timings.seed.medianMs / timings.core.medianMs,
+		target: "speedup >= 5",
+		detail: timings,
+	};
+};
+
+const benchmarkPreprocess = async () => {
+	const rgba = sampleImage();
+	const bitmap = await createImageBitmap(new ImageData(rgba, IMAGE_WIDTH, IMAGE_HEIGHT));
+	const context = document.querySelector("#canvas").getContext("2d", { willReadFrequently: true });
+	const seedPreprocess = createSeedPreprocess(context);
+	const source = document.querySelector("#source").getContext("2d", { willReadFrequently: true });
+	const coreFromBitmap = () => {
+		source.drawImage(bitmap, 0, 0);
+		const pixels = source.getImageData(0, 0, IMAGE_WIDTH, IMAGE_HEIGHT).data;
+		return core.preprocess(pixels, IMAGE_WIDTH, IMAGE_HEIGHT);
+	};
+	const timings = compare({
+		core: () => core.preprocess(rgba, IMAGE_WIDTH, IMAGE_HEIGHT),
+		seed: () => seedPreprocess(bitmap),
+		coreFromBitmap,
+	}, { rounds: 21, batchMs: 50 });
+	const coreTensor = core.preprocess(rgba, IMAGE_WIDTH, IMAGE_HEIGHT);
+	const fromBitmapTensor = coreFromBitmap();
+	return {
+		image: `${IMAGE_WIDTH}x${IMAGE_HEIGHT}`,
+		coreMedianMs: timings.core.medianMs,
+		seedMedianMs: timings.seed.medianMs,
+		ratio: timings.core.medianMs / timings.seed.medianMs,
+		target: "ratio core/seed <= 1.0",
+		coreFromBitmapMedianMs: timings.coreFromBitmap.medianMs,
+		ratioFromBitmap: timings.coreFromBitmap.medianMs / timings.seed.medianMs,
+		tensorSha256: await sha256(coreTensor),
+		// Equal to tensorSha256 when the browser's getImageData returns the
+		// bytes it was given (opaque image, so no premultiplication loss).
+		fromBitmapTensorSha256: await sha256(fromBitmapTensor),
+		// The seed's canvas resize: expected to differ between browsers.
+		seedTensorSha256: await sha256(seedPreprocess(bitmap)),
+		detail: timings,
+	};
+};
+
+const run = async () => {
+	await init();
+	const charset = await (await fetch("../../models/vocab.json")).json();
+	const choose = benchmarkChoose(charset);
+	log(`choose over ${choose.logits} logits: core ${(choose.coreMedianMs * 1000).toFixed(1)} µs, seed ${(choose.seedMedianMs * 1000).toFixed(1)} µs, speedup ${choose.speedup.toFixed(1)}x (target >= 5x)`);
+	const preprocess = await benchmarkPreprocess();
+	log(`preprocess ${preprocess.image}: core ${preprocess.coreMedianMs.toFixed(3)} ms, seed ${preprocess.seedMedianMs.toFixed(3)} ms, ratio ${preprocess.ratio.toFixed(2)} (target <= 1.0); core from ImageBitmap ${preprocess.coreFromBitmapMedianMs.toFixed(3)} ms (ratio ${preprocess.ratioFromBitmap.toFixed(2)})`);
+	log(`tensor sha256 core ${preprocess.tensorSha256}, seed ${preprocess.seedTensorSha256}`);
+	const result = {
+		runId,
+		page: "bench/core",
+		environment: { userAgent: navigator.userAgent, crossOriginIsolated },
+		choose,
+		preprocess,
+	};
+	window.__benchmarkResult = result;
+	log(`SUITE_RESULT ${JSON.stringify(result)}`);
+	await post("/benchmark-result", result);
+};
+
+try {
+	await run();
+} catch (error) {
+	log(`FAIL ${error?.stack ?? error}`);
+	await post("/benchmark-error", {
+		runId, phase: "core-bench", error: { name: error?.name, message: String(error?.message ?? error), stack: error?.stack },
+	}).catch((postError) => log(`FAIL reporting the error: ${postError}`));
+} finally {
+	window.__benchmarkDone = true;
+}

@@ -1,0 +1,48 @@
+// Side-by-side timing that works unchanged in Node and in browsers: the
+// contenders run interleaved (A B, then B A, ...) so that drift in the
+// machine's load — two cores shared with other jobs — hits both alike.
+// Each sample times a batch of calls sized so that one batch lasts about
+// `batchMs`: browsers coarsen performance.now() (5 µs in cross-origin-isolated
+// Chromium, 20 µs in Firefox), too coarse for a single 10 µs call.
+
+const calibrate = (run, batchMs) => {
+	let calls = 0;
+	const started = performance.now();
+	while (performance.now() - started < batchMs) {
+		run();
+		calls += 1;
+	}
+	return calls;
+};
+
+const median = (sorted) => sorted[Math.floor(sorted.length / 2)];
+
+// contenders: { name: () => value }. Returns { name: { medianMs, p10Ms, p90Ms,
+// batch, samples } } with per-call milliseconds. Calibration doubles as the
+// warm-up (JIT tiers, wasm compilation tiers, caches).
+export const compare = (contenders, { rounds = 31, batchMs = 20, warmupMs = 200 } = {}) => {
+	const names = Object.keys(contenders);
+	for (const name of names) calibrate(contenders[name], warmupMs);
+	const batches = Object.fromEntries(names.map((name) => [name, calibrate(contenders[name], batchMs)]));
+	const samples = Object.fromEntries(names.map((name) => [name, []]));
+	for (let round = 0; round < rounds; round += 1) {
+		const order = round % 2 === 0 ? names : [...names].reverse();
+		for (const name of order) {
+			const run = contenders[name];
+			const batch = batches[name];
+			const started = performance.now();
+			for (let call = 0; call < batch; call += 1) run();
+			samples[name].push((performance.now() - started) / batch);
+		}
+	}
+	return Object.fromEntries(names.map((name) => {
+		const sorted = samples[name].sort((left, right) => left - right);
+		return [name, {
+			medianMs: median(sorted),
+			p10Ms: sorted[Math.floor(sorted.length * 0.1)],
+			p90Ms: sorted[Math.floor(sorted.length * 0.9)],
+			batch: batches[name],
+			samples: sorted.length,
+		}];
+	}));
+};
