@@ -1,0 +1,380 @@
+//! Launches headless Chromium or Firefox with a fresh profile, and stops it leaving nothing
+//! behind.
+//!
+//! No driver protocol: the page reports to the runner's server, so the browser only needs a
+//! URL. Each browser runs in its own process group, and the runner is a child subreaper
+//! ([`crate::memory::become_subreaper`]), so every process it starts can be found and killed.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use crate::memory;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BrowserKind {
+    Chromium,
+    Firefox,
+}
+
+impl BrowserKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BrowserKind::Chromium => "chromium",
+            BrowserKind::Firefox => "firefox",
+        }
+    }
+
+    /// Executables tried in order; `OCR_BENCH_CHROMIUM` / `OCR_BENCH_FIREFOX` name another.
+    fn candidates(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            BrowserKind::Chromium => ("OCR_BENCH_CHROMIUM", &["chromium", "chromium-browser", "google-chrome"]),
+            BrowserKind::Firefox => ("OCR_BENCH_FIREFOX", &["firefox-esr", "firefox"]),
+        }
+    }
+}
+
+impl fmt::Display for BrowserKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BrowserKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "chromium" | "chrome" => Ok(BrowserKind::Chromium),
+            "firefox" => Ok(BrowserKind::Firefox),
+            other => Err(format!("unknown browser {other:?}; allowed: chromium, firefox")),
+        }
+    }
+}
+
+/// A browser found on this machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct BrowserInfo {
+    pub name: BrowserKind,
+    pub executable: PathBuf,
+    pub version: String,
+}
+
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Finds the browser's executable and asks it for its version.
+pub fn probe(kind: BrowserKind) -> Result<BrowserInfo> {
+    let (variable, names) = kind.candidates();
+    let executable = match std::env::var_os(variable) {
+        Some(path) => PathBuf::from(path),
+        None => names.iter().find_map(|n| find_in_path(n)).with_context(|| {
+            format!("{kind} is not installed: none of {} is on PATH (or set {variable})", names.join(", "))
+        })?,
+    };
+    let output = Command::new(&executable)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running {} --version", executable.display()))?;
+    // Debian's chromium wrapper also prints shell noise on stderr; the version is on stdout.
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if !output.status.success() || version.is_empty() {
+        bail!("{} --version failed ({}): {}", executable.display(), output.status, String::from_utf8_lossy(&output.stderr).trim());
+    }
+    Ok(BrowserInfo { name: kind, executable, version })
+}
+
+/// Chromium switches. `--enable-unsafe-webgpu` gives WebGPU on SwiftShader where there is no
+/// GPU; the memory switches make `performance.memory` unbucketed and
+/// `measureUserAgentSpecificMemory` answer at once instead of waiting for a garbage
+/// collection (7–19 s per call with the seed page here).
+const CHROMIUM_FLAGS: &[&str] = &[
+    "--headless",
+    "--enable-unsafe-webgpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-breakpad",
+    "--mute-audio",
+    "--enable-precise-memory-info",
+    "--enable-blink-features=ForceEagerMeasureMemory",
+    // Background model services that would otherwise start a utility process of their own
+    // (OnDeviceModelService, about 94 MiB, late in a run) and count as the page's memory.
+    "--disable-features=OptimizationGuideModelDownloading,OptimizationGuideOnDeviceModel,OnDeviceModelPerformanceParams,OptimizationHints,OptimizationHintsFetching,OptimizationTargetPrediction,PageContentAnnotations,AIPromptAPI,AISummarizationAPI,AIWriterAPI,AIRewriterAPI,AIProofreadingAPI,TranslationAPI,LanguageDetectionAPI",
+];
+
+/// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would
+/// start network traffic, updates, telemetry or first-run pages off.
+const FIREFOX_PREFS: &[(&str, &str)] = &[
+    ("dom.webgpu.enabled", "true"),
+    ("gfx.webgpu.ignore-blocklist", "true"),
+    ("app.update.enabled", "false"),
+    ("app.update.auto", "false"),
+    ("app.update.disabledForTesting", "true"),
+    ("app.normandy.enabled", "false"),
+    ("browser.shell.checkDefaultBrowser", "false"),
+    ("browser.startup.homepage_override.mstone", "\"ignore\""),
+    ("browser.startup.firstrunSkipsHomepage", "true"),
+    ("browser.aboutwelcome.enabled", "false"),
+    ("startup.homepage_welcome_url", "\"\""),
+    ("startup.homepage_welcome_url.additional", "\"\""),
+    ("trailhead.firstrun.didSeeAboutWelcome", "true"),
+    ("datareporting.policy.dataSubmissionEnabled", "false"),
+    ("datareporting.healthreport.uploadEnabled", "false"),
+    ("toolkit.telemetry.enabled", "false"),
+    ("toolkit.telemetry.unified", "false"),
+    ("toolkit.telemetry.archive.enabled", "false"),
+    ("extensions.update.enabled", "false"),
+    ("extensions.getAddons.cache.enabled", "false"),
+    ("browser.safebrowsing.malware.enabled", "false"),
+    ("browser.safebrowsing.phishing.enabled", "false"),
+    ("browser.safebrowsing.downloads.enabled", "false"),
+    ("browser.safebrowsing.update.enabled", "false"),
+    ("network.captive-portal-service.enabled", "false"),
+    ("network.connectivity-service.enabled", "false"),
+    ("browser.newtabpage.enabled", "false"),
+    ("browser.sessionstore.resume_from_crash", "false"),
+    ("toolkit.startup.max_resumed_crashes", "-1"),
+    ("browser.tabs.warnOnClose", "false"),
+    // The page's console goes to the browser log, which the runner shows on failure.
+    ("devtools.console.stdout.content", "true"),
+];
+
+/// A running browser. [`Browser::stop`] must be called; dropping it also kills the group.
+pub struct Browser {
+    child: Child,
+    /// The fresh profile and the browser log beside it; held only to be removed on drop.
+    _workdir: tempfile::TempDir,
+    pub log_path: PathBuf,
+    stopped: bool,
+}
+
+/// What stopping the browser found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StopReport {
+    /// Processes of the browser that had to be killed with SIGKILL.
+    pub killed: usize,
+    /// Processes still alive after the kill: `pid command` each. Should be empty.
+    pub left: Vec<String>,
+}
+
+impl Browser {
+    /// Starts the browser on `url` with a fresh profile. Its stdout and stderr go to a log
+    /// file beside the profile.
+    pub fn launch(info: &BrowserInfo, url: &str) -> Result<Browser> {
+        let workdir = tempfile::Builder::new()
+            .prefix(&format!("ocr-bench-{}-", info.name))
+            .tempdir()
+            .context("creating a temporary profile directory")?;
+        let profile = workdir.path().join("profile");
+        fs::create_dir(&profile).context("creating the profile directory")?;
+        let log_path = workdir.path().join("browser.log");
+        let log = fs::File::create(&log_path).context("creating the browser log")?;
+        let mut command = Command::new(&info.executable);
+        match info.name {
+            BrowserKind::Chromium => {
+                command.args(CHROMIUM_FLAGS);
+                command.arg(format!("--user-data-dir={}", profile.display()));
+                // Chromium refuses to run as root with its sandbox.
+                // SAFETY: geteuid has no preconditions.
+                if unsafe { libc::geteuid() } == 0 {
+                    command.arg("--no-sandbox");
+                }
+                command.arg(url);
+            }
+            BrowserKind::Firefox => {
+                write_user_js(&profile)?;
+                command.args(["--headless", "--no-remote", "--new-instance", "--profile"]);
+                command.arg(&profile);
+                command.arg(url);
+                command.env("MOZ_CRASHREPORTER_DISABLE", "1");
+            }
+        }
+        use std::os::unix::process::CommandExt;
+        command
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().context("duplicating the log handle")?)
+            .stderr(log)
+            .process_group(0);
+        let child = command
+            .spawn()
+            .with_context(|| format!("starting {}", info.executable.display()))?;
+        Ok(Browser { child, _workdir: workdir, log_path, stopped: false })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The exit status if the browser's main process has ended.
+    pub fn try_exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// The last `lines` lines of the browser's own output.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let text = fs::read_to_string(&self.log_path).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// Stops the whole browser: SIGTERM to its process group, SIGKILL to whatever is left
+    /// after a grace period (and to any descendant that left the group), then reaps every
+    /// orphan and checks that no process remains.
+    pub fn stop(&mut self) -> StopReport {
+        self.stopped = true;
+        let pgid = self.child.id() as i32;
+        // SAFETY: kill with a negative pid signals a process group; no memory is touched.
+        unsafe { libc::kill(-pgid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline && !self.remaining().is_empty() {
+            reap_children();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut killed = 0;
+        for _ in 0..3 {
+            let remaining = self.remaining();
+            if remaining.is_empty() {
+                break;
+            }
+            for pid in &remaining {
+                // SAFETY: as above, on a single pid.
+                unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+            }
+            // SAFETY: as above.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            killed = killed.max(remaining.len());
+            std::thread::sleep(Duration::from_millis(100));
+            reap_children();
+        }
+        let _ = self.child.wait();
+        reap_children();
+        let left = self
+            .remaining()
+            .into_iter()
+            .map(|pid| format!("{pid} {}", memory::read_cmdline(pid).unwrap_or_default().join(" ")))
+            .collect();
+        StopReport { killed, left }
+    }
+
+    /// Live processes that belong to this browser: descendants of the runner (it is a
+    /// subreaper, so orphans stay descendants) and members of the browser's process group.
+    fn remaining(&self) -> Vec<u32> {
+        let pgid = self.child.id();
+        let mut pids: Vec<u32> = memory::descendants(std::process::id())
+            .into_iter()
+            .filter(|pid| is_alive(*pid))
+            .collect();
+        for pid in process_group_members(pgid) {
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.stopped {
+            self.stop();
+        }
+    }
+}
+
+fn write_user_js(profile: &Path) -> Result<()> {
+    let text: String = FIREFOX_PREFS
+        .iter()
+        .map(|(name, value)| format!("user_pref(\"{name}\", {value});\n"))
+        .collect();
+    fs::write(profile.join("user.js"), text).context("writing the Firefox profile's user.js")
+}
+
+/// A process that exists and is not a zombie.
+fn is_alive(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat_field(&stat, 0).is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Field `index` of `/proc/PID/stat` counted after the command name (0 = state).
+fn stat_field(stat: &str, index: usize) -> Option<&str> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_ascii_whitespace().nth(index)
+}
+
+/// Every live process whose process group is `pgid` (a full scan of /proc: used only while
+/// stopping, not by the sampler).
+pub fn process_group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|stat| {
+                let alive = stat_field(&stat, 0).is_some_and(|s| s != "Z" && s != "X");
+                alive && stat_field(&stat, 2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+            })
+        })
+        .collect()
+}
+
+/// Reaps every exited child, including orphans handed to this subreaper.
+fn reap_children() {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes the status into our local; WNOHANG never blocks.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn browser_names_parse_and_errors_name_the_allowed_values() {
+        assert_eq!("chromium".parse::<BrowserKind>().unwrap(), BrowserKind::Chromium);
+        assert_eq!("firefox".parse::<BrowserKind>().unwrap(), BrowserKind::Firefox);
+        let err = "safari".parse::<BrowserKind>().unwrap_err();
+        assert!(err.contains("safari") && err.contains("chromium, firefox"), "{err}");
+    }
+
+    #[test]
+    fn user_js_sets_webgpu_prefs() {
+        let dir = tempfile::tempdir().unwrap();
+        write_user_js(dir.path()).unwrap();
+        let text = fs::read_to_string(dir.path().join("user.js")).unwrap();
+        assert!(text.contains("user_pref(\"dom.webgpu.enabled\", true);"), "{text}");
+        assert!(text.contains("user_pref(\"gfx.webgpu.ignore-blocklist\", true);"), "{text}");
+        assert!(text.contains("user_pref(\"browser.startup.homepage_override.mstone\", \"ignore\");"), "{text}");
+    }
+
+    #[test]
+    fn stat_fields_survive_spaces_in_the_command_name() {
+        let stat = "1234 (Web Content) S 1 1200 1200 0 -1";
+        assert_eq!(stat_field(stat, 0), Some("S"));
+        assert_eq!(stat_field(stat, 2), Some("1200"));
+    }
+}
