@@ -243,6 +243,11 @@ impl Browser {
         let pgid = self.child.id() as i32;
         // SAFETY: kill with a negative pid signals a process group; no memory is touched.
         unsafe { libc::kill(-pgid, libc::SIGTERM) };
+        // Chromium's crash handlers run in groups of their own.
+        for pid in self.remaining() {
+            // SAFETY: as above, on a single pid.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        }
         let deadline = Instant::now() + Duration::from_secs(3);
         while Instant::now() < deadline && !self.remaining().is_empty() {
             reap_children();

@@ -80,8 +80,8 @@ pub struct RunReport {
 }
 
 /// A page error body `{ phase, error: { name, message, stack } }` as one line.
-fn page_error_message(body: &Value) -> (String, String) {
-    let phase = body.get("phase").and_then(Value::as_str).unwrap_or("unknown").to_owned();
+fn page_error_message(body: &Value) -> (Option<String>, String) {
+    let phase = body.get("phase").and_then(Value::as_str).filter(|p| !p.is_empty()).map(str::to_owned);
     let error = body.get("error").unwrap_or(&Value::Null);
     let message = error.get("message").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| error.to_string());
     let message = match error.get("name").and_then(Value::as_str) {
@@ -145,7 +145,8 @@ pub async fn run_once(
                 }
                 Some(PageEvent::Error(body)) => {
                     let (error_phase, message) = page_error_message(&body);
-                    break Outcome::PageError { phase: error_phase, message };
+                    // The page's own phase, else the one it marked last.
+                    break Outcome::PageError { phase: error_phase.unwrap_or_else(|| phase.clone()), message };
                 }
                 Some(PageEvent::Result(summary)) => {
                     let process_memory = sampler.snapshot();
@@ -209,10 +210,10 @@ mod tests {
         let body = json!({ "runId": "x", "phase": "vision-load", "error": { "name": "UnsupportedAdapterError", "message": "tier 242 needs shader-f16", "stack": "…" } });
         assert_eq!(
             page_error_message(&body),
-            ("vision-load".to_owned(), "UnsupportedAdapterError: tier 242 needs shader-f16".to_owned())
+            (Some("vision-load".to_owned()), "UnsupportedAdapterError: tier 242 needs shader-f16".to_owned())
         );
-        let plain = json!({ "phase": "baseline", "error": { "name": "Error", "message": "boom" } });
-        assert_eq!(page_error_message(&plain).1, "boom");
+        let plain = json!({ "error": { "name": "Error", "message": "boom" } });
+        assert_eq!(page_error_message(&plain), (None, "boom".to_owned()));
     }
 
     #[test]

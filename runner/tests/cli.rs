@@ -1,0 +1,205 @@
+//! The command line and the server, without a browser: a real `ocr-bench serve` process on a
+//! free port, spoken to over HTTP; bad arguments rejected before any browser starts.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
+
+/// A running `ocr-bench serve`, killed when dropped.
+struct Served {
+    child: Child,
+    base: String,
+    /// Held open: the server prints more lines after the URL.
+    _stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(root: &Path, results: &Path) -> Served {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0", "--root"])
+        .arg(root)
+        .arg("--results")
+        .arg(results)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starting ocr-bench serve");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    // "serving ROOT at http://127.0.0.1:PORT/"
+    let base = first.split_whitespace().last().expect("a URL").trim_end_matches('/').to_owned();
+    Served { child, base, _stdout: stdout }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into()
+}
+
+fn post(base: &str, path: &str, body: &Value) -> (u16, Value) {
+    let mut response = agent()
+        .post(format!("{base}{path}"))
+        .header("Content-Type", "application/json")
+        .send(body.to_string())
+        .expect("POST");
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+fn records(results: &Path) -> Vec<Value> {
+    std::fs::read_to_string(results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+#[test]
+fn serve_sends_isolation_headers_and_mime_types() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("www")).unwrap();
+    for name in ["www/index.html", "www/app.mjs", "www/core.js", "www/core_bg.wasm", "m.onnx", "m.onnx.data", "m.json"] {
+        std::fs::write(root.path().join(name), b"x").unwrap();
+    }
+    let results = root.path().join("results.jsonl");
+    let served = serve(root.path(), &results);
+    assert!(served.base.starts_with("http://127.0.0.1:"), "{}", served.base);
+    for (path, mime) in [
+        ("/www/index.html", "text/html; charset=utf-8"),
+        ("/www/app.mjs", "text/javascript"),
+        ("/www/core.js", "text/javascript"),
+        ("/www/core_bg.wasm", "application/wasm"),
+        ("/m.onnx", "application/octet-stream"),
+        ("/m.onnx.data", "application/octet-stream"),
+        ("/m.json", "application/json"),
+    ] {
+        let response = agent().get(format!("{}{path}", served.base)).call().unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{path}");
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        assert_eq!(header("content-type"), mime, "{path}");
+        assert_eq!(header("cross-origin-opener-policy"), "same-origin", "{path}");
+        assert_eq!(header("cross-origin-embedder-policy"), "require-corp", "{path}");
+        assert_eq!(header("cross-origin-resource-policy"), "same-origin", "{path}");
+        assert_eq!(header("cache-control"), "no-store", "{path}");
+    }
+    let missing = agent().get(format!("{}/www/nope.js", served.base)).call().unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    let root_page = agent().get(format!("{}/", served.base)).call().unwrap();
+    assert_eq!(root_page.status().as_u16(), 307);
+    assert_eq!(root_page.headers().get("location").unwrap(), "/www/index.html");
+}
+
+#[test]
+fn endpoints_append_one_flushed_record_per_request() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("nested/dir/results.jsonl");
+    let served = serve(root.path(), &results);
+    let base = &served.base;
+    let start = json!({ "runId": "r1", "config": { "tier": "121" }, "userAgent": "test", "adapter": { "features": ["shader-f16"] }, "ortVersion": "1.30.0" });
+    assert_eq!(post(base, "/benchmark-start", &start), (200, json!({ "ok": true })));
+    // Each record is on disk as soon as the answer arrives: a crash loses nothing finished.
+    assert_eq!(records(&results).len(), 1);
+    assert_eq!(post(base, "/benchmark-mark", &json!({ "runId": "r1", "phase": "baseline" })).0, 200);
+    assert_eq!(post(base, "/benchmark-progress", &json!({ "runId": "r1", "case": { "id": "c1", "distance": 0 } })).0, 200);
+    assert_eq!(records(&results).len(), 3);
+    let error = json!({ "runId": "r1", "phase": "decoder-load", "error": { "name": "Error", "message": "boom", "stack": "s" } });
+    assert_eq!(post(base, "/benchmark-error", &error).0, 200);
+    let (status, memory) = post(base, "/benchmark-result", &json!({ "runId": "r1", "cases": 1 }));
+    assert_eq!(status, 200);
+    // Under serve nobody samples the person's browser, and the answer says so.
+    assert_eq!(memory["available"], false, "{memory}");
+    assert!(memory["reason"].as_str().unwrap().contains("ocr-bench run"), "{memory}");
+
+    let all = records(&results);
+    let kinds: Vec<&str> = all.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["start", "mark", "progress", "error", "result"]);
+    assert!(all.iter().all(|r| r["runId"] == "r1" && r["time"].as_str().is_some_and(|t| t.ends_with('Z'))));
+    assert_eq!(all[0]["body"]["ortVersion"], "1.30.0");
+    assert!(all[0]["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert_eq!(all[1]["phase"], "baseline");
+    assert_eq!(all[2]["body"]["case"]["id"], "c1");
+    assert_eq!(all[3]["body"]["error"]["message"], "boom");
+    // The result record carries what the start message said about the environment.
+    assert_eq!(all[4]["adapter"]["features"][0], "shader-f16");
+    assert_eq!(all[4]["ortVersion"], "1.30.0");
+    assert_eq!(all[4]["summary"]["cases"], 1);
+    assert_eq!(all[4]["processMemory"]["available"], false);
+}
+
+#[test]
+fn endpoints_reject_malformed_bodies_with_a_reason() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results.jsonl");
+    let served = serve(root.path(), &results);
+    let (status, answer) = post(&served.base, "/benchmark-mark", &json!({ "runId": "r1" }));
+    assert_eq!(status, 400);
+    assert!(answer["error"].as_str().unwrap().contains("`phase`"), "{answer}");
+    let (status, answer) = post(&served.base, "/benchmark-result", &json!([1, 2]));
+    assert_eq!(status, 400);
+    assert!(answer["error"].as_str().unwrap().contains("JSON object"), "{answer}");
+    assert!(!results.exists() || records(&results).is_empty());
+}
+
+#[test]
+fn run_rejects_a_bad_query_before_starting_a_browser() {
+    let results = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .args(["run", "--results"])
+        .arg(results.path().join("r.jsonl"))
+        .arg("tier=999&schedule=resident")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("`tier`") && stderr.contains("121, 242"), "{stderr}");
+    // Nothing was launched, so nothing was recorded.
+    assert!(!results.path().join("r.jsonl").exists());
+
+    let output = Command::new(BIN).args(["run", "colour=red"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("maxTokens"));
+}
+
+#[test]
+fn bad_browser_and_sweep_parameters_name_what_is_allowed() {
+    let output = Command::new(BIN).args(["run", "--browser", "safari"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("chromium, firefox"));
+
+    let output = Command::new(BIN).args(["sweep", "--param", "decoder"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("NAME=V1,V2"));
+
+    let results = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .args(["sweep", "--param", "decoder=baseline,turbo", "--results"])
+        .arg(results.path().join("r.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("turbo") && stderr.contains("gather-opt"), "{stderr}");
+}
+
+#[test]
+fn help_lists_the_page_parameters_from_the_core() {
+    let output = Command::new(BIN).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    for name in ocr_bench_core::config::PARAMETER_NAMES {
+        assert!(help.contains(name), "{name} missing from:\n{help}");
+    }
+}
