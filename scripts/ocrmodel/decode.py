@@ -81,6 +81,7 @@ class OnnxDecoder:
         self.session = session
         self.fixed_kv = fixed_kv
         self.cache: dict[str, np.ndarray] = {}
+        self.length = 0  # valid cache positions after the last call
         self.last_outputs: dict[str, np.ndarray] = {}
 
     def run(self, vision_embeds: np.ndarray, token: int, positions: np.ndarray, past_length: int) -> np.ndarray:
@@ -92,6 +93,7 @@ class OnnxDecoder:
         self.last_outputs = dict(zip(names, self.session.run(names, feeds)))
         self.cache = {name.replace("present_", "past_"): value for name, value in self.last_outputs.items()
                       if name.startswith("present_")}
+        self.length = past_length + positions.shape[1]
         return self.last_outputs["logits"]
 
     def prefill(self, vision_embeds: np.ndarray, initial_cache: dict[str, np.ndarray] | None = None) -> np.ndarray:
