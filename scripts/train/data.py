@@ -102,7 +102,7 @@ class SampleMaker:
         text = self.text()
         rendered = render(text, training_style(text, rng, self.faces), rng)
         width, height = rendered.image.size
-        pixels = np.asarray(rendered.image.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS), np.uint8)
+        pixels = np.array(rendered.image.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS), np.uint8)
         ids = [self.ids[c] for c in text]
         inputs = np.zeros(TEXT_SLOTS, np.int64)
         targets = np.full(TEXT_SLOTS, IGNORE, np.int64)

@@ -89,7 +89,8 @@ class VisionEncoder(nn.Module):
 
 def rope_tables(positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """cos/sin [S, 64] in the rotate-half layout (cat(freqs, freqs))."""
-    inverse = 1.0 / (spec.ROPE_THETA ** (torch.arange(0, spec.HEAD_DIM, 2, dtype=torch.float32) / spec.HEAD_DIM))
+    exponents = torch.arange(0, spec.HEAD_DIM, 2, dtype=torch.float32, device=positions.device) / spec.HEAD_DIM
+    inverse = 1.0 / (spec.ROPE_THETA ** exponents)
     freqs = positions.float()[:, None] * inverse[None, :]
     angles = torch.cat([freqs, freqs], dim=-1)
     return angles.cos(), angles.sin()
