@@ -9,20 +9,17 @@ Scoring: NFKC, whitespace stripped, Levenshtein; nCER = total distance / total c
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from pathlib import Path
 
-import numpy as np
 import torch
-from PIL import Image
 
 from data import VOCAB_PATH
 from model import OcrModel, spec
+from scoring import levenshtein, normalise
+from scoring import preprocess as preprocess_numpy
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "models" / "eval"
-MEAN = torch.tensor(spec.MEAN).view(1, 3, 1, 1)
-STD = torch.tensor(spec.STD).view(1, 3, 1, 1)
 
 
 def vocabulary() -> list[str]:
@@ -38,12 +35,7 @@ def content_mask(characters: list[str]) -> torch.Tensor:
 
 
 def preprocess(path: Path) -> torch.Tensor:
-    """The harness's preprocessing: RGB, Lanczos to 224x224, (x/255 - mean)/std, CHW."""
-    with Image.open(path) as image:
-        rgb = Image.alpha_composite(Image.new("RGBA", image.size, "white"), image.convert("RGBA")).convert("RGB")
-    pixels = np.asarray(rgb.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS), np.float32) / 255.0
-    tensor = torch.from_numpy(pixels).permute(2, 0, 1)[None]
-    return (tensor - MEAN) / STD
+    return torch.from_numpy(preprocess_numpy(path))
 
 
 @torch.no_grad()
@@ -86,20 +78,6 @@ def greedy(model: OcrModel, pixels: torch.Tensor, content: torch.Tensor, max_tok
         seen[torch.arange(batch, device=device), chosen] = True
         sequence = torch.cat([sequence, chosen[:, None]], dim=1)
     return tokens
-
-
-def normalise(text: str) -> str:
-    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
-
-
-def levenshtein(a: str, b: str) -> int:
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
 
 
 def evaluate_set(model: OcrModel, name: str, device: torch.device, batch: int = 64) -> dict:
