@@ -42,7 +42,9 @@ VOCAB_PATH = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 def load_faces(font_dir: Path | None) -> list[tuple[str, int]]:
     """The JP faces: the system's Noto CJK collections, or single-face files (subsets) in font_dir."""
     if font_dir is None:
-        return [system_face(name) for name in SYSTEM_FACES]
+        # Sorted like the subset files' names (NotoSans-Bold..., NotoSans-Regular..., NotoSerif-...),
+        # so both routes draw the same face for the same seed.
+        return [system_face(name) for name in sorted(SYSTEM_FACES)]
     faces = [(str(path), 0) for path in sorted(font_dir.glob("*.otf"))]
     if not faces:
         raise SystemExit(f"{font_dir}: no .otf fonts found (expected the Noto CJK JP faces or subsets of them)")
