@@ -79,21 +79,22 @@ def build(tmp_path_factory) -> Build:
     return Build(out, manifest_path, info, weights)
 
 
-_sessions: dict[tuple[str, bool], ort.InferenceSession] = {}
+_sessions: dict[str, ort.InferenceSession] = {}
 
 
-def session(path: Path, exact: bool = False) -> ort.InferenceSession:
-    """A cached CPU session. `exact`: onnxruntime's CPU EP fuses DequantizeLinear + MatMul into
-    MatMulNBits that by default quantizes activations to int8 (logits off by up to 0.15 here);
-    accuracy level 1 keeps fp32 arithmetic, so int8 files match the reference to ~1e-5, at
-    about 15x the decode step time (0.29 s instead of 0.018 s)."""
-    key = (str(path), exact)
+def session(path: Path) -> ort.InferenceSession:
+    """A cached CPU session that computes what the page's WebGPU session computes: fp32 MatMul
+    on the dequantized weights. By default onnxruntime's CPU EP fuses DequantizeLinear + MatMul
+    into MatMulNBits that quantizes activations to int8 (logits off by up to 0.15 here);
+    `session.disable_quant_qdq` instead folds each constant DequantizeLinear into an fp32
+    initializer at load, exact to ~1e-5 against the reference and as fast (a decode step
+    0.018 s, where accuracy level 1 took 0.29 s)."""
+    key = str(path)
     if key not in _sessions:
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        if exact:
-            options.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", "1")
-        _sessions[key] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        options.add_session_config_entry("session.disable_quant_qdq", "1")
+        _sessions[key] = ort.InferenceSession(key, options, providers=["CPUExecutionProvider"])
     return _sessions[key]
 
 

@@ -3,12 +3,12 @@ files: the int8 decoders choose the same tokens as each other and as the numpy r
 fp16 and int4 files stay within a stated logit tolerance of the int8 / fp32 path.
 
 Tolerances (max absolute logit difference, logits std about 1.1 with the synthetic weights),
-each about 3x the largest difference seen with synthetic weights:
-- fp16-matmul against baseline, fed baseline's tokens: 0.3 (seen: 0.099; mostly baseline's
+each 3-6x the largest difference seen with synthetic weights (seed 0):
+- fp16-matmul against baseline, fed baseline's tokens: 0.25 (seen: 0.074; mostly baseline's
   own int8 error in those three blocks, which fp16-matmul does not have);
 - prefill logits from the int4 vision tier against those from fp32 reference embeddings: 2.0
-  (seen: 0.75, with vision_embeds off by up to 0.51: int4 blocks of 32 on Gaussian weights);
-- the same for the fp16 vision tier: 0.15 (seen: 0.047, vision_embeds off by up to 0.0033).
+  (seen: 0.72, with vision_embeds off by up to 0.51: int4 blocks of 32 on Gaussian weights);
+- the same for the fp16 vision tier: 0.02 (seen: 0.0033, vision_embeds off by up to 0.0033).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from ocrmodel.variants import decoder_variant, stored_decoder_weights, vision_va
 
 LOOP_TOKENS = 24
 REFERENCE_TOKENS = 8
-FP16_MATMUL_ATOL = 0.3
+FP16_MATMUL_ATOL = 0.25
 INT4_VISION_LOGIT_ATOL = 2.0
-FP16_VISION_LOGIT_ATOL = 0.15
+FP16_VISION_LOGIT_ATOL = 0.02
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +49,9 @@ def vision_embeds(build, pixels) -> np.ndarray:
     return session(build.embedded(vision_variant("121").file)).run(None, {"pixel_values": pixels})[0]
 
 
-def run_loop(build, name: str, vision: np.ndarray, content: set[int], tokens: int, exact: bool = False) -> list[int]:
+def run_loop(build, name: str, vision: np.ndarray, content: set[int], tokens: int) -> list[int]:
     variant = decoder_variant(name)
-    decoder = OnnxDecoder(session(build.embedded(variant.file), exact=exact), variant.fixed_kv)
+    decoder = OnnxDecoder(session(build.embedded(variant.file)), variant.fixed_kv)
     return greedy_loop(lambda: decoder.prefill(vision), decoder.step, tokens, content)
 
 
@@ -87,7 +87,7 @@ def test_reference_chooses_the_same_tokens(build, vision_embeds, content):
     variant = decoder_variant("baseline")
     ours = ReferenceDecoder(stored_decoder_weights(build.weights, variant))
     expected = greedy_loop(lambda: ours.prefill(vision_embeds), ours.step, REFERENCE_TOKENS, content)
-    assert run_loop(build, "baseline", vision_embeds, content, REFERENCE_TOKENS, exact=True) == expected
+    assert run_loop(build, "baseline", vision_embeds, content, REFERENCE_TOKENS) == expected
 
 
 def test_fp16_matmul_logits_stay_close_to_baseline(build, vision_embeds, content):
