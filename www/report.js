@@ -1,0 +1,112 @@
+// Shows the runs of a results JSONL (what `ocr-bench serve|run|sweep`
+// appends, one record per line) side by side: one column per run, finished
+// or failed. ?file= names the file (served from the repository root).
+
+const params = new URLSearchParams(location.search);
+const file = params.get("file") ?? "/results/results.jsonl";
+document.querySelector("#source [name=file]").value = file;
+
+const mib = (bytes) => (bytes == null ? "—" : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
+const ms = (value) => (value == null ? "—" : `${Math.round(value)} ms`);
+const fixed = (value, digits) => (value == null ? "—" : Number(value).toFixed(digits));
+
+function parseLines(text) {
+	const records = [];
+	const problems = [];
+	text.split("\n").forEach((line, index) => {
+		if (!line.trim()) return;
+		try {
+			records.push(JSON.parse(line));
+		} catch (error) {
+			problems.push(`line ${index + 1}: ${error.message}`);
+		}
+	});
+	return { records, problems };
+}
+
+/** One entry per runId: its result, or its error, and what it was run on. */
+function collectRuns(records) {
+	const runs = new Map();
+	for (const record of records) {
+		const runId = record.runId ?? record.body?.runId;
+		if (!runId) continue;
+		const run = runs.get(runId) ?? { runId, cases: 0 };
+		runs.set(runId, run);
+		run.browser ??= record.browser;
+		run.machine ??= record.machine;
+		if (record.kind === "start") run.start = record.body;
+		if (record.kind === "progress") run.cases += 1;
+		if (record.kind === "error") run.error = { phase: record.body?.phase ?? record.phase, ...record.body?.error };
+		if (record.kind === "result") {
+			run.summary = record.summary;
+			run.processMemory = record.processMemory ?? record.summary?.processMemory;
+		}
+	}
+	return [...runs.values()].filter((run) => run.summary || run.error);
+}
+
+function phasePeak(run, phase) {
+	const entry = run.processMemory?.phases?.[phase];
+	if (!entry) return null;
+	return entry.total?.peakPssBytes ?? entry.total?.peakRssBytes ?? null;
+}
+
+function rows(runs) {
+	const config = (key) => (run) => run.summary?.config?.[key] ?? run.start?.config?.[key] ?? "—";
+	const summary = (read) => (run) => (run.summary ? read(run.summary) : "—");
+	const phases = [...new Set(runs.flatMap((run) => Object.keys(run.processMemory?.phases ?? {})))];
+	return [
+		["browser", (run) => (run.browser ? `${run.browser.name ?? ""} ${run.browser.version ?? ""}`.trim() : "—")],
+		...["tier", "decoder", "schedule", "scope", "memory", "loader", "weights", "cases", "maxTokens"].map((key) => [key, config(key)]),
+		["status", (run) => (run.error ? `FAILED in ${run.error.phase}: ${run.error.message}` : "finished")],
+		["nCER", summary((s) => (s.accuracyApplicable === false ? "n/a" : fixed(s.nCER, 4)))],
+		["exact", summary((s) => (s.accuracyApplicable === false ? "n/a" : `${s.exact}/${s.cases}`))],
+		["median case", summary((s) => ms(s.medianMs))],
+		["peak case", summary((s) => ms(s.peakCaseMs))],
+		["ms per decode step", summary((s) => fixed(s.msPerToken, 1))],
+		["first-case prefill", summary((s) => ms(s.results?.[0]?.prefillMs))],
+		["vision session", summary((s) => ms(s.sessionMs?.vision))],
+		["decoder session", summary((s) => ms(s.sessionMs?.decoder))],
+		["wall", summary((s) => ms(s.wallMs))],
+		...phases.map((phase) => [`peak memory: ${phase}`, (run) => mib(phasePeak(run, phase))]),
+		["adapter", (run) => {
+			const adapter = run.summary?.environment?.adapter ?? run.start?.adapter;
+			return adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.features?.includes("shader-f16") ? "(shader-f16)" : "(no shader-f16)"}` : "—";
+		}],
+		["onnxruntime-web", (run) => run.summary?.environment?.ortVersion ?? run.start?.ortVersion ?? "—"],
+		["runId", (run) => run.runId],
+	];
+}
+
+function render(runs) {
+	const table = document.querySelector("#runs");
+	table.replaceChildren();
+	for (const [name, read] of rows(runs)) {
+		const values = runs.map((run) => String(read(run)));
+		const row = table.insertRow();
+		const differs = new Set(values).size > 1;
+		const th = document.createElement("th");
+		th.textContent = differs ? `◆ ${name}` : name;
+		row.append(th);
+		for (const value of values) {
+			const td = row.insertCell();
+			td.textContent = value;
+			if (value.startsWith("FAILED")) td.className = "failed";
+		}
+	}
+}
+
+try {
+	const response = await fetch(file);
+	if (!response.ok) throw new Error(`HTTP ${response.status}${response.status === 404 ? " (no runs recorded yet? ./scripts/bench writes results/results.jsonl)" : ""}`);
+	const { records, problems } = parseLines(await response.text());
+	const runs = collectRuns(records);
+	render(runs);
+	const status = document.querySelector("#status");
+	status.textContent = `${runs.length} run(s) from ${file}${problems.length ? `; unreadable lines skipped: ${problems.join("; ")}` : ""}.`;
+	status.className = problems.length ? "failed" : "done";
+} catch (error) {
+	const status = document.querySelector("#status");
+	status.textContent = `Could not read ${file}: ${error.message}`;
+	status.className = "failed";
+}
