@@ -26,8 +26,9 @@ def test_missing_checkpoint_is_named(tmp_path, capsys):
     assert str(missing) in capsys.readouterr().err
 
 
-def test_synthetic_weights_are_deterministic_per_seed():
-    first, again, other = synthetic_weights(3), synthetic_weights(3), synthetic_weights(4)
+def test_synthetic_weights_are_deterministic_per_seed(build):
+    first, again = synthetic_weights(3), synthetic_weights(3)
+    other = build.weights  # seed 0, or a trained checkpoint
     assert set(first) == set(spec.parameter_shapes())
     for name, value in first.items():
         assert value.dtype == np.float32 and value.shape == spec.parameter_shapes()[name]
