@@ -72,19 +72,21 @@ export function checkRequirements(adapter, role, name, requires = []) {
 
 /**
  * ORT's own errors rewritten where the cause is known, the original kept
- * behind. Measured: an fp16 graph on SwiftShader fails at session creation
- * with "Program Transpose requires f16 but the device does not support it".
+ * behind. Measured on SwiftShader (no shader-f16): an fp16 graph fails at
+ * session creation ("Program Transpose requires f16 but the device does not
+ * support it") or, for a Cast, only at the first run ("Program Cast requires
+ * f16 …" from OrtRun).
  */
 export function explainOrtError(error, what) {
 	const message = String(error?.message ?? error);
 	const f16 = /Program (\w+) requires f16 but the device does not support it/.exec(message);
 	if (f16) {
-		return withCause(`${what}: this graph computes in fp16 (its ${f16[1]} kernel needs 16-bit floats), but the WebGPU device has no "shader-f16" feature. Use a variant without fp16 or an adapter that offers shader-f16. (onnxruntime-web said: ${message})`, error);
+		return withCause(`${what ? `${what}: ` : ""}this graph computes in fp16 (its ${f16[1]} kernel needs 16-bit floats), but the WebGPU device has no "shader-f16" feature. Use a variant without fp16 or an adapter that offers shader-f16. (onnxruntime-web said: ${message})`, error);
 	}
 	if (/HTTP \d+|Failed to fetch|failed to load external data/i.test(message)) {
-		return withCause(`${what}: a model file could not be fetched (${message}). Are the models built (models/generated/) and the manifest paths right?`, error);
+		return withCause(`${what ? `${what}: ` : ""}a model file could not be fetched (${message}). Are the models built (models/generated/) and the manifest paths right?`, error);
 	}
-	return withCause(`${what}: ${message}`, error);
+	return what ? withCause(`${what}: ${message}`, error) : error;
 }
 
 function withCause(message, cause) {

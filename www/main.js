@@ -4,7 +4,7 @@
 // scores and summarises; this file only sequences, times and reports.
 import init, * as core from "./pkg/ocr_bench_core.js";
 import { ort, ORT_VERSION } from "./ort.js";
-import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "./gpu.js";
+import { checkRequirements, createDevice, describeAdapter, explainOrtError, requestGpuAdapter } from "./gpu.js";
 import { createSession } from "./sessions.js";
 import { checkDecoder, checkVision } from "./contract.js";
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
@@ -199,9 +199,11 @@ async function run() {
 	console.log(`SUITE_RESULT ${JSON.stringify(summary)}`);
 }
 
-async function fail(error) {
+async function fail(thrown) {
 	if (failed) return;
 	failed = true;
+	const running = { "vision-encode": "Running the vision encoder", "decoder-run": "Running the models" }[phase] ?? "";
+	const error = explainOrtError(thrown, running);
 	const reported = serializeError(error);
 	view.showError(error, phase);
 	await releaseAll().catch((releaseError) => console.error(`Release after the failure failed too: ${releaseError.message}`));
