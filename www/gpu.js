@@ -66,7 +66,7 @@ export function describeAdapter(adapter) {
 export function checkRequirements(adapter, role, name, requires = []) {
 	const missing = requires.filter((feature) => !adapter.features.has(feature));
 	if (missing.length) {
-		throw new Error(`The ${role} "${name}" needs the WebGPU feature${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which this adapter does not offer (it has: ${[...adapter.features].sort().join(", ") || "none"}). Choose a variant without it, or a browser/GPU that has it.`);
+		throw new Error(`The ${role} "${name}" needs the WebGPU feature${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which this WebGPU adapter does not offer (${adapter.info?.vendor || "unknown vendor"} ${adapter.info?.architecture || ""}; in Chromium, SwiftShader has no shader-f16). Refusing to load it. Choose a variant without it, or a browser/GPU that has it.`);
 	}
 }
 

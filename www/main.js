@@ -206,7 +206,9 @@ async function fail(thrown) {
 	const error = explainOrtError(thrown, running);
 	const reported = serializeError(error);
 	view.showError(error, phase);
-	await releaseAll().catch((releaseError) => console.error(`Release after the failure failed too: ${releaseError.message}`));
+	// Best effort, and bounded: a wedged session must not keep __benchmarkDone unset.
+	const released = releaseAll().catch((releaseError) => console.error(`Release after the failure failed too: ${releaseError.message}`));
+	await Promise.race([released, sleep(5000)]);
 	await reporter.error(phase, reported);
 	window.__benchmarkResult = { error: reported, runId, phase };
 	window.__benchmarkDone = true;

@@ -33,6 +33,7 @@ function collectRuns(records) {
 		const run = runs.get(runId) ?? { runId, cases: 0 };
 		runs.set(runId, run);
 		run.browser ??= record.browser;
+		run.query ??= record.query;
 		run.machine ??= record.machine;
 		if (record.kind === "start") run.start = record.body;
 		if (record.kind === "progress") run.cases += 1;
@@ -52,7 +53,7 @@ function phasePeak(run, phase) {
 }
 
 function rows(runs) {
-	const config = (key) => (run) => run.summary?.config?.[key] ?? run.start?.config?.[key] ?? "—";
+	const config = (key) => (run) => run.summary?.config?.[key] ?? run.start?.config?.[key] ?? (run.query ? `${new URLSearchParams(run.query).get(key) ?? "(default)"}` : "—");
 	const summary = (read) => (run) => (run.summary ? read(run.summary) : "—");
 	const phases = [...new Set(runs.flatMap((run) => Object.keys(run.processMemory?.phases ?? {})))];
 	return [
@@ -90,7 +91,9 @@ function render(runs) {
 		row.append(th);
 		for (const value of values) {
 			const td = row.insertCell();
-			td.textContent = value;
+			// Long errors are cut in the table; the whole text is the cell's tooltip.
+			td.textContent = value.length > 200 ? `${value.slice(0, 200)}…` : value;
+			td.title = value;
 			if (value.startsWith("FAILED")) td.className = "failed";
 		}
 	}
