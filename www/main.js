@@ -173,7 +173,9 @@ async function run() {
 		};
 		const decoded = await decode(visionEmbeds, { next, maxTokens: config.maxTokens });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
-		const scoredInput = { expected: testCase.expected, actual: runResult.text, totalMs: runResult.totalMs };
+		// decodeMs covers decodeSteps decoder runs (one fewer than the tokens when
+		// maxTokens stops the loop), so the core's msPerToken divides by those.
+		const scoredInput = { id: testCase.id, expected: testCase.expected, actual: runResult.text, totalMs: runResult.totalMs, tokens: runResult.decodeSteps, decodeMs: runResult.decodeMs };
 		finished.push(scoredInput);
 		const scored = core.summarize([scoredInput], { accuracyApplicable: !decoderOnly }).perCase[0];
 		const result = caseResult(testCase, runResult, scored, !decoderOnly);

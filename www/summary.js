@@ -49,8 +49,6 @@ export function caseResult(testCase, run, scored, accuracyApplicable) {
 
 export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, memorySamples, environment, sessionMs, wallMs, notes }) {
 	const accuracyApplicable = config.scope !== "decoder";
-	const steps = results.reduce((sum, result) => sum + result.decodeSteps, 0);
-	const decodeMs = results.reduce((sum, result) => sum + result.decodeMs, 0);
 	return {
 		runId,
 		tier: config.tier,
@@ -86,7 +84,7 @@ export function buildSummary({ runId, config, manifest, visionEntry, decoderEntr
 		accuracyApplicable,
 		meanMs: stats.meanMs,
 		p90Ms: stats.p90Ms,
-		msPerToken: steps ? decodeMs / steps : null,
+		msPerToken: stats.msPerToken,
 		environment,
 		timingNotes: notes,
 		sessionMs,
