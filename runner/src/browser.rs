@@ -114,9 +114,11 @@ const CHROMIUM_FLAGS: &[&str] = &[
     "--mute-audio",
     "--enable-precise-memory-info",
     "--enable-blink-features=ForceEagerMeasureMemory",
-    // Background model services that would otherwise start a utility process of their own
-    // (OnDeviceModelService, about 94 MiB, late in a run) and count as the page's memory.
-    "--disable-features=OptimizationGuideModelDownloading,OptimizationGuideOnDeviceModel,OnDeviceModelPerformanceParams,OptimizationHints,OptimizationHintsFetching,OptimizationTargetPrediction,PageContentAnnotations,AIPromptAPI,AISummarizationAPI,AIWriterAPI,AIRewriterAPI,AIProofreadingAPI,TranslationAPI,LanguageDetectionAPI",
+    // Chromium launches the OnDeviceModelService utility process (about 94 MiB) 3 minutes
+    // after startup to estimate a "performance class" when either feature is on (the field
+    // trial testing config of Debian's build turns them on; seen at 175-182 s here); it would
+    // count as the page's memory. Model downloads and hint fetching are switched off with it.
+    "--disable-features=OptimizationGuideOnDeviceModel,LogOnDeviceMetricsOnStartup,OptimizationGuideModelDownloading,OptimizationHintsFetching",
 ];
 
 /// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would
