@@ -2,12 +2,42 @@
 // between phases and between cases, never inside a timed region, and each
 // records how long it took: measureUserAgentSpecificMemory() waits for a
 // garbage collection unless the browser answers eagerly. Measured here,
-// headless Chromium 156 on SwiftShader: 10.0 s per call without flags, 17-180 ms
+// headless Chromium 156 on SwiftShader: 10.0 s per call without flags, 17-590 ms
 // with --enable-blink-features=ForceEagerMeasureMemory. Firefox has no such
 // API (the field stays absent).
 
+// Seen once here with ForceEagerMeasureMemory: the sample right after the
+// vision worker was terminated took 60.1 s (another run: 20 ms), as if the
+// browser waited for the gone worker. A sample gives up after this long and
+// the run goes on; while that measurement is still pending no new one starts.
+const USER_AGENT_MEMORY_TIMEOUT_MS = 5000;
+
 export function createMemorySampler(log) {
 	const samples = [];
+	let pending = null;
+	const measureUserAgent = async (entry) => {
+		if (pending) {
+			entry.userAgentMemoryError = "skipped: an earlier measureUserAgentSpecificMemory() has not answered yet";
+			return;
+		}
+		const measurement = performance.measureUserAgentSpecificMemory();
+		pending = measurement.finally(() => {
+			pending = null;
+		});
+		let timer;
+		const timeout = new Promise((resolve) => {
+			timer = setTimeout(resolve, USER_AGENT_MEMORY_TIMEOUT_MS, "timeout");
+		});
+		try {
+			const answer = await Promise.race([measurement, timeout]);
+			if (answer === "timeout") entry.userAgentMemoryError = `no answer within ${USER_AGENT_MEMORY_TIMEOUT_MS} ms`;
+			else entry.userAgentBytes = answer.bytes;
+		} catch (error) {
+			entry.userAgentMemoryError = String(error);
+		} finally {
+			clearTimeout(timer);
+		}
+	};
 	const sample = async (label) => {
 		const started = performance.now();
 		const entry = { label, atMs: started };
@@ -17,11 +47,7 @@ export function createMemorySampler(log) {
 			entry.usedJSHeapSize = performance.memory.usedJSHeapSize;
 		}
 		if (typeof performance.measureUserAgentSpecificMemory === "function") {
-			try {
-				entry.userAgentBytes = (await performance.measureUserAgentSpecificMemory()).bytes;
-			} catch (error) {
-				entry.userAgentMemoryError = String(error);
-			}
+			await measureUserAgent(entry);
 			entry.userAgentMs = performance.now() - started;
 		}
 		entry.sampleMs = performance.now() - started;
