@@ -114,11 +114,14 @@ const CHROMIUM_FLAGS: &[&str] = &[
     "--mute-audio",
     "--enable-precise-memory-info",
     "--enable-blink-features=ForceEagerMeasureMemory",
-    // Chromium launches the OnDeviceModelService utility process (about 94 MiB) 3 minutes
-    // after startup to estimate a "performance class" when either feature is on (the field
-    // trial testing config of Debian's build turns them on; seen at 175-182 s here); it would
-    // count as the page's memory. Model downloads and hint fetching are switched off with it.
-    "--disable-features=OptimizationGuideOnDeviceModel,LogOnDeviceMetricsOnStartup,OptimizationGuideModelDownloading,OptimizationHintsFetching",
+    // Chromium starts an OnDeviceModelService utility process (about 94 MiB) 3 minutes after
+    // startup to benchmark the device's "performance class" (seen at 170-182 s here), which
+    // would count as the page's memory. Giving the class on the command line skips the
+    // benchmark: of four idle browsers watched for 210 s, only the one with this switch never
+    // started the service; --disable-features=OptimizationGuideOnDeviceModel,
+    // LogOnDeviceMetricsOnStartup (and a dozen more AI features) and
+    // --disable-field-trial-config did not stop it. 1 is the class "error": not capable.
+    "--optimization-guide-performance-class=1",
 ];
 
 /// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would

@@ -1,14 +1,6 @@
 //! `ocr-bench`: serves the benchmark page, runs it in headless Chromium or Firefox while
 //! sampling the browser's process memory, and sweeps configurations.
 
-mod browser;
-mod machine;
-mod memory;
-mod report;
-mod run;
-mod server;
-mod sweep;
-
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,8 +10,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use browser::BrowserKind;
-use run::{Outcome, RunOptions, DEFAULT_PAGE};
+use ocr_bench::browser::{self, BrowserKind};
+use ocr_bench::run::{self, Outcome, RunOptions, DEFAULT_PAGE};
+use ocr_bench::{machine, memory, report, server, sweep};
 
 const DEFAULT_RESULTS: &str = "results/results.jsonl";
 

@@ -139,21 +139,21 @@ pub fn read_cmdline(pid: u32) -> Option<Vec<String>> {
     if args.is_empty() { None } else { Some(args) }
 }
 
-fn page_size() -> u64 {
+pub fn page_size() -> u64 {
     // SAFETY: sysconf reads a constant of the running system.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if size > 0 { size as u64 } else { 4096 }
 }
 
 /// Resident set size in bytes, from the second field of `/proc/PID/statm`.
-fn read_rss(pid: u32, page: u64) -> Option<u64> {
+pub fn read_rss(pid: u32, page: u64) -> Option<u64> {
     let text = fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
     let pages: u64 = text.split_ascii_whitespace().nth(1)?.parse().ok()?;
     Some(pages * page)
 }
 
 /// Proportional set size in bytes, from `/proc/PID/smaps_rollup`.
-fn read_pss(pid: u32) -> Option<u64> {
+pub fn read_pss(pid: u32) -> Option<u64> {
     let text = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
     let line = text.lines().find(|l| l.starts_with("Pss:"))?;
     let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
@@ -161,7 +161,7 @@ fn read_pss(pid: u32) -> Option<u64> {
 }
 
 /// CPU time this thread has used.
-fn thread_cpu_time() -> Duration {
+pub fn thread_cpu_time() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };

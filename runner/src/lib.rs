@@ -1,0 +1,10 @@
+//! `ocr-bench` as a library: the command line (`main.rs`), the examples and the tests share
+//! these modules.
+
+pub mod browser;
+pub mod machine;
+pub mod memory;
+pub mod report;
+pub mod run;
+pub mod server;
+pub mod sweep;
