@@ -47,20 +47,20 @@ const SPECIAL_VALUES = [
 	1.1754943508222875e-38, // smallest normal
 ];
 
+const BASE_SCORES = {
+	spread: (u) => (u - 0.5) * 40, // typical decoder scores, both signs
+	negative: (u) => -u * 30 - 1e-3,
+	levels: (u) => Math.floor(u * 4) - 1, // many exact ties: -1, 0, 1, 2
+	constant: () => 1.5,
+	eighths: (u) => Math.round((u - 0.3) * 64) / 8, // ties that the 1.2 penalty breaks or makes
+	nan: () => Number.NaN, // placements then decide what is choosable
+};
+
 const baseLogits = (kind, state) => {
 	const random = mulberry32(state);
+	const score = BASE_SCORES[kind];
 	const logits = new Float32Array(VOCABULARY_SIZE);
-	for (let index = 0; index < VOCABULARY_SIZE; index += 1) {
-		const u = random();
-		logits[index] = {
-			spread: () => (u - 0.5) * 40, // typical decoder scores, both signs
-			negative: () => -u * 30 - 1e-3,
-			levels: () => Math.floor(u * 4) - 1, // many exact ties: -1, 0, 1, 2
-			constant: () => 1.5,
-			nan: () => Number.NaN, // placements then decide what is choosable
-			eighths: () => Math.round((u - 0.3) * 64) / 8, // ties that the 1.2 penalty breaks or makes
-		}[kind]();
-	}
+	for (let index = 0; index < VOCABULARY_SIZE; index += 1) logits[index] = score(random());
 	return logits;
 };
 
@@ -77,7 +77,7 @@ const tokensArbitrary = () => fc.record({
 });
 
 const recipeArbitrary = fc.record({
-	kind: fc.constantFrom("spread", "negative", "levels", "constant", "eighths", "nan"),
+	kind: fc.constantFrom(...Object.keys(BASE_SCORES)),
 	state: fc.noShrink(fc.integer()),
 	tokens: tokensArbitrary(),
 	// Scores placed on chosen indices: specials, the run token, BOS, seen ids.

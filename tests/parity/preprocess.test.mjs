@@ -14,7 +14,7 @@ import { seedNormalizeRgba } from "./seed-reference.mjs";
 
 const SIZE = 224;
 const PIXELS = SIZE * SIZE;
-const RUNS = Math.ceil(Number(process.env.PARITY_RUNS ?? 3000) / 10); // each run is a whole image
+const RUNS = Math.ceil(Number(process.env.PARITY_RUNS ?? 3000) / 30); // each run is a whole image
 const SEED = Number(process.env.PARITY_SEED ?? 20261129);
 
 let core;

@@ -61,3 +61,12 @@ test("decode joins characters as the seed did, ids 0..3 as empty text", () => {
 		assert.equal(vocabulary.decode(Uint32Array.from(ids)), seed.decodeTokens(ids));
 	}), { seed: SEED, numRuns: RUNS });
 });
+
+test("decode rejects an id outside the vocabulary, where the seed gave empty text (documented difference)", () => {
+	const seed = createSeedTokenChoice(charset);
+	const vocabulary = new core.Vocabulary(charset);
+	for (const id of [vocabulary.size, vocabulary.size + 1, 0xffffffff]) {
+		assert.equal(seed.decodeTokens([5, id]), seed.idToCharacter[5]);
+		assert.throws(() => vocabulary.decode(Uint32Array.of(5, id)), (error) => error instanceof Error && /outside the vocabulary/.test(error.message));
+	}
+});
