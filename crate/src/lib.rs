@@ -1,7 +1,309 @@
-//! `ocr-bench-core`: the benchmark's pure logic, shared by the page (through wasm) and the runner.
+//! `ocr-bench-core`: the benchmark's pure logic, shared by the page (through wasm) and the
+//! runner (as an rlib). The modules hold the logic and never import wasm-bindgen; this file is
+//! the JavaScript boundary only: it converts arguments, calls a module, converts the result.
 
+pub mod choose;
 pub mod config;
 pub mod error;
+pub mod preprocess;
+pub mod score;
+pub mod summary;
+pub mod vocab;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt::Display;
+
+use js_sys::Int32Array;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
 
 pub use config::{expand_sweep, expand_sweep_from, parameters, parse_query, Config};
 pub use error::CoreError;
+
+#[wasm_bindgen(start)]
+pub fn start() {
+    // A Rust panic in wasm is an opaque `unreachable` trap; this puts its message on the console.
+    console_error_panic_hook::set_once();
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+export type Tier = "121" | "242";
+export type Memory = "lean" | "default";
+export type Loader = "url" | "bytes";
+export type Schedule = "staged" | "resident";
+export type Decoder = "baseline" | "gather-opt" | "fp16-matmul" | "fixed-kv";
+export type Scope = "full" | "decoder";
+export type Weights = "embedded" | "external";
+
+export interface Config {
+    tier: Tier;
+    memory: Memory;
+    loader: Loader;
+    schedule: Schedule;
+    decoder: Decoder;
+    scope: Scope;
+    /** Evaluation set name: models/eval/<cases>/cases.json. */
+    cases: string;
+    /** Model manifest URL. */
+    manifest: string;
+    weights: Weights;
+    /** 1..=128 */
+    maxTokens: number;
+}
+
+export interface ParameterDescription {
+    name: string;
+    kind: "choice" | "integer" | "name" | "url";
+    /** The allowed values of a choice parameter; empty otherwise. */
+    values: string[];
+    min: number | null;
+    max: number | null;
+    /** The default as written in a query string. */
+    default: string;
+    /** The allowed values in words. */
+    allowed: string;
+    description: string;
+}
+
+/** A list of values per parameter name; numbers are accepted where the query has digits. */
+export type SweepAxes = Partial<Record<keyof Config, (string | number)[]>>;
+
+export interface TokenChooserOptions {
+    /** Default 1.2: divides a positive score, multiplies a negative one, of every id already in the sequence (BOS included). */
+    penalty?: number;
+    /** Default 12: a content id that ends a run of this many equal decoded tokens is blocked. */
+    maxRun?: number;
+    /** Default 1. */
+    bos?: number;
+}
+
+export interface CaseInput {
+    id: string;
+    expected: string;
+    actual: string;
+    totalMs: number;
+    tokens?: number;
+    decodeMs?: number;
+}
+
+export interface SummaryOptions {
+    /** Default true; false in the decoder-only scope: nCER, distance and exact become null. */
+    accuracyApplicable?: boolean;
+}
+
+export interface CaseSummary {
+    id: string;
+    distance: number | null;
+    characters: number;
+    exact: boolean | null;
+}
+
+export interface Summary {
+    cases: number;
+    nCER: number | null;
+    distance: number | null;
+    characters: number;
+    exact: number | null;
+    medianMs: number | null;
+    peakCaseMs: number | null;
+    meanMs: number | null;
+    p90Ms: number | null;
+    msPerToken: number | null;
+    perCase: CaseSummary[];
+}
+"#;
+
+/// Any error as a JS `Error` carrying its message.
+fn into_error(err: impl Display) -> JsError {
+    JsError::new(&err.to_string())
+}
+
+/// Rust values out: `None` becomes `null` (not `undefined`) so JSON keeps every field.
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true))
+        .map_err(into_error)
+}
+
+/// JS values in; `undefined` and `null` mean "all defaults".
+fn from_js<T: for<'de> Deserialize<'de> + Default>(value: JsValue) -> Result<T, JsError> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
+    }
+    serde_wasm_bindgen::from_value(value).map_err(into_error)
+}
+
+/// A JS number that must be a whole, non-negative id.
+fn id_from_number(what: &str, value: f64) -> Result<u32, JsError> {
+    if value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(JsError::new(&format!(
+            "{what} {value} is not a token id; allowed: a whole number >= 0"
+        )))
+    }
+}
+
+#[wasm_bindgen(js_name = parseConfig, unchecked_return_type = "Config")]
+pub fn parse_config(query: &str) -> Result<JsValue, JsError> {
+    to_js(&parse_query(query)?)
+}
+
+#[wasm_bindgen(js_name = configToQuery)]
+pub fn config_to_query(
+    #[wasm_bindgen(unchecked_param_type = "Partial<Config>")] config: JsValue,
+) -> Result<String, JsError> {
+    Ok(from_js::<Config>(config)?.to_query())
+}
+
+#[wasm_bindgen(js_name = parameters, unchecked_return_type = "ParameterDescription[]")]
+pub fn parameters_js() -> Result<JsValue, JsError> {
+    to_js(&parameters())
+}
+
+/// A sweep value: the query's text, or a JS number standing for its digits.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SweepValue {
+    Text(String),
+    Number(f64),
+}
+
+impl SweepValue {
+    fn into_text(self) -> String {
+        match self {
+            SweepValue::Text(text) => text,
+            SweepValue::Number(number) => number.to_string(),
+        }
+    }
+}
+
+#[wasm_bindgen(js_name = expandSweep, unchecked_return_type = "Config[]")]
+pub fn expand_sweep_js(
+    #[wasm_bindgen(unchecked_param_type = "SweepAxes")] axes: JsValue,
+) -> Result<JsValue, JsError> {
+    let axes: BTreeMap<String, Vec<SweepValue>> = from_js(axes)?;
+    let axes: Vec<(String, Vec<String>)> = axes
+        .into_iter()
+        .map(|(name, values)| (name, values.into_iter().map(SweepValue::into_text).collect()))
+        .collect();
+    to_js(&expand_sweep(&axes)?)
+}
+
+thread_local! {
+    // One preprocessor per thread (the page's or a worker's): it keeps the resizer's buffers.
+    static PREPROCESSOR: RefCell<preprocess::Preprocessor> = RefCell::new(preprocess::Preprocessor::new());
+}
+
+/// RGBA bytes of any size → the vision input `[1, 3, 224, 224]` as 150528 floats.
+#[wasm_bindgen(js_name = preprocess)]
+pub fn preprocess_js(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | Uint8ClampedArray")] rgba: Vec<u8>,
+    width: u32,
+    height: u32,
+) -> Result<Vec<f32>, JsError> {
+    // `rgba` is already wasm-bindgen's copy in wasm memory, so it is composited in place.
+    Ok(PREPROCESSOR.with_borrow_mut(|p| p.run_owned(rgba, width, height))?)
+}
+
+#[wasm_bindgen(js_name = Vocabulary)]
+pub struct VocabularyJs {
+    inner: vocab::Vocabulary,
+}
+
+#[wasm_bindgen(js_class = Vocabulary)]
+impl VocabularyJs {
+    /// `chars` is `vocab.json`'s array: entry `i` is id `i + 4`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "string[]")] chars: JsValue,
+    ) -> Result<VocabularyJs, JsError> {
+        let entries: Vec<String> = serde_wasm_bindgen::from_value(chars).map_err(into_error)?;
+        Ok(Self {
+            inner: vocab::Vocabulary::new(entries)?,
+        })
+    }
+
+    /// The number of ids: entries + 4 (the length the logits must have).
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> usize {
+        self.inner.size()
+    }
+
+    /// The text of the ids; special ids (0..3) are "", an id outside the vocabulary throws.
+    pub fn decode(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Int32Array | number[]")] ids: JsValue,
+    ) -> Result<String, JsError> {
+        let ids: Vec<i64> = if let Some(array) = ids.dyn_ref::<Int32Array>() {
+            array.to_vec().into_iter().map(i64::from).collect()
+        } else {
+            serde_wasm_bindgen::from_value(ids).map_err(into_error)?
+        };
+        Ok(self.inner.decode(ids)?)
+    }
+
+    #[wasm_bindgen(js_name = isContent)]
+    pub fn is_content(&self, id: f64) -> bool {
+        id.fract() == 0.0 && self.inner.is_content(id as i64)
+    }
+}
+
+#[wasm_bindgen(js_name = TokenChooser)]
+pub struct TokenChooserJs {
+    inner: choose::TokenChooser,
+}
+
+#[wasm_bindgen(js_class = TokenChooser)]
+impl TokenChooserJs {
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        vocabulary: &VocabularyJs,
+        #[wasm_bindgen(unchecked_param_type = "TokenChooserOptions")] options: JsValue,
+    ) -> Result<TokenChooserJs, JsError> {
+        let options: choose::ChooserOptions = from_js(options)?;
+        Ok(Self {
+            inner: choose::TokenChooser::new(&vocabulary.inner, options)?,
+        })
+    }
+
+    /// Starts a new sequence (BOS only).
+    pub fn reset(&mut self) {
+        self.inner.reset();
+    }
+
+    /// Appends a decoded token to the sequence.
+    pub fn push(&mut self, id: f64) -> Result<(), JsError> {
+        Ok(self.inner.push(id_from_number("push: id", id)?)?)
+    }
+
+    /// The next token: greedy with the seed's penalty and repetition block.
+    pub fn choose(&self, logits: &[f32]) -> Result<u32, JsError> {
+        Ok(self.inner.choose(logits)?)
+    }
+}
+
+/// NFKC, then JS `\s` whitespace removed (the seed's `normalize`).
+#[wasm_bindgen(js_name = normalize)]
+pub fn normalize_js(text: &str) -> String {
+    score::normalize(text)
+}
+
+/// Levenshtein distance over Unicode scalar values.
+#[wasm_bindgen(js_name = editDistance)]
+pub fn edit_distance_js(a: &str, b: &str) -> usize {
+    score::edit_distance(a, b)
+}
+
+#[wasm_bindgen(js_name = summarize, unchecked_return_type = "Summary")]
+pub fn summarize_js(
+    #[wasm_bindgen(unchecked_param_type = "CaseInput[]")] cases: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "SummaryOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let cases: Vec<summary::CaseInput> =
+        serde_wasm_bindgen::from_value(cases).map_err(into_error)?;
+    let options: summary::SummaryOptions = from_js(options)?;
+    to_js(&summary::summarize(&cases, options)?)
+}
