@@ -1,6 +1,6 @@
 // The core's wasm build against the seed's JS in Node, interleaved in one run:
 //   choose      TokenChooser.choose vs the seed's chooseToken, 14630 logits,
-//               after the 31-token prefix of a real evaluation case.
+//               after BOS + the 30-token text of a real evaluation case.
 //   preprocess  the core's preprocess of a 1024x768 RGBA page, vs the seed's
 //               normalisation loop on a 224x224 RGBA. Node has no canvas, so
 //               the seed's resize is missing from its side: its figure is a

@@ -1,7 +1,7 @@
 // Times the core (www/pkg) against the seed's own functions in one page,
 // interleaved, and posts the figures to /benchmark-result:
 //   choose      TokenChooser.choose vs the seed's chooseToken over 14630
-//               logits, after the 31-token prefix of a real evaluation case.
+//               logits, after BOS + the 30-token text of a real evaluation case.
 //   preprocess  a 1024x768 page image to the [1,3,224,224] tensor. The seed's
 //               path: canvas drawImage to 224x224 ("high" smoothing) +
 //               getImageData + its loop, from an ImageBitmap. Ours: the same

@@ -5,7 +5,7 @@ export const VOCABULARY_SIZE = 14630;
 export const IMAGE_WIDTH = 1024;
 export const IMAGE_HEIGHT = 768;
 
-// Case 04 of the seed's evaluation set: a realistic decoded prefix (31
+// Case 04 of the seed's evaluation set: a realistic decoded text (30
 // characters) for the penalty set and the run-length check.
 const SAMPLE_TEXT = "だとしてもこのレベルがウロつくなんて．．．おそらく２級の呪い";
 
