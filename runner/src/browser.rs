@@ -275,12 +275,24 @@ impl Browser {
             reap_children();
         }
         let _ = self.child.wait();
-        reap_children();
-        let left = self
-            .remaining()
-            .into_iter()
-            .map(|pid| format!("{pid} {}", memory::read_cmdline(pid).unwrap_or_default().join(" ")))
-            .collect();
+        // Orphans handed to this subreaper may still be exiting: reap until none is left,
+        // zombies included, so that none outlives the runner.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            reap_children();
+            let left = memory::descendants(std::process::id());
+            if left.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut pids = memory::descendants(std::process::id());
+        for pid in self.remaining() {
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        let left = pids.into_iter().map(describe_process).collect();
         StopReport { killed, left }
     }
 
@@ -315,6 +327,14 @@ fn write_user_js(profile: &Path) -> Result<()> {
         .map(|(name, value)| format!("user_pref(\"{name}\", {value});\n"))
         .collect();
     fs::write(profile.join("user.js"), text).context("writing the Firefox profile's user.js")
+}
+
+/// `pid (name) state command line` for a report; a zombie has a name but no command line.
+pub fn describe_process(pid: u32) -> String {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let head = stat.find(')').map_or(stat.as_str(), |end| &stat[..(end + 3).min(stat.len())]);
+    let cmdline = memory::read_cmdline(pid).unwrap_or_default().join(" ");
+    format!("{} {cmdline}", head.trim())
 }
 
 /// A process that exists and is not a zombie.

@@ -91,6 +91,16 @@ fn table_rows(results: &Path, combinations: &[(BrowserInfo, String)], page: &str
     Ok(rows)
 }
 
+/// One line per combination, above the bar; without a terminal (where indicatif draws
+/// nothing, and would print nothing either) straight to stderr.
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
 pub struct SweepOptions {
     pub browsers: Vec<BrowserKind>,
     pub params: Vec<(String, Vec<String>)>,
@@ -161,9 +171,9 @@ pub async fn sweep(options: SweepOptions) -> Result<bool> {
                 format!("FAIL  {label}: {message}")
             }
         };
-        bar.println(line);
+        say(&bar, line);
         if !report.stop.left.is_empty() {
-            bar.println(format!("FAIL  {label}: processes left after stopping the browser: {:?}", report.stop.left));
+            say(&bar, format!("FAIL  {label}: processes left after stopping the browser: {:?}", report.stop.left));
             all_finished = false;
         }
         bar.inc(1);

@@ -24,10 +24,10 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
 
 /// Short cases and few tokens keep each run to tens of seconds on SwiftShader.
-const BASE: &str = "cases=smoke2&maxTokens=3";
+const BASE: &str = "cases=smoke2&maxTokens=2";
 
 /// Between them these cover every value of every choice parameter (the free-form ones take
-/// `smoke2`, the default manifest and 3 tokens). The values that need `shader-f16` (tier
+/// `smoke2`, the default manifest and 2 tokens). The values that need `shader-f16` (tier
 /// 242, decoder fp16-matmul) sit together in the last one, so that on an adapter without
 /// it only that configuration is refused and the others still run every other value.
 const DEFAULT: &str = "";
@@ -98,8 +98,11 @@ fn descendants() -> Vec<String> {
         for task in tasks.flatten() {
             let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
             for child in text.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+                // `pid (name) state ppid …`: a zombie keeps its name here, not its command line.
+                let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
                 let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
-                found.push(format!("{child} {}", String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+                let head: String = stat.split_whitespace().take(5).collect::<Vec<_>>().join(" ");
+                found.push(format!("{head} {}", String::from_utf8_lossy(&cmdline).replace('\0', " ")));
                 stack.push(child);
             }
         }
@@ -185,6 +188,12 @@ fn check_finished(run: &Run) {
     }
     let cases = summary["results"].as_array().expect("results is an array");
     assert!(!cases.is_empty(), "no case results");
+    for case in cases {
+        eprintln!(
+            "e2e: {} {:?} case {}: tokens {} text {:?} expected {:?}",
+            result["browser"]["name"], run.query, case["id"], case["tokenIds"], case["actual"], case["expected"]
+        );
+    }
     assert_eq!(summary["cases"].as_u64(), Some(cases.len() as u64));
     for case in cases {
         for field in CASE_FIELDS {
