@@ -6,8 +6,10 @@ Tolerances (max absolute difference; logits have std about 1.1, vision_embeds ab
   fp16-matmul file matches as closely because onnxruntime's CPU EP has no fp16 MatMul and runs
   it in fp32 on the fp16-rounded weights; WebGPU with shader-f16 rounds activations too.
 - vision tier 121 against the reference with the file's int4 weights: 1e-4 (seen: 5e-6);
-- vision tier 242 against the reference with fp16-rounded weights: 1e-2 (seen: 2.3e-3), as
-  onnxruntime computes every activation in fp16.
+- vision tier 242 against the reference with fp16-rounded weights: 1% of the largest
+  |vision_embeds| value, as onnxruntime computes every activation in fp16 (seen: 0.30% with the
+  trained checkpoint, 0.086 where values reach 28.8, about 5 fp16 steps there; 2.3e-3 with
+  synthetic weights).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ocrmodel.variants import DECODER_VARIANTS, stored_decoder_weights, vision_v
 
 DECODER_ATOL = 1e-4
 INT4_VISION_ATOL = 1e-4
-FP16_VISION_ATOL = 1e-2
+FP16_VISION_OF_MAX = 0.01
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +71,7 @@ def test_fp16_vision_matches_reference(build, pixels):
                for name, value in build.weights.items()}
     expected = reference.vision_forward(weights, pixels)
     actual = session(build.embedded(variant.file)).run(None, {"pixel_values": pixels})[0]
-    np.testing.assert_allclose(actual, expected, rtol=0, atol=FP16_VISION_ATOL)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=FP16_VISION_OF_MAX * np.abs(expected).max())
 
 
 def test_external_data_files_compute_what_the_embedded_ones_do(build, pixels):

@@ -53,8 +53,13 @@ class _VisionGraph:
         x = self.gelu(x)
         x = b.op("Conv", [x, self.param("vision.stem2.weight"), self.param("vision.stem2.bias")], hint="stem2",
                  kernel_shape=[7, 7], strides=[7, 7])
-        x = b.op("Transpose", [b.op("Reshape", [x, b.const([1, width, spec.VISION_TOKENS])], hint="tokensT")],
-                 hint="tokens", perm=[0, 2, 1])
+        # NCHW -> NHWC, then rows of tokens. On WebGPU the EP runs Conv in NHWC and wraps it in
+        # layout Transposes; this Transpose cancels the one after stem2. Written as Reshape then
+        # Transpose instead, the transpose optimizer pushed it through the residual Adds and left
+        # a Transpose pair around each of them: 26 extra Transposes, about 8 s of a 55 s encode
+        # on SwiftShader (profiled in headless Chromium).
+        x = b.op("Reshape", [b.op("Transpose", [x], hint="nhwc", perm=[0, 2, 3, 1]),
+                             b.const([1, spec.VISION_TOKENS, width])], hint="tokens")
         x = b.op("Add", [x, self.param("vision.pos")], hint="pos")
         scale = np.float32(head_dim ** -0.5)  # 1/8, folded into q: a power of two, so exact
         for i in range(spec.VISION_LAYERS):
