@@ -46,10 +46,11 @@ function collectRuns(records) {
 	return [...runs.values()].filter((run) => run.summary || run.error);
 }
 
+/** "RSS / PSS" peaks of all processes over the phase; PSS is sampled less often and may be absent. */
 function phasePeak(run, phase) {
-	const entry = run.processMemory?.phases?.[phase];
-	if (!entry) return null;
-	return entry.total?.peakPssBytes ?? entry.total?.peakRssBytes ?? null;
+	const total = run.processMemory?.phases?.[phase]?.total;
+	if (!total) return "—";
+	return total.peakPssBytes == null ? `${mib(total.peakRssBytes)} / —` : `${mib(total.peakRssBytes)} / ${mib(total.peakPssBytes)}`;
 }
 
 function rows(runs) {
@@ -57,7 +58,10 @@ function rows(runs) {
 	const summary = (read) => (run) => (run.summary ? read(run.summary) : "—");
 	const phases = [...new Set(runs.flatMap((run) => Object.keys(run.processMemory?.phases ?? {})))];
 	return [
-		["browser", (run) => (run.browser ? `${run.browser.name ?? ""} ${run.browser.version ?? ""}`.trim() : "—")],
+		["browser", (run) => {
+			const { name = "", version = "" } = run.browser ?? {};
+			return (version.toLowerCase().includes(name.toLowerCase()) ? version : `${name} ${version}`).trim() || "—";
+		}],
 		...["tier", "decoder", "schedule", "scope", "memory", "loader", "weights", "cases", "maxTokens"].map((key) => [key, config(key)]),
 		["status", (run) => (run.error ? `FAILED in ${run.error.phase}: ${run.error.message}` : "finished")],
 		["nCER", summary((s) => (s.accuracyApplicable === false ? "n/a" : fixed(s.nCER, 4)))],
@@ -69,7 +73,7 @@ function rows(runs) {
 		["vision session", summary((s) => ms(s.sessionMs?.vision))],
 		["decoder session", summary((s) => ms(s.sessionMs?.decoder))],
 		["wall", summary((s) => ms(s.wallMs))],
-		...phases.map((phase) => [`peak memory: ${phase}`, (run) => mib(phasePeak(run, phase))]),
+		...phases.map((phase) => [`peak RSS / PSS: ${phase}`, (run) => phasePeak(run, phase)]),
 		["adapter", (run) => {
 			const adapter = run.summary?.environment?.adapter ?? run.start?.adapter;
 			return adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.features?.includes("shader-f16") ? "(shader-f16)" : "(no shader-f16)"}` : "—";
