@@ -2,9 +2,10 @@
 // seeds/002_8b69f112b70adfe1.txt (the original single-page experiment).
 // Only the wrapping is new: the seed defined them inside one async block over
 // closure variables (`charset`, `context`), so here those variables become
-// factory parameters. Every line inside the factories is the seed's, tabs
-// included; do not "fix" anything in them — the parity tests and benchmarks
-// measure the core against exactly this code.
+// factory parameters; `export` is added; and in seedSummarize a loop over the
+// given cases stands in for the seed's loop over model runs. Every other line
+// is the seed's; do not "fix" anything in them — the parity tests and
+// benchmarks measure the core against exactly this code.
 
 // Seed lines 157 and 159-164 (vocabulary and content ids) and 194-219
 // (chooseToken). `charset` is the parsed vocab.json array.
