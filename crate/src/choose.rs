@@ -145,7 +145,11 @@ impl TokenChooser {
             for (offset, &logit) in chunk.iter().enumerate() {
                 let mut value = f64::from(logit);
                 if seen >> offset & 1 == 1 {
-                    value = if value < 0.0 { value * penalty } else { value / penalty };
+                    value = if value < 0.0 {
+                        value * penalty
+                    } else {
+                        value / penalty
+                    };
                 }
                 // `>` is false for NaN, so NaN never wins, and -Infinity never beats the start.
                 if value > best_value {
@@ -166,7 +170,11 @@ impl TokenChooser {
                     }
                     let mut value = f64::from(logit);
                     if self.seen.contains(index) {
-                        value = if value < 0.0 { value * penalty } else { value / penalty };
+                        value = if value < 0.0 {
+                            value * penalty
+                        } else {
+                            value / penalty
+                        };
                     }
                     if value > best_value {
                         best_value = value;
@@ -245,12 +253,19 @@ mod tests {
         let v = small();
         let mut c = chooser(&v);
         // BOS (1) at 1.1 beats 1.0 raw, but 1.1 / 1.2 < 1.0.
-        assert_eq!(c.choose(&[0.0, 1.1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]).unwrap(), 4);
+        assert_eq!(
+            c.choose(&[0.0, 1.1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]).unwrap(),
+            4
+        );
         c.push(4).unwrap();
-        assert_eq!(c.choose(&[0.0, 0.0, 0.0, 0.0, 1.0, 0.9, 0.0, 0.0]).unwrap(), 5);
+        assert_eq!(
+            c.choose(&[0.0, 0.0, 0.0, 0.0, 1.0, 0.9, 0.0, 0.0]).unwrap(),
+            5
+        );
         // A seen negative score gets more negative: -1 * 1.2 < -1.1.
         assert_eq!(
-            c.choose(&[-5.0, -5.0, -5.0, -5.0, -1.0, -5.0, -1.1, -5.0]).unwrap(),
+            c.choose(&[-5.0, -5.0, -5.0, -5.0, -1.0, -5.0, -1.1, -5.0])
+                .unwrap(),
             6
         );
     }
@@ -259,11 +274,25 @@ mod tests {
     fn first_index_wins_ties_and_nan_never_wins() {
         let v = small();
         let c = chooser(&v);
-        assert_eq!(c.choose(&[0.0, 0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 3.0]).unwrap(), 3);
+        assert_eq!(
+            c.choose(&[0.0, 0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 3.0]).unwrap(),
+            3
+        );
         let nan = f32::NAN;
-        assert_eq!(c.choose(&[nan, 0.0, 0.0, 0.0, 2.0, nan, 0.0, 0.0]).unwrap(), 4);
+        assert_eq!(
+            c.choose(&[nan, 0.0, 0.0, 0.0, 2.0, nan, 0.0, 0.0]).unwrap(),
+            4
+        );
         // The seed returns 0 here (NaN at index 0 is never beaten).
-        assert_eq!(seed_choose(&[nan, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0], &[1], &[], &|_| false), 0);
+        assert_eq!(
+            seed_choose(
+                &[nan, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0],
+                &[1],
+                &[],
+                &|_| false
+            ),
+            0
+        );
     }
 
     #[test]
@@ -271,8 +300,14 @@ mod tests {
         let v = small();
         let c = chooser(&v);
         let ninf = f32::NEG_INFINITY;
-        assert!(matches!(c.choose(&[f32::NAN; 8]), Err(CoreError::NoCandidate { .. })));
-        assert!(matches!(c.choose(&[ninf; 8]), Err(CoreError::NoCandidate { .. })));
+        assert!(matches!(
+            c.choose(&[f32::NAN; 8]),
+            Err(CoreError::NoCandidate { .. })
+        ));
+        assert!(matches!(
+            c.choose(&[ninf; 8]),
+            Err(CoreError::NoCandidate { .. })
+        ));
         assert_eq!(
             c.choose(&[]),
             Err(CoreError::LogitsLength {
@@ -335,7 +370,11 @@ mod tests {
         let bad = |options| TokenChooser::new(&v, options).unwrap_err().to_string();
         let d = ChooserOptions::default();
         assert!(bad(ChooserOptions { penalty: 0.0, ..d }).contains("penalty"));
-        assert!(bad(ChooserOptions { penalty: f64::NAN, ..d }).contains("penalty"));
+        assert!(bad(ChooserOptions {
+            penalty: f64::NAN,
+            ..d
+        })
+        .contains("penalty"));
         assert!(bad(ChooserOptions { max_run: 0, ..d }).contains("maxRun"));
         assert!(bad(ChooserOptions { bos: 8, ..d }).contains("bos"));
         let mut c = chooser(&v);

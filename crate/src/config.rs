@@ -663,7 +663,10 @@ mod tests {
             "{err}"
         );
         let err = parse_query("colour=red").unwrap_err().to_string();
-        assert!(err.contains("`colour`") && err.contains("maxTokens"), "{err}");
+        assert!(
+            err.contains("`colour`") && err.contains("maxTokens"),
+            "{err}"
+        );
         let err = parse_query("tier=121&tier=242").unwrap_err();
         assert_eq!(
             err,
@@ -672,8 +675,13 @@ mod tests {
             }
         );
         for bad in ["0", "129", "-1", "+5", " 5", "5.0", "", "99999999999"] {
-            let err = parse_query(&format!("maxTokens={bad}")).unwrap_err().to_string();
-            assert!(err.contains("maxTokens") && err.contains("1..=128"), "{bad}: {err}");
+            let err = parse_query(&format!("maxTokens={bad}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("maxTokens") && err.contains("1..=128"),
+                "{bad}: {err}"
+            );
         }
         for bad in ["", "a/b", "..", "a b", "é"] {
             let query = format!("cases={}", urlencode(bad));
@@ -771,7 +779,9 @@ mod tests {
 
     #[test]
     fn sweep_rejects_bad_axes() {
-        let err = expand_sweep(&[("tier", vec!["121", "300"])]).unwrap_err().to_string();
+        let err = expand_sweep(&[("tier", vec!["121", "300"])])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`tier`") && err.contains("121, 242"), "{err}");
         let err = expand_sweep(&[("tier", Vec::<&str>::new())]).unwrap_err();
         assert_eq!(err, CoreError::EmptySweepAxis { parameter: "tier" });
@@ -801,7 +811,10 @@ mod tests {
             ),
         )
             .prop_map(
-                |((tier, memory, loader, schedule, decoder), (scope, cases, manifest, weights, max_tokens))| Config {
+                |(
+                    (tier, memory, loader, schedule, decoder),
+                    (scope, cases, manifest, weights, max_tokens),
+                )| Config {
                     tier,
                     memory,
                     loader,

@@ -55,7 +55,9 @@ pub enum CoreError {
     #[error("image size {width}x{height} is invalid; width and height must be 1..={max}")]
     ImageSize { width: u32, height: u32, max: u32 },
 
-    #[error("RGBA data has {actual} bytes; a {width}x{height} image needs {expected} (4 per pixel)")]
+    #[error(
+        "RGBA data has {actual} bytes; a {width}x{height} image needs {expected} (4 per pixel)"
+    )]
     RgbaLength {
         width: u32,
         height: u32,

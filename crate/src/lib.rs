@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
-use js_sys::Int32Array;
+use js_sys::{Int32Array, Object};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -187,7 +187,12 @@ pub fn expand_sweep_js(
     let axes: BTreeMap<String, Vec<SweepValue>> = from_js(axes)?;
     let axes: Vec<(String, Vec<String>)> = axes
         .into_iter()
-        .map(|(name, values)| (name, values.into_iter().map(SweepValue::into_text).collect()))
+        .map(|(name, values)| {
+            (
+                name,
+                values.into_iter().map(SweepValue::into_text).collect(),
+            )
+        })
         .collect();
     to_js(&expand_sweep(&axes)?)
 }
@@ -261,9 +266,9 @@ impl TokenChooserJs {
     #[wasm_bindgen(constructor)]
     pub fn new(
         vocabulary: &VocabularyJs,
-        #[wasm_bindgen(unchecked_param_type = "TokenChooserOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TokenChooserOptions")] options: Option<Object>,
     ) -> Result<TokenChooserJs, JsError> {
-        let options: choose::ChooserOptions = from_js(options)?;
+        let options: choose::ChooserOptions = from_js(options.into())?;
         Ok(Self {
             inner: choose::TokenChooser::new(&vocabulary.inner, options)?,
         })
@@ -300,10 +305,10 @@ pub fn edit_distance_js(a: &str, b: &str) -> usize {
 #[wasm_bindgen(js_name = summarize, unchecked_return_type = "Summary")]
 pub fn summarize_js(
     #[wasm_bindgen(unchecked_param_type = "CaseInput[]")] cases: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "SummaryOptions")] options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "SummaryOptions")] options: Option<Object>,
 ) -> Result<JsValue, JsError> {
     let cases: Vec<summary::CaseInput> =
         serde_wasm_bindgen::from_value(cases).map_err(into_error)?;
-    let options: summary::SummaryOptions = from_js(options)?;
+    let options: summary::SummaryOptions = from_js(options.into())?;
     to_js(&summary::summarize(&cases, options)?)
 }

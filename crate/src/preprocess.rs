@@ -11,7 +11,9 @@
 //!   black, and its loop ignored alpha, so a transparent background read as black.
 //! - The aspect ratio is not kept (as in the seed: `drawImage` stretched to 224×224).
 
-use fast_image_resize::{images::Image, FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use fast_image_resize::images::{TypedImage, TypedImageRef};
+use fast_image_resize::pixels::U8x4;
+use fast_image_resize::{FilterType, ResizeAlg, ResizeOptions, Resizer};
 
 use crate::error::{CoreError, Result};
 
@@ -77,11 +79,26 @@ fn check_size(rgba_len: usize, width: u32, height: u32) -> Result<()> {
     Ok(())
 }
 
-/// Reusable state: the resizer's buffers, the 224×224 RGBA and the lookup table, so that a
-/// run of images allocates only the source copy it must own.
+/// RGBA pixels (224×224 of them) → the three CHW planes, through the table.
+fn normalize_pixels<'a>(
+    table: &[[f32; 256]; 3],
+    pixels: impl Iterator<Item = &'a [u8]>,
+    out: &mut [f32],
+) {
+    let (red, rest) = out.split_at_mut(PLANE);
+    let (green, blue) = rest.split_at_mut(PLANE);
+    let [t_red, t_green, t_blue] = table;
+    for (i, pixel) in pixels.take(PLANE).enumerate() {
+        red[i] = t_red[pixel[0] as usize];
+        green[i] = t_green[pixel[1] as usize];
+        blue[i] = t_blue[pixel[2] as usize];
+    }
+}
+
+/// Reusable state: the resizer's buffers, the 224×224 RGBA and the lookup table.
 pub struct Preprocessor {
     resizer: Resizer,
-    resized: Image<'static>,
+    resized: TypedImage<'static, U8x4>,
     table: [[f32; 256]; 3],
 }
 
@@ -95,7 +112,7 @@ impl Preprocessor {
     pub fn new() -> Self {
         Self {
             resizer: Resizer::new(),
-            resized: Image::new(IMAGE_SIZE, IMAGE_SIZE, PixelType::U8x4),
+            resized: TypedImage::new(IMAGE_SIZE, IMAGE_SIZE),
             table: normalization_table(),
         }
     }
@@ -104,37 +121,32 @@ impl Preprocessor {
     pub fn run_owned(&mut self, mut rgba: Vec<u8>, width: u32, height: u32) -> Result<Vec<f32>> {
         check_size(rgba.len(), width, height)?;
         composite_over_white(&mut rgba);
-        let resized: &[u8] = if width == IMAGE_SIZE && height == IMAGE_SIZE {
-            &rgba
-        } else {
-            let resize_error = |e: &dyn std::fmt::Display| CoreError::Resize(e.to_string());
-            let source = Image::from_vec_u8(width, height, rgba, PixelType::U8x4)
-                .map_err(|e| resize_error(&e))?;
-            // Alpha is 255 everywhere after compositing: no premultiplying needed.
-            let options = ResizeOptions::new()
-                .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3))
-                .use_alpha(false);
-            // Horizontal pass, then vertical, each rounded to u8, as PIL does. In one call
-            // fast_image_resize runs the vertical pass first for u8 images, and the clipped
-            // Lanczos lobes then differ from PIL's by up to 46 levels on noise (measured).
-            let mut across = Image::new(IMAGE_SIZE, height, PixelType::U8x4);
-            self.resizer
-                .resize(&source, &mut across, &options)
-                .map_err(|e| resize_error(&e))?;
-            self.resizer
-                .resize(&across, &mut self.resized, &options)
-                .map_err(|e| resize_error(&e))?;
-            self.resized.buffer()
-        };
         let mut out = vec![0.0f32; TENSOR_LEN];
-        let (red, rest) = out.split_at_mut(PLANE);
-        let (green, blue) = rest.split_at_mut(PLANE);
-        let [t_red, t_green, t_blue] = &self.table;
-        for (i, pixel) in resized.chunks_exact(4).enumerate() {
-            red[i] = t_red[pixel[0] as usize];
-            green[i] = t_green[pixel[1] as usize];
-            blue[i] = t_blue[pixel[2] as usize];
+        if width == IMAGE_SIZE && height == IMAGE_SIZE {
+            normalize_pixels(&self.table, rgba.chunks_exact(4), &mut out);
+            return Ok(out);
         }
+        let resize_error = |e: &dyn std::fmt::Display| CoreError::Resize(e.to_string());
+        // Typed U8x4 images: `Resizer::resize` on untyped images would compile in every
+        // pixel format's kernels (measured: the wasm shrank from 1.2 MB).
+        let source = TypedImageRef::<U8x4>::from_buffer(width, height, &rgba)
+            .map_err(|e| resize_error(&e))?;
+        // Alpha is 255 everywhere after compositing: no premultiplying needed.
+        let options = ResizeOptions::new()
+            .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3))
+            .use_alpha(false);
+        // Horizontal pass, then vertical, each rounded to u8, as PIL does. In one call
+        // fast_image_resize runs the vertical pass first for u8 images, and the clipped
+        // Lanczos lobes then differed from PIL's by up to 46 levels on noise (measured).
+        let mut across = TypedImage::<U8x4>::new(IMAGE_SIZE, height);
+        self.resizer
+            .resize_typed(&source, &mut across, &options)
+            .map_err(|e| resize_error(&e))?;
+        self.resizer
+            .resize_typed(&across, &mut self.resized, &options)
+            .map_err(|e| resize_error(&e))?;
+        let pixels = self.resized.pixels().iter().map(|p| &p.0[..]);
+        normalize_pixels(&self.table, pixels, &mut out);
         Ok(out)
     }
 
@@ -161,8 +173,9 @@ mod tests {
         let mut values = vec![0.0f32; 3 * 224 * 224];
         for pixel in 0..224 * 224 {
             for channel in 0..3 {
-                values[channel * 224 * 224 + pixel] =
-                    ((rgba[pixel * 4 + channel] as f64 / 255.0 - mean[channel]) / std[channel]) as f32;
+                values[channel * 224 * 224 + pixel] = ((rgba[pixel * 4 + channel] as f64 / 255.0
+                    - mean[channel])
+                    / std[channel]) as f32;
             }
         }
         values
@@ -213,7 +226,10 @@ mod tests {
             for a in 0..=255u8 {
                 let exact = (c as f64 * a as f64 + 255.0 * (255.0 - a as f64)) / 255.0;
                 let ours = over_white(c, a) as f64;
-                assert!((ours - exact).abs() <= 0.5, "c {c} a {a}: {ours} vs {exact}");
+                assert!(
+                    (ours - exact).abs() <= 0.5,
+                    "c {c} a {a}: {ours} vs {exact}"
+                );
             }
         }
         assert_eq!(over_white(17, 255), 17);
@@ -228,15 +244,27 @@ mod tests {
             let out = preprocess(&rgba, w, h).unwrap();
             let table = normalization_table();
             assert!(out[..PLANE].iter().all(|&v| v == table[0][200]), "{w}x{h}");
-            assert!(out[PLANE..2 * PLANE].iter().all(|&v| v == table[1][100]), "{w}x{h}");
-            assert!(out[2 * PLANE..].iter().all(|&v| v == table[2][50]), "{w}x{h}");
+            assert!(
+                out[PLANE..2 * PLANE].iter().all(|&v| v == table[1][100]),
+                "{w}x{h}"
+            );
+            assert!(
+                out[2 * PLANE..].iter().all(|&v| v == table[2][50]),
+                "{w}x{h}"
+            );
         }
     }
 
     #[test]
     fn bad_sizes_are_errors() {
-        assert!(matches!(preprocess(&[], 0, 0), Err(CoreError::ImageSize { .. })));
-        assert!(matches!(preprocess(&[0; 4], 1, MAX_SIDE + 1), Err(CoreError::ImageSize { .. })));
+        assert!(matches!(
+            preprocess(&[], 0, 0),
+            Err(CoreError::ImageSize { .. })
+        ));
+        assert!(matches!(
+            preprocess(&[0; 4], 1, MAX_SIDE + 1),
+            Err(CoreError::ImageSize { .. })
+        ));
         let err = preprocess(&[0; 15], 2, 2).unwrap_err();
         assert_eq!(
             err,
@@ -283,7 +311,11 @@ mod tests {
                     let w: Vec<f64> = (min..max)
                         .map(|i| {
                             let t = ((i as f64 - center + 0.5) / filter_scale).abs();
-                            if t < 3.0 { sinc(t) * sinc(t / 3.0) } else { 0.0 }
+                            if t < 3.0 {
+                                sinc(t) * sinc(t / 3.0)
+                            } else {
+                                0.0
+                            }
                         })
                         .collect();
                     let total: f64 = w.iter().sum();
@@ -347,11 +379,17 @@ mod tests {
         // Fixed-point weights vs exact ones: one level per pass when shrinking. Enlarging,
         // the first pass's rounding passes through weights summing to more than 1 in
         // magnitude (Lanczos lobes), so two levels (seen: 2x15 → 224x224).
-        let tolerance = if width >= IMAGE_SIZE && height >= IMAGE_SIZE { 1 } else { 2 };
+        let tolerance = if width >= IMAGE_SIZE && height >= IMAGE_SIZE {
+            1
+        } else {
+            2
+        };
         for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
             for c in 0..3 {
                 if (a[c] as i32 - b[c] as i32).abs() > tolerance {
-                    return Err(format!("{width}x{height} pixel {i} channel {c}: {a:?} vs {b:?}"));
+                    return Err(format!(
+                        "{width}x{height} pixel {i} channel {c}: {a:?} vs {b:?}"
+                    ));
                 }
             }
         }

@@ -13,20 +13,14 @@ use unicode_normalization::UnicodeNormalization;
 pub fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n'
-            | '\u{0B}'
-            | '\u{0C}'
-            | '\r'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -77,8 +71,8 @@ mod tests {
         for (i, row) in d.iter_mut().enumerate() {
             row[0] = i;
         }
-        for j in 0..=b.len() {
-            d[0][j] = j;
+        for (j, cell) in d[0].iter_mut().enumerate() {
+            *cell = j;
         }
         for i in 1..=a.len() {
             for j in 1..=b.len() {
@@ -115,14 +109,35 @@ mod tests {
     #[test]
     fn seed_cases_score_as_expected() {
         let s = score_case("建設会社社員行方", "建設会社社員行方");
-        assert_eq!(s, CaseScore { distance: 0, characters: 8, exact: true });
+        assert_eq!(
+            s,
+            CaseScore {
+                distance: 0,
+                characters: 8,
+                exact: true
+            }
+        );
         let s = score_case("パチパチパチパチ", "パチパチパチ");
-        assert_eq!(s, CaseScore { distance: 2, characters: 8, exact: false });
+        assert_eq!(
+            s,
+            CaseScore {
+                distance: 2,
+                characters: 8,
+                exact: false
+            }
+        );
         // Full-width reference, half-width reading: equal after NFKC.
         assert!(score_case("Ｅｈ～Ｉｄｏｎ＇ｔ", "Eh~Idon't").exact);
         // Astral characters count once (the seed: twice).
         let s = score_case("𠮷野家", "吉野家");
-        assert_eq!(s, CaseScore { distance: 1, characters: 3, exact: false });
+        assert_eq!(
+            s,
+            CaseScore {
+                distance: 1,
+                characters: 3,
+                exact: false
+            }
+        );
         assert_eq!(edit_distance("", "abc"), 3);
     }
 

@@ -190,7 +190,15 @@ mod tests {
             }
         );
         let json = serde_json::to_value(&s).unwrap();
-        for field in ["nCER", "medianMs", "peakCaseMs", "meanMs", "p90Ms", "msPerToken", "perCase"] {
+        for field in [
+            "nCER",
+            "medianMs",
+            "peakCaseMs",
+            "meanMs",
+            "p90Ms",
+            "msPerToken",
+            "perCase",
+        ] {
             assert!(json.get(field).is_some(), "{field}");
         }
     }
@@ -198,7 +206,13 @@ mod tests {
     #[test]
     fn not_applicable_accuracy_is_null() {
         let cases = vec![case("synthetic", "", "aaaa", 5.0)];
-        let s = summarize(&cases, SummaryOptions { accuracy_applicable: false }).unwrap();
+        let s = summarize(
+            &cases,
+            SummaryOptions {
+                accuracy_applicable: false,
+            },
+        )
+        .unwrap();
         assert_eq!((s.ncer, s.distance, s.exact), (None, None, None));
         assert_eq!(s.per_case[0].exact, None);
         assert_eq!(s.median_ms, Some(5.0));
@@ -211,9 +225,13 @@ mod tests {
     #[test]
     fn empty_and_invalid_inputs() {
         let s = summarize(&[], SummaryOptions::default()).unwrap();
-        assert_eq!((s.cases, s.median_ms, s.p90_ms, s.mean_ms), (0, None, None, None));
+        assert_eq!(
+            (s.cases, s.median_ms, s.p90_ms, s.mean_ms),
+            (0, None, None, None)
+        );
         for bad in [f64::NAN, -1.0, f64::INFINITY] {
-            let err = summarize(&[case("x", "a", "a", bad)], SummaryOptions::default()).unwrap_err();
+            let err =
+                summarize(&[case("x", "a", "a", bad)], SummaryOptions::default()).unwrap_err();
             assert!(err.to_string().contains("totalMs"), "{err}");
         }
         let mut c = case("x", "a", "a", 1.0);

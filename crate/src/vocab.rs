@@ -124,7 +124,11 @@ impl Vocabulary {
         let index = usize::try_from(id).map_err(|_| out_of_range())?;
         match index.checked_sub(SPECIAL_IDS as usize) {
             None => Ok(""),
-            Some(entry) => self.entries.get(entry).map(String::as_str).ok_or_else(out_of_range),
+            Some(entry) => self
+                .entries
+                .get(entry)
+                .map(String::as_str)
+                .ok_or_else(out_of_range),
         }
     }
 
@@ -155,13 +159,15 @@ mod tests {
     #[test]
     fn content_rule_matches_the_seed() {
         // Letters and numbers of any script, one UTF-16 unit.
-        for c in ["a", "Z", "7", "あ", "ア", "ｱ", "漢", "Ａ", "５", "Ⅻ", "½", "²", "ß", "ǅ"] {
+        for c in [
+            "a", "Z", "7", "あ", "ア", "ｱ", "漢", "Ａ", "５", "Ⅻ", "½", "²", "ß", "ǅ",
+        ] {
             assert!(is_content_entry(c), "{c} should be content");
         }
         // Repeatable marks, punctuation, symbols, spaces, and more than one unit.
         for c in [
-            "ー", "ｰ", "〜", "~", "、", "。", "!", "？", "・", " ", "\u{3000}", "", "ab", "𠮷", "𝟘",
-            "😀", "\u{301}",
+            "ー", "ｰ", "〜", "~", "、", "。", "!", "？", "・", " ", "\u{3000}", "", "ab", "𠮷",
+            "𝟘", "😀", "\u{301}",
         ] {
             assert!(!is_content_entry(c), "{c:?} should not be content");
         }
@@ -187,8 +193,14 @@ mod tests {
         let entries: Vec<String> = serde_json::from_str(json).unwrap();
         let v = Vocabulary::new(entries.clone()).unwrap();
         assert_eq!(v.size(), 14630);
-        let astral = entries.iter().filter(|e| e.chars().any(|c| c.len_utf16() == 2)).count();
-        assert!(astral > 0, "the vocabulary has astral characters, never content");
+        let astral = entries
+            .iter()
+            .filter(|e| e.chars().any(|c| c.len_utf16() == 2))
+            .count();
+        assert!(
+            astral > 0,
+            "the vocabulary has astral characters, never content"
+        );
     }
 
     proptest! {
