@@ -192,7 +192,11 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                     sample_interval: Duration::from_millis(sample_ms),
                 },
             };
-            Ok(if sweep::sweep(options).await? { 0 } else { 1 })
+            Ok(match sweep::sweep(options).await? {
+                sweep::SweepEnd::Complete => 0,
+                sweep::SweepEnd::Failures => 1,
+                sweep::SweepEnd::Interrupted => EXIT_INTERRUPTED,
+            })
         }
     }
 }

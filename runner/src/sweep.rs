@@ -110,9 +110,18 @@ pub struct SweepOptions {
     pub run: RunOptions,
 }
 
-/// Runs every unfinished combination. Returns false when any ended without the page's own
-/// result or error (a timeout or a browser crash).
-pub async fn sweep(options: SweepOptions) -> Result<bool> {
+/// How a sweep ended, for the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepEnd {
+    /// Every combination ended with the page's result or its own error.
+    Complete,
+    /// Some combination timed out, crashed or left processes behind.
+    Failures,
+    Interrupted,
+}
+
+/// Runs every unfinished combination.
+pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     let configs = ocr_bench_core::expand_sweep(&options.params).map_err(|e| anyhow::anyhow!("{e}"))?;
     if options.browsers.is_empty() {
         bail!("--browser lists no browser; allowed: chromium, firefox");
@@ -179,14 +188,14 @@ pub async fn sweep(options: SweepOptions) -> Result<bool> {
         bar.inc(1);
         if matches!(report.outcome, Outcome::Interrupted { .. }) {
             bar.abandon_with_message("interrupted; run the same command again to resume");
-            return Ok(false);
+            return Ok(SweepEnd::Interrupted);
         }
     }
     bar.finish_and_clear();
     let rows = table_rows(&options.run.results, &combinations, &page)?;
     print!("{}", report::sweep_table(&rows));
     println!("results: {}", options.run.results.display());
-    Ok(all_finished)
+    Ok(if all_finished { SweepEnd::Complete } else { SweepEnd::Failures })
 }
 
 #[cfg(test)]
