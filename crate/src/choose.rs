@@ -128,6 +128,13 @@ impl TokenChooser {
     }
 
     /// The highest penalised score's id (the first of equals).
+    ///
+    /// Two phases that together give the seed's single scan: the ids not in the sequence keep
+    /// their raw score, and comparing float32s orders them exactly as comparing their doubles
+    /// does (the widening is exact), so they are searched as f32 in a loop that vectorises;
+    /// the few ids in the sequence (BOS and at most `maxTokens` more) are then penalised in
+    /// doubles and compared one by one. The blocked id is always in the sequence, so it is
+    /// simply skipped there.
     pub fn choose(&self, logits: &[f32]) -> Result<u32> {
         if logits.len() != self.size {
             return Err(CoreError::LogitsLength {
@@ -136,58 +143,84 @@ impl TokenChooser {
             });
         }
         let blocked = self.blocked();
+        let words = self.seen.words();
+
+        // Phase 1: the largest score among the unseen ids (NaN never wins: `>` is false).
+        let mut top = f32::NEG_INFINITY;
+        for (chunk, &seen) in logits.chunks(64).zip(words) {
+            if seen == 0 {
+                top = max_of(top, chunk);
+            } else {
+                for (offset, &logit) in chunk.iter().enumerate() {
+                    if seen >> offset & 1 == 0 && logit > top {
+                        top = logit;
+                    }
+                }
+            }
+        }
+        // Its first index; -Infinity is never a winner (nothing beats the seed's start there).
+        let mut best: Option<(usize, f64)> = None;
+        if top > f32::NEG_INFINITY {
+            best = logits
+                .iter()
+                .enumerate()
+                .find(|&(index, &logit)| logit == top && !self.seen.contains(index))
+                .map(|(index, _)| (index, f64::from(top)));
+        }
+
+        // Phase 2: the ids in the sequence, penalised in doubles exactly as the seed does.
         let penalty = self.penalty;
-        let mut best_value = f64::NEG_INFINITY;
-        let mut best: Option<usize> = None;
-        // 64 ids per bitset word: the common unseen block skips the per-id penalty test.
-        for (block, (chunk, &seen)) in logits.chunks(64).zip(self.seen.words()).enumerate() {
-            let base = block * 64;
-            for (offset, &logit) in chunk.iter().enumerate() {
-                let mut value = f64::from(logit);
-                if seen >> offset & 1 == 1 {
-                    value = if value < 0.0 {
-                        value * penalty
-                    } else {
-                        value / penalty
-                    };
+        for (word_index, &word) in words.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let index = word_index * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if Some(index as u32) == blocked {
+                    continue;
                 }
-                // `>` is false for NaN, so NaN never wins, and -Infinity never beats the start.
-                if value > best_value {
-                    best_value = value;
-                    best = Some(base + offset);
-                }
-            }
-        }
-        // The blocked id scores -Infinity in the seed. Rather than test every index against
-        // it, rescan only when it won; the rescan skips it, and ties still go to the first.
-        if let (Some(winner), Some(blocked)) = (best, blocked) {
-            if winner == blocked as usize {
-                best_value = f64::NEG_INFINITY;
-                best = None;
-                for (index, &logit) in logits.iter().enumerate() {
-                    if index == winner {
-                        continue;
+                let raw = f64::from(logits[index]);
+                let value = if raw < 0.0 {
+                    raw * penalty
+                } else {
+                    raw / penalty
+                };
+                let wins = match best {
+                    None => value > f64::NEG_INFINITY,
+                    Some((best_index, best_value)) => {
+                        value > best_value || (value == best_value && index < best_index)
                     }
-                    let mut value = f64::from(logit);
-                    if self.seen.contains(index) {
-                        value = if value < 0.0 {
-                            value * penalty
-                        } else {
-                            value / penalty
-                        };
-                    }
-                    if value > best_value {
-                        best_value = value;
-                        best = Some(index);
-                    }
+                };
+                if wins {
+                    best = Some((index, value));
                 }
             }
         }
-        best.map(|id| id as u32).ok_or(CoreError::NoCandidate {
-            logits: logits.len(),
-            blocked,
-        })
+        best.map(|(index, _)| index as u32)
+            .ok_or(CoreError::NoCandidate {
+                logits: logits.len(),
+                blocked,
+            })
     }
+}
+
+/// `max(start, chunk...)` ignoring NaN, in eight independent lanes so that the compiler can
+/// use SIMD compare-and-select (wasm simd128, SSE/AVX natively).
+#[inline]
+fn max_of(start: f32, chunk: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    let mut groups = chunk.chunks_exact(8);
+    for group in &mut groups {
+        for (lane, &value) in lanes.iter_mut().zip(group) {
+            *lane = if value > *lane { value } else { *lane };
+        }
+    }
+    let mut top = start;
+    for &value in lanes.iter().chain(groups.remainder()) {
+        if value > top {
+            top = value;
+        }
+    }
+    top
 }
 
 #[cfg(test)]
@@ -292,6 +325,31 @@ mod tests {
                 &|_| false
             ),
             0
+        );
+    }
+
+    #[test]
+    fn ties_across_seen_and_unseen_ids_go_to_the_first_index() {
+        let v = small();
+        let mut c = chooser(&v);
+        c.push(6).unwrap();
+        // Penalised 0 (seen BOS at 1) ties raw 0 elsewhere: index 1 is first.
+        assert_eq!(
+            c.choose(&[-1.0, 0.0, -1.0, -1.0, 0.0, -1.0, -1.0, -1.0])
+                .unwrap(),
+            1
+        );
+        // Infinity / 1.2 is still Infinity: seen id 6 ties unseen 7 and comes first.
+        let inf = f32::INFINITY;
+        assert_eq!(
+            c.choose(&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, inf, inf]).unwrap(),
+            6
+        );
+        // -0 and +0 are equal: the first wins.
+        assert_eq!(
+            c.choose(&[-1.0, -1.0, -1.0, -0.0, 0.0, -1.0, -1.0, -1.0])
+                .unwrap(),
+            3
         );
     }
 

@@ -41,7 +41,8 @@ pub enum CoreError {
 
     #[error(
         "no token can be chosen: every score is NaN, -Infinity or blocked \
-         ({logits} logits, blocked id {blocked:?})"
+         ({logits} logits, blocked id: {})",
+        .blocked.map_or_else(|| "none".to_owned(), |id| id.to_string())
     )]
     NoCandidate { logits: usize, blocked: Option<u32> },
 

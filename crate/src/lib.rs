@@ -127,12 +127,29 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
         .map_err(into_error)
 }
 
-/// JS values in; `undefined` and `null` mean "all defaults".
-fn from_js<T: for<'de> Deserialize<'de> + Default>(value: JsValue) -> Result<T, JsError> {
+/// JS options objects in; `undefined` and `null` mean "all defaults". serde-wasm-bindgen reads
+/// only the fields a struct names, so a misspelt key would pass silently: it is checked here.
+fn from_js<T: for<'de> Deserialize<'de> + Default>(
+    what: &str,
+    value: JsValue,
+    allowed: &[&str],
+) -> Result<T, JsError> {
     if value.is_undefined() || value.is_null() {
         return Ok(T::default());
     }
-    serde_wasm_bindgen::from_value(value).map_err(into_error)
+    let Some(object) = value.dyn_ref::<Object>() else {
+        return Err(into_error(format!("{what} must be an object")));
+    };
+    for key in Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !allowed.contains(&key.as_str()) {
+            return Err(into_error(format!(
+                "{what}: unknown field `{key}`; the fields are: {}",
+                allowed.join(", ")
+            )));
+        }
+    }
+    serde_wasm_bindgen::from_value(value).map_err(|e| into_error(format!("{what}: {e}")))
 }
 
 /// A JS number that must be a whole, non-negative id.
@@ -140,7 +157,7 @@ fn id_from_number(what: &str, value: f64) -> Result<u32, JsError> {
     if value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value) {
         Ok(value as u32)
     } else {
-        Err(JsError::new(&format!(
+        Err(into_error(format!(
             "{what} {value} is not a token id; allowed: a whole number >= 0"
         )))
     }
@@ -155,7 +172,7 @@ pub fn parse_config(query: &str) -> Result<JsValue, JsError> {
 pub fn config_to_query(
     #[wasm_bindgen(unchecked_param_type = "Partial<Config>")] config: JsValue,
 ) -> Result<String, JsError> {
-    Ok(from_js::<Config>(config)?.to_query())
+    Ok(from_js::<Config>("config", config, &config::PARAMETER_NAMES)?.to_query())
 }
 
 #[wasm_bindgen(js_name = parameters, unchecked_return_type = "ParameterDescription[]")]
@@ -184,7 +201,11 @@ impl SweepValue {
 pub fn expand_sweep_js(
     #[wasm_bindgen(unchecked_param_type = "SweepAxes")] axes: JsValue,
 ) -> Result<JsValue, JsError> {
-    let axes: BTreeMap<String, Vec<SweepValue>> = from_js(axes)?;
+    if !axes.is_object() {
+        return Err(into_error("sweep axes must be an object of value lists"));
+    }
+    let axes: BTreeMap<String, Vec<SweepValue>> =
+        serde_wasm_bindgen::from_value(axes).map_err(|e| into_error(format!("sweep axes: {e}")))?;
     let axes: Vec<(String, Vec<String>)> = axes
         .into_iter()
         .map(|(name, values)| {
@@ -225,7 +246,11 @@ impl VocabularyJs {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "string[]")] chars: JsValue,
     ) -> Result<VocabularyJs, JsError> {
-        let entries: Vec<String> = serde_wasm_bindgen::from_value(chars).map_err(into_error)?;
+        let entries: Vec<String> = serde_wasm_bindgen::from_value(chars).map_err(|e| {
+            into_error(format!(
+                "Vocabulary: chars must be an array of strings: {e}"
+            ))
+        })?;
         Ok(Self {
             inner: vocab::Vocabulary::new(entries)?,
         })
@@ -245,7 +270,8 @@ impl VocabularyJs {
         let ids: Vec<i64> = if let Some(array) = ids.dyn_ref::<Int32Array>() {
             array.to_vec().into_iter().map(i64::from).collect()
         } else {
-            serde_wasm_bindgen::from_value(ids).map_err(into_error)?
+            serde_wasm_bindgen::from_value(ids)
+                .map_err(|e| into_error(format!("decode: ids must be whole numbers: {e}")))?
         };
         Ok(self.inner.decode(ids)?)
     }
@@ -268,7 +294,11 @@ impl TokenChooserJs {
         vocabulary: &VocabularyJs,
         #[wasm_bindgen(unchecked_param_type = "TokenChooserOptions")] options: Option<Object>,
     ) -> Result<TokenChooserJs, JsError> {
-        let options: choose::ChooserOptions = from_js(options.into())?;
+        let options: choose::ChooserOptions = from_js(
+            "TokenChooser options",
+            options.into(),
+            &["penalty", "maxRun", "bos"],
+        )?;
         Ok(Self {
             inner: choose::TokenChooser::new(&vocabulary.inner, options)?,
         })
@@ -307,8 +337,9 @@ pub fn summarize_js(
     #[wasm_bindgen(unchecked_param_type = "CaseInput[]")] cases: JsValue,
     #[wasm_bindgen(unchecked_param_type = "SummaryOptions")] options: Option<Object>,
 ) -> Result<JsValue, JsError> {
-    let cases: Vec<summary::CaseInput> =
-        serde_wasm_bindgen::from_value(cases).map_err(into_error)?;
-    let options: summary::SummaryOptions = from_js(options.into())?;
+    let cases: Vec<summary::CaseInput> = serde_wasm_bindgen::from_value(cases)
+        .map_err(|e| into_error(format!("summarize cases: {e}")))?;
+    let options: summary::SummaryOptions =
+        from_js("summarize options", options.into(), &["accuracyApplicable"])?;
     to_js(&summary::summarize(&cases, options)?)
 }
