@@ -153,6 +153,8 @@ async fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Serve { port, host, results } => serve(&root, host, port, &results).await,
         Command::Run { browser, results, timeout, page, sample_ms, query } => {
+            // `./www/index.html` and `/www/index.html` are the benchmark page too.
+            let page = page.trim_start_matches("./").trim_start_matches('/').to_owned();
             let query = query.unwrap_or_default();
             let query = query.strip_prefix('?').unwrap_or(&query).to_owned();
             let query = if page == DEFAULT_PAGE {

@@ -172,6 +172,10 @@ fn run_rejects_a_bad_query_before_starting_a_browser() {
     let output = Command::new(BIN).args(["run", "colour=red"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("maxTokens"));
+    // The benchmark page however it is spelled.
+    let output = Command::new(BIN).args(["run", "--page", "./www/index.html", "scope=all"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("full, decoder"));
 }
 
 #[test]
