@@ -7,7 +7,9 @@
 //! ```
 //!
 //! They need the wasm build in `www/pkg/`, the models in `models/generated/` and the
-//! `smoke2` evaluation set. `OCR_BENCH_E2E_TIMEOUT` (seconds, default 900) bounds each run.
+//! `smoke2` evaluation set. `OCR_BENCH_E2E_TIMEOUT` (seconds, default 900) bounds each run;
+//! `OCR_BENCH_E2E_RESULTS=FILE` also appends every run's records to FILE (each run otherwise
+//! writes to a temporary file of its own).
 //!
 //! Every configuration runs once per browser and is remembered for the rest of the test
 //! binary, so the cross-browser comparison reuses the runs of the per-browser tests.
@@ -131,8 +133,13 @@ fn launch(browser: &str, query: &str) -> Run {
     // Give a straggler a moment to show itself before looking.
     std::thread::sleep(Duration::from_millis(500));
     let orphans = descendants();
-    let records = std::fs::read_to_string(&results)
-        .unwrap_or_default()
+    let text = std::fs::read_to_string(&results).unwrap_or_default();
+    if let Some(keep) = std::env::var_os("OCR_BENCH_E2E_RESULTS") {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&keep).expect("OCR_BENCH_E2E_RESULTS");
+        file.write_all(text.as_bytes()).expect("appending to OCR_BENCH_E2E_RESULTS");
+    }
+    let records = text
         .lines()
         .map(|l| serde_json::from_str(l).expect("every results line is one JSON object"))
         .collect();
