@@ -201,8 +201,19 @@ impl SweepValue {
 pub fn expand_sweep_js(
     #[wasm_bindgen(unchecked_param_type = "SweepAxes")] axes: JsValue,
 ) -> Result<JsValue, JsError> {
-    if !axes.is_object() {
-        return Err(into_error("sweep axes must be an object of value lists"));
+    let Some(object) = axes.dyn_ref::<Object>() else {
+        return Err(into_error(
+            "sweep axes must be an object: { name: [values] }",
+        ));
+    };
+    for key in Object::keys(object).iter() {
+        let list = js_sys::Reflect::get(object, &key).unwrap_or(JsValue::UNDEFINED);
+        if !js_sys::Array::is_array(&list) {
+            let name = key.as_string().unwrap_or_default();
+            return Err(into_error(format!(
+                "sweep axes: `{name}` must be a list of values, e.g. {{ {name}: [...] }}"
+            )));
+        }
     }
     let axes: BTreeMap<String, Vec<SweepValue>> =
         serde_wasm_bindgen::from_value(axes).map_err(|e| into_error(format!("sweep axes: {e}")))?;
