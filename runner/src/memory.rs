@@ -270,8 +270,8 @@ struct Shared {
     phase: Mutex<String>,
     /// The browser's main process, once launched (0 before).
     browser_pid: AtomicU32,
-    /// The processes the RSS thread found last, for the PSS thread.
-    processes: Mutex<Vec<(u32, ProcessType)>>,
+    /// The processes the RSS thread found last, for the PSS thread and for marks.
+    processes: Mutex<Vec<(u32, Classified)>>,
     measured: Mutex<Measured>,
     stop: AtomicBool,
     started: Instant,
@@ -328,10 +328,26 @@ impl Sampler {
         self.shared.browser_pid.store(pid, Ordering::Relaxed);
     }
 
-    /// Switches the phase that new samples count towards.
+    /// Switches the phase that new samples count towards, and samples RSS at once: the page
+    /// waits for the mark's answer, so this sample falls inside the new phase however short
+    /// it is (baseline lasted under one 25 ms tick in Firefox and had no sample otherwise).
     pub fn mark(&self, phase: &str) {
-        let mut current = self.shared.phase.lock().unwrap_or_else(|e| e.into_inner());
-        phase.clone_into(&mut current);
+        {
+            let mut current = self.shared.phase.lock().unwrap_or_else(|e| e.into_inner());
+            phase.clone_into(&mut current);
+        }
+        let processes = self.shared.processes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let page = page_size();
+        let tracked: Vec<Tracked> = processes
+            .into_iter()
+            .filter_map(|(pid, class)| read_rss(pid, page).map(|rss| Tracked { class, rss }))
+            .collect();
+        if tracked.is_empty() {
+            return;
+        }
+        let at_ms = ms_since(self.shared.started, Instant::now());
+        let mut m = self.shared.measured();
+        record_rss(m.phase(phase, at_ms), tracked.iter());
     }
 
     pub fn current_phase(&self) -> String {
@@ -456,12 +472,12 @@ fn rss_loop(shared: &Shared, interval: Duration) {
             None => false,
         });
         *shared.processes.lock().unwrap_or_else(|e| e.into_inner()) =
-            tracked.iter().map(|(pid, p)| (*pid, p.class.kind)).collect();
+            tracked.iter().map(|(pid, p)| (*pid, p.class.clone())).collect();
         let phase = shared.current_phase();
         {
             let mut m = shared.measured();
             m.max_processes = m.max_processes.max(tracked.len());
-            record_rss(m.phase(&phase, ms_since(shared.started, now)), &tracked);
+            record_rss(m.phase(&phase, ms_since(shared.started, now)), tracked.values());
             m.ticks += 1;
             m.last_tick = Some(now);
             m.rss_cpu = thread_cpu_time().saturating_sub(cpu_at_start);
@@ -488,10 +504,10 @@ fn pss_loop(shared: &Shared, interval: Duration) {
         let cpu_before = thread_cpu_time();
         let wall_before = Instant::now();
         let mut by_type: BTreeMap<ProcessType, u64> = BTreeMap::new();
-        for (pid, kind) in processes {
+        for (pid, class) in processes {
             // A process that exited during the pass simply holds nothing any more.
             if let Some(pss) = read_pss(pid) {
-                *by_type.entry(kind).or_default() += pss;
+                *by_type.entry(class.kind).or_default() += pss;
             }
         }
         let cpu = thread_cpu_time().saturating_sub(cpu_before);
@@ -518,11 +534,11 @@ fn pss_loop(shared: &Shared, interval: Duration) {
     }
 }
 
-fn record_rss(stats: &mut PhaseStats, tracked: &HashMap<u32, Tracked>) {
+fn record_rss<'a>(stats: &mut PhaseStats, tracked: impl IntoIterator<Item = &'a Tracked>) {
     stats.samples += 1;
     let mut by_type: BTreeMap<ProcessType, (u64, usize)> = BTreeMap::new();
     let mut by_label: BTreeMap<&str, u64> = BTreeMap::new();
-    for process in tracked.values() {
+    for process in tracked {
         let entry = by_type.entry(process.class.kind).or_default();
         entry.0 += process.rss;
         entry.1 += 1;
@@ -616,13 +632,16 @@ mod tests {
         std::thread::sleep(Duration::from_millis(150));
         sampler.mark("baseline");
         std::thread::sleep(Duration::from_millis(150));
+        // A phase shorter than a tick still gets the sample taken at its mark.
+        sampler.mark("instant");
         sampler.mark("grow");
         let _ = child.wait();
         sampler.stop();
         let snapshot = sampler.snapshot();
         let phases = snapshot["phases"].as_object().expect("phases");
         let names: Vec<&str> = phases.keys().map(String::as_str).collect();
-        assert!(names.contains(&STARTUP_PHASE) && names.contains(&"baseline") && names.contains(&"grow"), "{names:?}");
+        assert_eq!(names, [STARTUP_PHASE, "baseline", "instant", "grow"]);
+        assert!(phases["instant"]["samples"].as_u64().unwrap() >= 1, "{}", phases["instant"]);
         for name in ["baseline", "grow"] {
             let phase = &phases[name];
             assert!(phase["samples"].as_u64().unwrap() >= 5, "{name}: {phase}");
