@@ -13,7 +13,7 @@
 import init, * as core from "../../www/pkg/ocr_bench_core.js";
 import { createSeedPreprocess, createSeedTokenChoice } from "../../tests/parity/seed-reference.mjs";
 import { compare } from "./measure.mjs";
-import { IMAGE_HEIGHT, IMAGE_WIDTH, sampleImage, sampleLogits, sampleTokens } from "./workload.mjs";
+import { IMAGE_HEIGHT, IMAGE_WIDTH, chooseContenders, sampleImage } from "./workload.mjs";
 
 const output = document.querySelector("#log");
 const runId = `core-bench-${Date.now()}`;
@@ -34,25 +34,11 @@ const post = async (path, body) => {
 
 const benchmarkChoose = (charset) => {
 	const seed = createSeedTokenChoice(charset);
-	const tokens = sampleTokens(charset);
-	const sequence = [1, ...tokens];
-	const logitSets = sampleLogits();
-	const chooser = new core.TokenChooser(new core.Vocabulary(charset));
-	chooser.reset();
-	for (const token of tokens) chooser.push(token);
-	for (const logits of logitSets) {
-		const ours = chooser.choose(logits);
-		const theirs = seed.chooseToken(logits, sequence, tokens);
-		if (ours !== theirs) throw new Error(`choose disagrees with the seed: ${ours} vs ${theirs}`);
-	}
-	let turn = 0;
-	const timings = compare({
-		core: () => chooser.choose(logitSets[turn++ % logitSets.length]),
-		seed: () => seed.chooseToken(logitSets[turn++ % logitSets.length], sequence, tokens),
-	});
+	const { logits, sequenceLength, contenders } = chooseContenders(core, seed, charset);
+	const timings = compare(contenders);
 	return {
-		logits: logitSets[0].length,
-		sequenceLength: sequence.length,
+		logits,
+		sequenceLength,
 		coreMedianMs: timings.core.medianMs,
 		seedMedianMs: timings.seed.medianMs,
 		speedup: timings.seed.medianMs / timings.core.medianMs,

@@ -80,3 +80,29 @@ export const sampleImage = () => {
 	}
 	return rgba;
 };
+
+// The two contenders of the choose benchmark, on the same inputs, after checking
+// that they agree on every logit set (a fast wrong answer is no result).
+// `core` is the wasm module, `seed` the seed's token choice for `charset`.
+export const chooseContenders = (core, seed, charset) => {
+	const tokens = sampleTokens(charset);
+	const sequence = [1, ...tokens];
+	const logitSets = sampleLogits();
+	const chooser = new core.TokenChooser(new core.Vocabulary(charset));
+	chooser.reset();
+	for (const token of tokens) chooser.push(token);
+	for (const logits of logitSets) {
+		const ours = chooser.choose(logits);
+		const theirs = seed.chooseToken(logits, sequence, tokens);
+		if (ours !== theirs) throw new Error(`choose disagrees with the seed: ${ours} vs ${theirs}`);
+	}
+	let turn = 0;
+	return {
+		logits: logitSets[0].length,
+		sequenceLength: sequence.length,
+		contenders: {
+			core: () => chooser.choose(logitSets[turn++ % logitSets.length]),
+			seed: () => seed.chooseToken(logitSets[turn++ % logitSets.length], sequence, tokens),
+		},
+	};
+};
