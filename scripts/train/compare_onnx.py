@@ -2,7 +2,9 @@
 
 Runs the seed's loop (ocrmodel.decode) on onnxruntime CPU over an evaluation set for each
 (vision tier, decoder variant) asked for, and prints nCER and how many cases chose exactly the
-tokens that PyTorch chose in training's final evaluation (models/checkpoint/eval-pytorch.json).
+tokens that PyTorch chose in training's final evaluation (models/checkpoint/eval-pytorch.json;
+recorded with the plain Lanczos3 resize the checkpoint was trained with, while the images here
+go through ocrmodel.resize, the harness's current resize).
 
     cd scripts && ../.venv/bin/python train/compare_onnx.py --build /tmp/gen --set hayai13 \
         --vision 121 --decoder baseline gather-opt fp16-matmul fixed-kv

@@ -6,8 +6,10 @@ the GPU normalises them: the images are grey, so the three RGB channels are equa
 quarter of the bytes cross the worker pipes.
 
 The harness's preprocessing, reproduced exactly: composite over white (these canvases have no
-alpha), PIL `resize((224, 224), Image.LANCZOS)` (the Rust core uses the same Lanczos3
-convolution), then `(x/255 - mean)/std` per channel (in train.py, on the GPU).
+alpha), `ocrmodel.resize.resize_for_model` (Pillow's `resize((224, 224), Image.LANCZOS,
+reducing_gap=1.0)`: a box average over whole blocks, then Lanczos3, as the Rust core does), then
+`(x/255 - mean)/std` per channel (in train.py, on the GPU). The committed checkpoint was trained
+before the box pre-reduction, with a plain Lanczos3 resize.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -26,6 +27,7 @@ from ocrmodel import spec  # noqa: E402
 from ocrmodel.dialog_text import random_dialog  # noqa: E402
 from ocrmodel.eval_sets import evaluation_strings  # noqa: E402
 from ocrmodel.render import Style, latin_heavy, render, system_face, SYSTEM_FACES  # noqa: E402
+from ocrmodel.resize import resize_for_model  # noqa: E402
 
 MAX_CHARACTERS = 48
 TEXT_SLOTS = MAX_CHARACTERS + 1  # BOS + characters as input; characters + EOS as targets
@@ -104,7 +106,7 @@ class SampleMaker:
         text = self.text()
         rendered = render(text, training_style(text, rng, self.faces), rng)
         width, height = rendered.image.size
-        pixels = np.array(rendered.image.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS), np.uint8)
+        pixels = np.array(resize_for_model(rendered.image), np.uint8)
         ids = [self.ids[c] for c in text]
         inputs = np.zeros(TEXT_SLOTS, np.int64)
         targets = np.full(TEXT_SLOTS, IGNORE, np.int64)
