@@ -2,6 +2,7 @@
 //! runner (as an rlib). The modules hold the logic and never import wasm-bindgen; this file is
 //! the JavaScript boundary only: it converts arguments, calls a module, converts the result.
 
+pub mod box_reduce;
 pub mod choose;
 pub mod config;
 pub mod error;

@@ -1,0 +1,259 @@
+//! The box step of the resize: Pillow's `Image.reduce((fx, fy))`, bit for bit.
+//!
+//! Each output pixel is the mean of an `fx × fy` block of source pixels; where the width or
+//! height is not a multiple of the factor, the last block is partial and averages what it
+//! holds (Pillow's `ImagingReduceCorners`). The rounding is Pillow's too: `(sum + n/2)` times
+//! a 24-bit reciprocal of `n`, so the training images (made with Pillow) and the harness agree
+//! exactly up to the Lanczos step.
+
+use crate::preprocess::IMAGE_SIZE;
+
+/// Pillow's `reducing_gap` for the model's resize: the box step shrinks by the largest whole
+/// factor that still leaves `gap` source pixels per output pixel.
+pub const REDUCING_GAP: f64 = 1.0;
+
+/// The whole factor along one side: `max(1, ⌊source / 224 / gap⌋)`, as Pillow computes it.
+pub fn reduce_factor(source: u32) -> u32 {
+    ((f64::from(source) / f64::from(IMAGE_SIZE) / REDUCING_GAP) as u32).max(1)
+}
+
+/// Pillow's `division_UINT32(n, 8)`: ⌊2³² / (256·n)⌋ computed in f32, as its C does.
+fn multiplier(count: u32) -> u32 {
+    (4_294_967_296.0f32 / (256 * count) as f32) as u32
+}
+
+/// Bytes summed per step of the vertical pass: one v128 of source bytes, two of u16 sums.
+const CHUNK: usize = 16;
+
+/// Sums `rows` rows of `block` (each `row_bytes` long) into u16 `lanes`, and returns the AND
+/// of every source byte's 4-byte group (its top byte is the AND of all alphas).
+///
+/// Column chunks outside, rows inside: the sums stay in registers instead of being loaded
+/// and stored once per row (measured faster in WASM).
+fn sum_rows(block: &[u8], row_bytes: usize, rows: usize, lanes: &mut [u16]) -> u32 {
+    let mut all = [u8::MAX; CHUNK];
+    let whole = row_bytes / CHUNK * CHUNK;
+    for (start, sums) in (0..whole).step_by(CHUNK).zip(lanes.chunks_exact_mut(CHUNK)) {
+        let mut acc = [0u16; CHUNK];
+        for row in 0..rows {
+            let bytes: &[u8; CHUNK] = block[row * row_bytes + start..][..CHUNK]
+                .try_into()
+                .expect("CHUNK bytes");
+            for k in 0..CHUNK {
+                acc[k] += u16::from(bytes[k]);
+                all[k] &= bytes[k];
+            }
+        }
+        sums.copy_from_slice(&acc);
+    }
+    // The last few bytes of each row (fewer than CHUNK; whole pixels, as rows are).
+    for k in whole..row_bytes {
+        let mut sum = 0u16;
+        for row in 0..rows {
+            let byte = block[row * row_bytes + k];
+            sum += u16::from(byte);
+            all[k % 4] &= byte;
+        }
+        lanes[k] = sum;
+    }
+    all.chunks_exact(4).fold(u32::MAX, |and, group| {
+        and & u32::from_le_bytes([group[0], group[1], group[2], group[3]])
+    })
+}
+
+/// The four channel sums of a block of columns. While `n · 255 < 2¹⁶` (`lanes_fit`) the
+/// block's sums still fit in 16 bits, so whole columns are added as u64s: four lanes at
+/// once, no carries between them.
+#[inline(always)]
+fn block_sums(block: &[u64], lanes_fit: bool) -> [u32; 4] {
+    if lanes_fit {
+        let total: [u16; 4] = bytemuck::cast(block.iter().sum::<u64>());
+        total.map(u32::from)
+    } else {
+        block.iter().fold([0u32; 4], |mut sums, &column| {
+            let lanes: [u16; 4] = bytemuck::cast(column);
+            for (sum, lane) in sums.iter_mut().zip(lanes) {
+                *sum += u32::from(lane);
+            }
+            sums
+        })
+    }
+}
+
+/// Pillow's rounded mean: `(sum + n/2) · ⌊2²⁴/n⌋ >> 24`, per channel.
+#[inline(always)]
+fn store_mean(pixel: &mut [u8], sums: [u32; 4], count: u32, scale: u32) {
+    for (byte, sum) in pixel.iter_mut().zip(sums) {
+        *byte = (((sum + count / 2) * scale) >> 24) as u8;
+    }
+}
+
+/// Each block of `fx` column sums (over `rows` rows) → one RGBA pixel of `out_row`; the last
+/// block may be partial.
+fn average_blocks(columns: &[u64], fx: usize, rows: usize, out_row: &mut [u8]) {
+    let whole = columns.len() / fx;
+    let (full_pixels, last_pixel) = out_row.split_at_mut(whole * 4);
+    let lanes_fit = fx * rows <= 257;
+    let count = (fx * rows) as u32;
+    let scale = multiplier(count);
+    // Full blocks: one count and multiplier, no per-pixel bounds to work out.
+    for (pixel, block) in full_pixels
+        .chunks_exact_mut(4)
+        .zip(columns.chunks_exact(fx))
+    {
+        store_mean(pixel, block_sums(block, lanes_fit), count, scale);
+    }
+    let rest = &columns[whole * fx..];
+    if !rest.is_empty() {
+        let count = (rest.len() * rows) as u32;
+        store_mean(
+            last_pixel,
+            block_sums(rest, lanes_fit),
+            count,
+            multiplier(count),
+        );
+    }
+}
+
+/// Reduces RGBA `src` (`width × height`) by `fx × fy` into `out`, sized
+/// `⌈width/fx⌉ × ⌈height/fy⌉ × 4`. `column_sums` is scratch space, kept between calls.
+/// Returns whether every source pixel was opaque (alpha 255), found on the way.
+pub fn box_reduce(
+    src: &[u8],
+    width: u32,
+    height: u32,
+    fx: u32,
+    fy: u32,
+    column_sums: &mut Vec<u64>,
+    out: &mut Vec<u8>,
+) -> bool {
+    let (width, height, fx, fy) = (width as usize, height as usize, fx as usize, fy as usize);
+    debug_assert_eq!(src.len(), width * height * 4);
+    let out_width = width.div_ceil(fx);
+    let out_height = height.div_ceil(fy);
+    let row_bytes = width * 4;
+    out.clear();
+    out.resize(out_width * out_height * 4, 0);
+    // One u64 per column holds its four channel sums as 16-bit lanes: u16 lanes hold up to
+    // 257 rows of 255, and MAX_SIDE / 224 keeps fy far below that.
+    debug_assert!(fy <= 257);
+    column_sums.clear();
+    column_sums.resize(width, 0);
+    let mut all = u32::MAX;
+
+    for (out_y, out_row) in out.chunks_exact_mut(out_width * 4).enumerate() {
+        let first = out_y * fy;
+        let rows = fy.min(height - first);
+        // Vertical sums first, the lanes seen as u16s.
+        let lanes: &mut [u16] = bytemuck::cast_slice_mut(column_sums.as_mut_slice());
+        all &= sum_rows(
+            &src[first * row_bytes..(first + rows) * row_bytes],
+            row_bytes,
+            rows,
+            lanes,
+        );
+        average_blocks(column_sums, fx, rows, out_row);
+    }
+    all >> 24 == 0xFF
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The plain definition: round(mean) of each (possibly partial) block, in exact arithmetic.
+    fn exact_means(src: &[u8], width: usize, height: usize, fx: usize, fy: usize) -> Vec<f64> {
+        let (ow, oh) = (width.div_ceil(fx), height.div_ceil(fy));
+        let mut out = Vec::with_capacity(ow * oh * 4);
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for c in 0..4 {
+                    let (mut sum, mut n) = (0.0, 0.0);
+                    for y in oy * fy..((oy + 1) * fy).min(height) {
+                        for x in ox * fx..((ox + 1) * fx).min(width) {
+                            sum += f64::from(src[(y * width + x) * 4 + c]);
+                            n += 1.0;
+                        }
+                    }
+                    out.push(sum / n);
+                }
+            }
+        }
+        out
+    }
+
+    fn reduce(src: &[u8], w: u32, h: u32, fx: u32, fy: u32) -> Vec<u8> {
+        let (mut sums, mut out) = (Vec::new(), Vec::new());
+        let opaque = box_reduce(src, w, h, fx, fy, &mut sums, &mut out);
+        assert_eq!(opaque, src.chunks_exact(4).all(|p| p[3] == 255));
+        out
+    }
+
+    #[test]
+    fn factors_follow_pillow() {
+        // int(size / 224 / 1.0) or 1
+        assert_eq!(reduce_factor(1024), 4);
+        assert_eq!(reduce_factor(768), 3);
+        assert_eq!(reduce_factor(447), 1);
+        assert_eq!(reduce_factor(448), 2);
+        assert_eq!(reduce_factor(224), 1);
+        assert_eq!(reduce_factor(1), 1);
+        assert_eq!(reduce_factor(16384), 73);
+    }
+
+    #[test]
+    fn pillow_multipliers() {
+        // Pillow's f32 arithmetic: 2^32 / 256 / n, truncated.
+        assert_eq!(multiplier(1), 1 << 24);
+        assert_eq!(multiplier(3), 5_592_405);
+        assert_eq!(multiplier(12), 1_398_101);
+    }
+
+    #[test]
+    fn flat_colour_stays_flat_at_every_edge() {
+        let src = [9u8, 99, 199, 255].repeat(7 * 5);
+        assert_eq!(reduce(&src, 7, 5, 3, 2), [9u8, 99, 199, 255].repeat(3 * 3));
+    }
+
+    #[test]
+    fn known_block() {
+        // One 2x2 block of red values 0, 1, 2, 4: sum 7, n 4: (7 + 2) * 2^22 >> 24 = 2.
+        let src = [0u8, 0, 0, 255, 1, 0, 0, 255, 2, 0, 0, 255, 4, 0, 0, 255];
+        assert_eq!(reduce(&src, 2, 2, 2, 2), [2, 0, 0, 255]);
+        // Three values summing to 5 (mean 1.67): Pillow's truncated reciprocal gives 1.
+        let src = [2u8, 0, 0, 255, 2, 0, 0, 255, 1, 0, 0, 255];
+        assert_eq!(reduce(&src, 3, 1, 3, 1), [1, 0, 0, 255]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Pillow's rounding is round-half-up of the mean, except that its truncated
+        /// reciprocal can land one below (e.g. three values summing to 5 give 1, not 2).
+        /// Factors up to 23 × 23 take both the packed (n ≤ 257) and the u32 path; widths
+        /// from 1 to 59 pixels, both whole 16-byte chunks and the leftover bytes. Half the
+        /// images are opaque, with one pixel's alpha at 254 in some, for the opacity check.
+        #[test]
+        fn matches_the_rounded_mean(
+            w in 1usize..60, h in 1usize..60, fx in 1usize..24, fy in 1usize..24,
+            seed in any::<u32>(), opaque in any::<bool>(), dent in any::<Option<usize>>()
+        ) {
+            let mut state = seed | 1;
+            let mut src: Vec<u8> = (0..w * h * 4).map(|i| {
+                state ^= state << 13; state ^= state >> 17; state ^= state << 5;
+                if opaque && i % 4 == 3 { 255 } else { state as u8 }
+            }).collect();
+            if let (true, Some(pixel)) = (opaque, dent) {
+                src[(pixel % (w * h)) * 4 + 3] = 254;
+            }
+            let ours = reduce(&src, w as u32, h as u32, fx as u32, fy as u32);
+            let exact = exact_means(&src, w, h, fx, fy);
+            prop_assert_eq!(ours.len(), exact.len());
+            for (i, (&a, &e)) in ours.iter().zip(&exact).enumerate() {
+                let rounded = (e + 0.5).floor();
+                prop_assert!(f64::from(a) == rounded || f64::from(a) == rounded - 1.0,
+                    "index {}: {} vs mean {}", i, a, e);
+            }
+        }
+    }
+}
