@@ -2,6 +2,7 @@
 //! these modules.
 
 pub mod browser;
+pub mod compare;
 pub mod machine;
 pub mod memory;
 pub mod report;

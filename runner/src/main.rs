@@ -12,7 +12,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use ocr_bench::browser::{self, BrowserKind};
 use ocr_bench::run::{self, Outcome, RunOptions, DEFAULT_PAGE};
-use ocr_bench::{machine, memory, report, server, sweep};
+use ocr_bench::{compare, machine, memory, report, server, sweep};
 
 const DEFAULT_RESULTS: &str = "results/results.jsonl";
 
@@ -25,7 +25,11 @@ const EXIT_PROCESSES_LEFT: u8 = 5;
 const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser)]
-#[command(name = "ocr-bench", version, about = "WebGPU OCR benchmark: serve the page, run it headless, sweep configurations")]
+#[command(
+    name = "ocr-bench",
+    version,
+    about = "WebGPU OCR benchmark: serve the page, run it headless, sweep configurations"
+)]
 struct Cli {
     /// The repository root to serve (default: the checkout this binary was built from, or
     /// the current directory if it holds `www/`).
@@ -96,13 +100,39 @@ enum Command {
         #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
         sample_ms: u64,
     },
+    /// Compare the token ids of one finished run in each of two results files, case by case.
+    ///
+    /// Takes the last run with a `result` record from each file (or the one --run-a/--run-b
+    /// names), matches cases by id and prints, per case, both token counts and "same" or the
+    /// first differing position with both token ids and both decoded texts; then a summary
+    /// and each side's browser, query and configuration.
+    ///
+    /// Exit status: 0 when every shared case has identical token ids and both runs have the
+    /// same cases, 1 when anything differs, 2 on bad input (unreadable file, malformed line,
+    /// no finished run, unknown runId).
+    Compare {
+        /// Results file A.
+        a: PathBuf,
+        /// Results file B.
+        b: PathBuf,
+        /// The runId to take from A (default: its last finished run).
+        #[arg(long, value_name = "ID")]
+        run_a: Option<String>,
+        /// The runId to take from B (default: its last finished run).
+        #[arg(long, value_name = "ID")]
+        run_b: Option<String>,
+    },
 }
 
 /// The benchmark parameters, from the core, for `run --help` and `sweep --help`.
 fn parameters_help() -> String {
-    let mut text = String::from("Page parameters (query string of `run`, NAME of `sweep --param`):\n");
+    let mut text =
+        String::from("Page parameters (query string of `run`, NAME of `sweep --param`):\n");
     for p in ocr_bench_core::parameters() {
-        text.push_str(&format!("  {:<10} {} (default {}): {}\n", p.name, p.allowed, p.default, p.description));
+        text.push_str(&format!(
+            "  {:<10} {} (default {}): {}\n",
+            p.name, p.allowed, p.default, p.description
+        ));
     }
     text
 }
@@ -121,7 +151,8 @@ fn resolve_root(root: Option<PathBuf>) -> Result<PathBuf> {
             }
         }
     };
-    root.canonicalize().with_context(|| format!("the root {} does not exist", root.display()))
+    root.canonicalize()
+        .with_context(|| format!("the root {} does not exist", root.display()))
 }
 
 fn main() -> ExitCode {
@@ -132,7 +163,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    // Reads two files: no root, no runtime.
+    if let Command::Compare { a, b, run_a, run_b } = &cli.command {
+        return ExitCode::from(compare_command(a, b, run_a.as_deref(), run_b.as_deref()));
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("ocr-bench: starting the async runtime: {e}");
@@ -151,10 +190,24 @@ fn main() -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<u8> {
     let root = resolve_root(cli.root)?;
     match cli.command {
-        Command::Serve { port, host, results } => serve(&root, host, port, &results).await,
-        Command::Run { browser, results, timeout, page, sample_ms, query } => {
+        Command::Serve {
+            port,
+            host,
+            results,
+        } => serve(&root, host, port, &results).await,
+        Command::Run {
+            browser,
+            results,
+            timeout,
+            page,
+            sample_ms,
+            query,
+        } => {
             // `./www/index.html` and `/www/index.html` are the benchmark page too.
-            let page = page.trim_start_matches("./").trim_start_matches('/').to_owned();
+            let page = page
+                .trim_start_matches("./")
+                .trim_start_matches('/')
+                .to_owned();
             let query = query.unwrap_or_default();
             let query = query.strip_prefix('?').unwrap_or(&query).to_owned();
             let query = if page == DEFAULT_PAGE {
@@ -179,7 +232,14 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             };
             run_command(browser, &options).await
         }
-        Command::Sweep { browser, params, results, timeout, retry_failed, sample_ms } => {
+        Command::Sweep {
+            browser,
+            params,
+            results,
+            timeout,
+            retry_failed,
+            sample_ms,
+        } => {
             memory::become_subreaper().context("becoming a child subreaper")?;
             let options = sweep::SweepOptions {
                 browsers: browser,
@@ -200,15 +260,43 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 sweep::SweepEnd::Interrupted => EXIT_INTERRUPTED,
             })
         }
+        Command::Compare { a, b, run_a, run_b } => {
+            Ok(compare_command(&a, &b, run_a.as_deref(), run_b.as_deref()))
+        }
+    }
+}
+
+/// `compare`: 0 identical, 1 any difference, 2 bad input.
+fn compare_command(a: &Path, b: &Path, run_a: Option<&str>, run_b: Option<&str>) -> u8 {
+    let runs = compare::load_run(a, run_a).and_then(|ra| Ok((ra, compare::load_run(b, run_b)?)));
+    match runs {
+        Ok((ra, rb)) => {
+            let comparison = compare::compare(ra, rb);
+            print!("{}", comparison.render());
+            if comparison.identical() {
+                0
+            } else {
+                1
+            }
+        }
+        Err(e) => {
+            eprintln!("ocr-bench: {e}");
+            EXIT_USAGE
+        }
     }
 }
 
 async fn serve(root: &Path, host: IpAddr, port: u16, results: &Path) -> Result<u8> {
-    let context = server::RunContext { machine: machine::describe(), ..Default::default() };
+    let context = server::RunContext {
+        machine: machine::describe(),
+        ..Default::default()
+    };
     let state = Arc::new(server::AppState::new(results, context, None, None)?);
     let (address, task) = server::start_server(host, port, root, state).await?;
     println!("serving {} at http://{address}/", root.display());
-    println!("open http://{address}/www/index.html (add ?tier=242&schedule=resident … to configure)");
+    println!(
+        "open http://{address}/www/index.html (add ?tier=242&schedule=resident … to configure)"
+    );
     println!("results are appended to {}", results.display());
     println!("Chrome/Chromium needs WebGPU enabled (on Linux: --enable-unsafe-webgpu); Firefox needs dom.webgpu.enabled in about:config");
     tokio::select! {
@@ -224,12 +312,25 @@ async fn run_command(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
     let machine = machine::describe();
     eprintln!("ocr-bench: {} on {}", info.version, options.page);
     let started = std::time::Instant::now();
-    let on_status = move |status: &str| eprintln!("[{:>7.1} s] {status}", started.elapsed().as_secs_f64());
+    let on_status =
+        move |status: &str| eprintln!("[{:>7.1} s] {status}", started.elapsed().as_secs_f64());
     let report = run::run_once(options, &info, &machine, &on_status).await?;
     let mut code = match &report.outcome {
-        Outcome::Finished { summary, process_memory } => {
+        Outcome::Finished {
+            summary,
+            process_memory,
+        } => {
             if report::is_benchmark_summary(summary) {
-                print!("{}", report::run_table(&info.version, &options.query, summary, process_memory, report.wall.as_secs_f64()));
+                print!(
+                    "{}",
+                    report::run_table(
+                        &info.version,
+                        &options.query,
+                        summary,
+                        process_memory,
+                        report.wall.as_secs_f64()
+                    )
+                );
             } else {
                 let mut shown = summary.clone();
                 shown["processMemory"] = process_memory.clone();
@@ -238,10 +339,19 @@ async fn run_command(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
             0
         }
         other => {
-            let message = other.failure_message(kind.name(), options.timeout).unwrap_or_default();
+            let message = other
+                .failure_message(kind.name(), options.timeout)
+                .unwrap_or_default();
             eprintln!("ocr-bench: {message}");
-            if !matches!(other, Outcome::PageError { .. } | Outcome::Interrupted { .. }) && !report.browser_log_tail.is_empty() {
-                eprintln!("last lines of the browser's output:\n{}", report.browser_log_tail);
+            if !matches!(
+                other,
+                Outcome::PageError { .. } | Outcome::Interrupted { .. }
+            ) && !report.browser_log_tail.is_empty()
+            {
+                eprintln!(
+                    "last lines of the browser's output:\n{}",
+                    report.browser_log_tail
+                );
             }
             match other {
                 Outcome::PageError { .. } => EXIT_PAGE_ERROR,
@@ -253,7 +363,11 @@ async fn run_command(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
         }
     };
     if !report.stop.left.is_empty() {
-        eprintln!("ocr-bench: {} browser process(es) were left after stopping it: {:?}", report.stop.left.len(), report.stop.left);
+        eprintln!(
+            "ocr-bench: {} browser process(es) were left after stopping it: {:?}",
+            report.stop.left.len(),
+            report.stop.left
+        );
         if code == 0 {
             code = EXIT_PROCESSES_LEFT;
         }

@@ -37,8 +37,17 @@ fn serve(root: &Path, results: &Path) -> Served {
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
     // "serving ROOT at http://127.0.0.1:PORT/"
-    let base = first.split_whitespace().last().expect("a URL").trim_end_matches('/').to_owned();
-    Served { child, base, _stdout: stdout }
+    let base = first
+        .split_whitespace()
+        .last()
+        .expect("a URL")
+        .trim_end_matches('/')
+        .to_owned();
+    Served {
+        child,
+        base,
+        _stdout: stdout,
+    }
 }
 
 fn agent() -> ureq::Agent {
@@ -57,7 +66,10 @@ fn post(base: &str, path: &str, body: &Value) -> (u16, Value) {
         .expect("POST");
     let status = response.status().as_u16();
     let text = response.body_mut().read_to_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 fn records(results: &Path) -> Vec<Value> {
@@ -72,12 +84,24 @@ fn records(results: &Path) -> Vec<Value> {
 fn serve_sends_isolation_headers_and_mime_types() {
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("www")).unwrap();
-    for name in ["www/index.html", "www/app.mjs", "www/core.js", "www/core_bg.wasm", "m.onnx", "m.onnx.data", "m.json"] {
+    for name in [
+        "www/index.html",
+        "www/app.mjs",
+        "www/core.js",
+        "www/core_bg.wasm",
+        "m.onnx",
+        "m.onnx.data",
+        "m.json",
+    ] {
         std::fs::write(root.path().join(name), b"x").unwrap();
     }
     let results = root.path().join("results.jsonl");
     let served = serve(root.path(), &results);
-    assert!(served.base.starts_with("http://127.0.0.1:"), "{}", served.base);
+    assert!(
+        served.base.starts_with("http://127.0.0.1:"),
+        "{}",
+        served.base
+    );
     for (path, mime) in [
         ("/www/index.html", "text/html; charset=utf-8"),
         ("/www/app.mjs", "text/javascript"),
@@ -87,20 +111,48 @@ fn serve_sends_isolation_headers_and_mime_types() {
         ("/m.onnx.data", "application/octet-stream"),
         ("/m.json", "application/json"),
     ] {
-        let response = agent().get(format!("{}{path}", served.base)).call().unwrap();
+        let response = agent()
+            .get(format!("{}{path}", served.base))
+            .call()
+            .unwrap();
         assert_eq!(response.status().as_u16(), 200, "{path}");
-        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned()
+        };
         assert_eq!(header("content-type"), mime, "{path}");
-        assert_eq!(header("cross-origin-opener-policy"), "same-origin", "{path}");
-        assert_eq!(header("cross-origin-embedder-policy"), "require-corp", "{path}");
-        assert_eq!(header("cross-origin-resource-policy"), "same-origin", "{path}");
+        assert_eq!(
+            header("cross-origin-opener-policy"),
+            "same-origin",
+            "{path}"
+        );
+        assert_eq!(
+            header("cross-origin-embedder-policy"),
+            "require-corp",
+            "{path}"
+        );
+        assert_eq!(
+            header("cross-origin-resource-policy"),
+            "same-origin",
+            "{path}"
+        );
         assert_eq!(header("cache-control"), "no-store", "{path}");
     }
-    let missing = agent().get(format!("{}/www/nope.js", served.base)).call().unwrap();
+    let missing = agent()
+        .get(format!("{}/www/nope.js", served.base))
+        .call()
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     let root_page = agent().get(format!("{}/", served.base)).call().unwrap();
     assert_eq!(root_page.status().as_u16(), 307);
-    assert_eq!(root_page.headers().get("location").unwrap(), "/www/index.html");
+    assert_eq!(
+        root_page.headers().get("location").unwrap(),
+        "/www/index.html"
+    );
 }
 
 #[test]
@@ -110,24 +162,52 @@ fn endpoints_append_one_flushed_record_per_request() {
     let served = serve(root.path(), &results);
     let base = &served.base;
     let start = json!({ "runId": "r1", "config": { "tier": "121" }, "userAgent": "test", "adapter": { "features": ["shader-f16"] }, "ortVersion": "1.30.0" });
-    assert_eq!(post(base, "/benchmark-start", &start), (200, json!({ "ok": true })));
+    assert_eq!(
+        post(base, "/benchmark-start", &start),
+        (200, json!({ "ok": true }))
+    );
     // Each record is on disk as soon as the answer arrives: a crash loses nothing finished.
     assert_eq!(records(&results).len(), 1);
-    assert_eq!(post(base, "/benchmark-mark", &json!({ "runId": "r1", "phase": "baseline" })).0, 200);
-    assert_eq!(post(base, "/benchmark-progress", &json!({ "runId": "r1", "case": { "id": "c1", "distance": 0 } })).0, 200);
+    assert_eq!(
+        post(
+            base,
+            "/benchmark-mark",
+            &json!({ "runId": "r1", "phase": "baseline" })
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        post(
+            base,
+            "/benchmark-progress",
+            &json!({ "runId": "r1", "case": { "id": "c1", "distance": 0 } })
+        )
+        .0,
+        200
+    );
     assert_eq!(records(&results).len(), 3);
     let error = json!({ "runId": "r1", "phase": "decoder-load", "error": { "name": "Error", "message": "boom", "stack": "s" } });
     assert_eq!(post(base, "/benchmark-error", &error).0, 200);
-    let (status, memory) = post(base, "/benchmark-result", &json!({ "runId": "r1", "cases": 1 }));
+    let (status, memory) = post(
+        base,
+        "/benchmark-result",
+        &json!({ "runId": "r1", "cases": 1 }),
+    );
     assert_eq!(status, 200);
     // Under serve nobody samples the person's browser, and the answer says so.
     assert_eq!(memory["available"], false, "{memory}");
-    assert!(memory["reason"].as_str().unwrap().contains("ocr-bench run"), "{memory}");
+    assert!(
+        memory["reason"].as_str().unwrap().contains("ocr-bench run"),
+        "{memory}"
+    );
 
     let all = records(&results);
     let kinds: Vec<&str> = all.iter().map(|r| r["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["start", "mark", "progress", "error", "result"]);
-    assert!(all.iter().all(|r| r["runId"] == "r1" && r["time"].as_str().is_some_and(|t| t.ends_with('Z'))));
+    assert!(all
+        .iter()
+        .all(|r| r["runId"] == "r1" && r["time"].as_str().is_some_and(|t| t.ends_with('Z'))));
     assert_eq!(all[0]["body"]["ortVersion"], "1.30.0");
     assert!(all[0]["machine"]["cores"].as_u64().unwrap() >= 1);
     assert_eq!(all[1]["phase"], "baseline");
@@ -147,10 +227,16 @@ fn endpoints_reject_malformed_bodies_with_a_reason() {
     let served = serve(root.path(), &results);
     let (status, answer) = post(&served.base, "/benchmark-mark", &json!({ "runId": "r1" }));
     assert_eq!(status, 400);
-    assert!(answer["error"].as_str().unwrap().contains("`phase`"), "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("`phase`"),
+        "{answer}"
+    );
     let (status, answer) = post(&served.base, "/benchmark-result", &json!([1, 2]));
     assert_eq!(status, 400);
-    assert!(answer["error"].as_str().unwrap().contains("JSON object"), "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("JSON object"),
+        "{answer}"
+    );
     assert!(!results.exists() || records(&results).is_empty());
 }
 
@@ -165,26 +251,41 @@ fn run_rejects_a_bad_query_before_starting_a_browser() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("`tier`") && stderr.contains("121, 242"), "{stderr}");
+    assert!(
+        stderr.contains("`tier`") && stderr.contains("121, 242"),
+        "{stderr}"
+    );
     // Nothing was launched, so nothing was recorded.
     assert!(!results.path().join("r.jsonl").exists());
 
-    let output = Command::new(BIN).args(["run", "colour=red"]).output().unwrap();
+    let output = Command::new(BIN)
+        .args(["run", "colour=red"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("maxTokens"));
     // The benchmark page however it is spelled.
-    let output = Command::new(BIN).args(["run", "--page", "./www/index.html", "scope=all"]).output().unwrap();
+    let output = Command::new(BIN)
+        .args(["run", "--page", "./www/index.html", "scope=all"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("full, decoder"));
 }
 
 #[test]
 fn bad_browser_and_sweep_parameters_name_what_is_allowed() {
-    let output = Command::new(BIN).args(["run", "--browser", "safari"]).output().unwrap();
+    let output = Command::new(BIN)
+        .args(["run", "--browser", "safari"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("chromium, firefox"));
 
-    let output = Command::new(BIN).args(["sweep", "--param", "decoder"]).output().unwrap();
+    let output = Command::new(BIN)
+        .args(["sweep", "--param", "decoder"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("NAME=V1,V2"));
 
@@ -196,7 +297,10 @@ fn bad_browser_and_sweep_parameters_name_what_is_allowed() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("turbo") && stderr.contains("gather-opt"), "{stderr}");
+    assert!(
+        stderr.contains("turbo") && stderr.contains("gather-opt"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -206,4 +310,117 @@ fn help_lists_the_page_parameters_from_the_core() {
     for name in ocr_bench_core::config::PARAMETER_NAMES {
         assert!(help.contains(name), "{name} missing from:\n{help}");
     }
+}
+
+/// A finished run as JSONL: start, one progress record per case, result, run.
+fn finished_run(run_id: &str, browser: &str, cases: &[(&str, &[i64], &str)]) -> String {
+    let mut lines = vec![json!({"kind": "start", "runId": run_id, "body": {}}).to_string()];
+    for (id, tokens, actual) in cases {
+        lines.push(
+            json!({"kind": "progress", "runId": run_id, "body": {"runId": run_id, "case": {
+                "id": id, "expected": actual, "actual": actual, "tokenIds": tokens}}})
+            .to_string(),
+        );
+    }
+    lines.push(
+        json!({"kind": "result", "runId": run_id, "config": {"cases": "smoke2"},
+            "browser": {"name": browser, "version": format!("{browser} 9")},
+            "query": "cases=smoke2", "summary": {}})
+        .to_string(),
+    );
+    lines.push(json!({"kind": "run", "outcome": "result"}).to_string());
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn compare_reports_token_differences_through_its_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    let b = dir.path().join("b.jsonl");
+    let same = dir.path().join("same.jsonl");
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &a,
+        finished_run(
+            "ra",
+            "chromium",
+            &[("01", &[5, 6, 7], "abc"), ("02", &[9], "d")],
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        finished_run(
+            "rb",
+            "firefox",
+            &[("01", &[5, 8, 7], "axc"), ("02", &[9], "d")],
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &same,
+        finished_run(
+            "rs",
+            "firefox",
+            &[("01", &[5, 6, 7], "abc"), ("02", &[9], "d")],
+        ),
+    )
+    .unwrap();
+    std::fs::write(&bad, "{\"kind\": \"start\"}\nnot json\n").unwrap();
+    let compare = |x: &Path, y: &Path| {
+        let out = Command::new(BIN)
+            .arg("compare")
+            .arg(x)
+            .arg(y)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+
+    let (code, stdout, _) = compare(&a, &b);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains(r#"differ at 1: A 6 B 8; A "abc" B "axc""#),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 cases compared, 1 with identical tokens; 3/4 token positions agree"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("run ra: chromium (chromium 9) · cases=smoke2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("run rb: firefox (firefox 9)"), "{stdout}");
+
+    let (code, stdout, _) = compare(&a, &same);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains("2 cases compared, 2 with identical tokens; 4/4"),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = compare(&a, &bad);
+    assert_eq!(code, Some(2), "{stdout}");
+    assert!(
+        stderr.contains(&format!("{}:2: not a JSON record", bad.display())),
+        "{stderr}"
+    );
+
+    let out = Command::new(BIN)
+        .args(["compare", "--run-a", "nope"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("no finished run with runId \"nope\"; finished runs: ra"),
+        "{stderr}"
+    );
 }
