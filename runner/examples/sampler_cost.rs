@@ -22,7 +22,12 @@ fn median(mut values: Vec<Duration>) -> Duration {
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let kind: BrowserKind = args.next().as_deref().unwrap_or("chromium").parse().map_err(anyhow::Error::msg)?;
+    let kind: BrowserKind = args
+        .next()
+        .as_deref()
+        .unwrap_or("chromium")
+        .parse()
+        .map_err(anyhow::Error::msg)?;
     let mib: u32 = args.next().map_or(Ok(1024), |v| v.parse())?;
     memory::become_subreaper()?;
     let info = browser::probe(kind)?;
@@ -34,7 +39,10 @@ fn main() -> Result<()> {
     std::thread::sleep(Duration::from_secs(12));
     let pids = memory::descendants(std::process::id());
     let page_size = memory::page_size();
-    let total_rss: u64 = pids.iter().filter_map(|p| memory::read_rss(*p, page_size)).sum();
+    let total_rss: u64 = pids
+        .iter()
+        .filter_map(|p| memory::read_rss(*p, page_size))
+        .sum();
     let (mut rss_ticks, mut pss_passes) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         let before = memory::thread_cpu_time();
@@ -53,11 +61,30 @@ fn main() -> Result<()> {
     let stop = instance.stop();
     let rss = median(rss_ticks);
     let pss = median(pss_passes);
-    println!("{} · {} processes · {:.0} MiB RSS in all · {ROUNDS} rounds", info.version, pids.len(), total_rss as f64 / 1048576.0);
-    println!("RSS tick (statm):        median {:>8.1} µs CPU", rss.as_secs_f64() * 1e6);
-    println!("PSS pass (smaps_rollup): median {:>8.1} µs CPU ({:.0}x an RSS tick)", pss.as_secs_f64() * 1e6, pss.as_secs_f64() / rss.as_secs_f64());
-    println!("RSS at 40 Hz costs {:.2}% of one core", rss.as_secs_f64() * 40.0 * 100.0);
-    println!("PSS every tick at 40 Hz would cost {:.1}% of one core; within 5% it runs at {:.1} Hz", pss.as_secs_f64() * 40.0 * 100.0, 0.05 / pss.as_secs_f64());
+    println!(
+        "{} · {} processes · {:.0} MiB RSS in all · {ROUNDS} rounds",
+        info.version,
+        pids.len(),
+        total_rss as f64 / 1048576.0
+    );
+    println!(
+        "RSS tick (statm):        median {:>8.1} µs CPU",
+        rss.as_secs_f64() * 1e6
+    );
+    println!(
+        "PSS pass (smaps_rollup): median {:>8.1} µs CPU ({:.0}x an RSS tick)",
+        pss.as_secs_f64() * 1e6,
+        pss.as_secs_f64() / rss.as_secs_f64()
+    );
+    println!(
+        "RSS at 40 Hz costs {:.2}% of one core",
+        rss.as_secs_f64() * 40.0 * 100.0
+    );
+    println!(
+        "PSS every tick at 40 Hz would cost {:.1}% of one core; within 5% it runs at {:.1} Hz",
+        pss.as_secs_f64() * 40.0 * 100.0,
+        0.05 / pss.as_secs_f64()
+    );
     if !stop.left.is_empty() {
         anyhow::bail!("processes left after stopping the browser: {:?}", stop.left);
     }

@@ -35,7 +35,10 @@ impl BrowserKind {
     /// Executables tried in order; `OCR_BENCH_CHROMIUM` / `OCR_BENCH_FIREFOX` name another.
     fn candidates(self) -> (&'static str, &'static [&'static str]) {
         match self {
-            BrowserKind::Chromium => ("OCR_BENCH_CHROMIUM", &["chromium", "chromium-browser", "google-chrome"]),
+            BrowserKind::Chromium => (
+                "OCR_BENCH_CHROMIUM",
+                &["chromium", "chromium-browser", "google-chrome"],
+            ),
             BrowserKind::Firefox => ("OCR_BENCH_FIREFOX", &["firefox-esr", "firefox"]),
         }
     }
@@ -54,7 +57,9 @@ impl FromStr for BrowserKind {
         match s {
             "chromium" | "chrome" => Ok(BrowserKind::Chromium),
             "firefox" => Ok(BrowserKind::Firefox),
-            other => Err(format!("unknown browser {other:?}; allowed: chromium, firefox")),
+            other => Err(format!(
+                "unknown browser {other:?}; allowed: chromium, firefox"
+            )),
         }
     }
 }
@@ -79,9 +84,15 @@ pub fn probe(kind: BrowserKind) -> Result<BrowserInfo> {
     let (variable, names) = kind.candidates();
     let executable = match std::env::var_os(variable) {
         Some(path) => PathBuf::from(path),
-        None => names.iter().find_map(|n| find_in_path(n)).with_context(|| {
-            format!("{kind} is not installed: none of {} is on PATH (or set {variable})", names.join(", "))
-        })?,
+        None => names
+            .iter()
+            .find_map(|n| find_in_path(n))
+            .with_context(|| {
+                format!(
+                    "{kind} is not installed: none of {} is on PATH (or set {variable})",
+                    names.join(", ")
+                )
+            })?,
     };
     let output = Command::new(&executable)
         .arg("--version")
@@ -91,9 +102,18 @@ pub fn probe(kind: BrowserKind) -> Result<BrowserInfo> {
     // Debian's chromium wrapper also prints shell noise on stderr; the version is on stdout.
     let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     if !output.status.success() || version.is_empty() {
-        bail!("{} --version failed ({}): {}", executable.display(), output.status, String::from_utf8_lossy(&output.stderr).trim());
+        bail!(
+            "{} --version failed ({}): {}",
+            executable.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
     }
-    Ok(BrowserInfo { name: kind, executable, version })
+    Ok(BrowserInfo {
+        name: kind,
+        executable,
+        version,
+    })
 }
 
 /// Chromium switches. `--enable-unsafe-webgpu` gives WebGPU on SwiftShader where there is no
@@ -221,7 +241,12 @@ impl Browser {
         let child = command
             .spawn()
             .with_context(|| format!("starting {}", info.executable.display()))?;
-        Ok(Browser { child, _workdir: workdir, log_path, stopped: false })
+        Ok(Browser {
+            child,
+            _workdir: workdir,
+            log_path,
+            stopped: false,
+        })
     }
 
     pub fn pid(&self) -> u32 {
@@ -332,7 +357,9 @@ fn write_user_js(profile: &Path) -> Result<()> {
 /// `pid (name) state command line` for a report; a zombie has a name but no command line.
 pub fn describe_process(pid: u32) -> String {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let head = stat.find(')').map_or(stat.as_str(), |end| &stat[..(end + 3).min(stat.len())]);
+    let head = stat
+        .find(')')
+        .map_or(stat.as_str(), |end| &stat[..(end + 3).min(stat.len())]);
     let cmdline = memory::read_cmdline(pid).unwrap_or_default().join(" ");
     format!("{} {cmdline}", head.trim())
 }
@@ -354,15 +381,19 @@ fn stat_field(stat: &str, index: usize) -> Option<&str> {
 /// Every live process whose process group is `pgid` (a full scan of /proc: used only while
 /// stopping, not by the sampler).
 pub fn process_group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|stat| {
-                let alive = stat_field(&stat, 0).is_some_and(|s| s != "Z" && s != "X");
-                alive && stat_field(&stat, 2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-            })
+            fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .is_some_and(|stat| {
+                    let alive = stat_field(&stat, 0).is_some_and(|s| s != "Z" && s != "X");
+                    alive && stat_field(&stat, 2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+                })
         })
         .collect()
 }
@@ -385,10 +416,19 @@ mod tests {
 
     #[test]
     fn browser_names_parse_and_errors_name_the_allowed_values() {
-        assert_eq!("chromium".parse::<BrowserKind>().unwrap(), BrowserKind::Chromium);
-        assert_eq!("firefox".parse::<BrowserKind>().unwrap(), BrowserKind::Firefox);
+        assert_eq!(
+            "chromium".parse::<BrowserKind>().unwrap(),
+            BrowserKind::Chromium
+        );
+        assert_eq!(
+            "firefox".parse::<BrowserKind>().unwrap(),
+            BrowserKind::Firefox
+        );
         let err = "safari".parse::<BrowserKind>().unwrap_err();
-        assert!(err.contains("safari") && err.contains("chromium, firefox"), "{err}");
+        assert!(
+            err.contains("safari") && err.contains("chromium, firefox"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -396,9 +436,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_user_js(dir.path()).unwrap();
         let text = fs::read_to_string(dir.path().join("user.js")).unwrap();
-        assert!(text.contains("user_pref(\"dom.webgpu.enabled\", true);"), "{text}");
-        assert!(text.contains("user_pref(\"gfx.webgpu.ignore-blocklist\", true);"), "{text}");
-        assert!(text.contains("user_pref(\"browser.startup.homepage_override.mstone\", \"ignore\");"), "{text}");
+        assert!(
+            text.contains("user_pref(\"dom.webgpu.enabled\", true);"),
+            "{text}"
+        );
+        assert!(
+            text.contains("user_pref(\"gfx.webgpu.ignore-blocklist\", true);"),
+            "{text}"
+        );
+        assert!(
+            text.contains("user_pref(\"browser.startup.homepage_override.mstone\", \"ignore\");"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -56,7 +56,10 @@ mod tests {
     #[test]
     fn reads_colon_separated_values() {
         let text = "processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\n";
-        assert_eq!(first_value(text, "model name").as_deref(), Some("Example CPU @ 2.0GHz"));
+        assert_eq!(
+            first_value(text, "model name").as_deref(),
+            Some("Example CPU @ 2.0GHz")
+        );
         assert_eq!(first_value(text, "missing"), None);
     }
 }

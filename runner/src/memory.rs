@@ -65,13 +65,22 @@ pub fn classify(cmdline: &[String], is_browser_main: bool) -> Classified {
             .iter()
             .find_map(|a| a.strip_prefix("--utility-sub-type="));
         return match kind {
-            "gpu-process" => Classified { kind: ProcessType::Gpu, label: "gpu-process".into() },
-            "renderer" => Classified { kind: ProcessType::Renderer, label: "renderer".into() },
+            "gpu-process" => Classified {
+                kind: ProcessType::Gpu,
+                label: "gpu-process".into(),
+            },
+            "renderer" => Classified {
+                kind: ProcessType::Renderer,
+                label: "renderer".into(),
+            },
             "utility" => Classified {
                 kind: ProcessType::Utility,
                 label: format!("utility:{}", sub_type.unwrap_or("unknown")),
             },
-            other => Classified { kind: ProcessType::Other, label: other.to_owned() },
+            other => Classified {
+                kind: ProcessType::Other,
+                label: other.to_owned(),
+            },
         };
     }
     if cmdline.iter().any(|a| a == "-contentproc") {
@@ -90,7 +99,10 @@ pub fn classify(cmdline: &[String], is_browser_main: bool) -> Classified {
         return Classified { kind, label };
     }
     if is_browser_main {
-        return Classified { kind: ProcessType::Browser, label: "browser".into() };
+        return Classified {
+            kind: ProcessType::Browser,
+            label: "browser".into(),
+        };
     }
     // Firefox's fork server and background tasks, crash handlers and reporters: none of them
     // is the model's, and each is labelled so that it is seen.
@@ -105,7 +117,10 @@ pub fn classify(cmdline: &[String], is_browser_main: bool) -> Classified {
     } else {
         exe
     };
-    Classified { kind: ProcessType::Other, label }
+    Classified {
+        kind: ProcessType::Other,
+        label,
+    }
 }
 
 /// Makes this process the reaper of its orphaned descendants, so that none escapes the
@@ -113,7 +128,11 @@ pub fn classify(cmdline: &[String], is_browser_main: bool) -> Classified {
 pub fn become_subreaper() -> std::io::Result<()> {
     // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument and touches no memory.
     let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Every descendant of `root`, found through the `children` files of each of its threads.
@@ -121,11 +140,18 @@ pub fn descendants(root: u32) -> Vec<u32> {
     let mut found = Vec::new();
     let mut stack = vec![root];
     while let Some(pid) = stack.pop() {
-        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
         for task in tasks.flatten() {
             let path = task.path().join("children");
-            let Ok(text) = fs::read_to_string(path) else { continue };
-            for child in text.split_ascii_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+            let Ok(text) = fs::read_to_string(path) else {
+                continue;
+            };
+            for child in text
+                .split_ascii_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
                 if !found.contains(&child) {
                     found.push(child);
                     stack.push(child);
@@ -145,17 +171,27 @@ pub fn read_cmdline(pid: u32) -> Option<Vec<String>> {
         .collect();
     // Chromium rewrites its process title: its children show one NUL-free string.
     let args = match args.as_slice() {
-        [single] if single.contains(' ') => single.split_ascii_whitespace().map(str::to_owned).collect(),
+        [single] if single.contains(' ') => {
+            single.split_ascii_whitespace().map(str::to_owned).collect()
+        }
         _ => args,
     };
     // A zombie has an empty command line; it holds no memory worth sampling.
-    if args.is_empty() { None } else { Some(args) }
+    if args.is_empty() {
+        None
+    } else {
+        Some(args)
+    }
 }
 
 pub fn page_size() -> u64 {
     // SAFETY: sysconf reads a constant of the running system.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if size > 0 { size as u64 } else { 4096 }
+    if size > 0 {
+        size as u64
+    } else {
+        4096
+    }
 }
 
 /// Resident set size in bytes, from the second field of `/proc/PID/statm`.
@@ -175,7 +211,10 @@ pub fn read_pss(pid: u32) -> Option<u64> {
 
 /// CPU time this thread has used.
 pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
@@ -256,7 +295,13 @@ impl Measured {
         let index = match self.phases.iter().position(|(name, _)| name == phase) {
             Some(index) => index,
             None => {
-                self.phases.push((phase.to_owned(), PhaseStats { first_ms: at_ms, ..Default::default() }));
+                self.phases.push((
+                    phase.to_owned(),
+                    PhaseStats {
+                        first_ms: at_ms,
+                        ..Default::default()
+                    },
+                ));
                 self.phases.len() - 1
             }
         };
@@ -305,7 +350,10 @@ impl Sampler {
             phase: Mutex::new(STARTUP_PHASE.to_owned()),
             browser_pid: AtomicU32::new(0),
             processes: Mutex::new(Vec::new()),
-            measured: Mutex::new(Measured { started: Some(started), ..Default::default() }),
+            measured: Mutex::new(Measured {
+                started: Some(started),
+                ..Default::default()
+            }),
             stop: AtomicBool::new(false),
             started,
         });
@@ -321,7 +369,11 @@ impl Sampler {
                 .spawn(move || pss_loop(&pss_shared, interval))
                 .expect("spawning the PSS sampler thread"),
         ];
-        Self { shared, interval, threads: Mutex::new(threads) }
+        Self {
+            shared,
+            interval,
+            threads: Mutex::new(threads),
+        }
     }
 
     pub fn set_browser_pid(&self, pid: u32) {
@@ -336,7 +388,12 @@ impl Sampler {
             let mut current = self.shared.phase.lock().unwrap_or_else(|e| e.into_inner());
             phase.clone_into(&mut current);
         }
-        let processes = self.shared.processes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let processes = self
+            .shared
+            .processes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let page = page_size();
         let tracked: Vec<Tracked> = processes
             .into_iter()
@@ -361,9 +418,27 @@ impl Sampler {
             (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
             _ => 0.0,
         };
-        let per_second = |count: u64| if elapsed > 0.0 { count.saturating_sub(1) as f64 / elapsed } else { 0.0 };
-        let share = |cpu: Duration| if elapsed > 0.0 { cpu.as_secs_f64() / elapsed } else { 0.0 };
-        let mean_ms = |total: Duration| if m.pss_passes > 0 { total.as_secs_f64() * 1e3 / m.pss_passes as f64 } else { 0.0 };
+        let per_second = |count: u64| {
+            if elapsed > 0.0 {
+                count.saturating_sub(1) as f64 / elapsed
+            } else {
+                0.0
+            }
+        };
+        let share = |cpu: Duration| {
+            if elapsed > 0.0 {
+                cpu.as_secs_f64() / elapsed
+            } else {
+                0.0
+            }
+        };
+        let mean_ms = |total: Duration| {
+            if m.pss_passes > 0 {
+                total.as_secs_f64() * 1e3 / m.pss_passes as f64
+            } else {
+                0.0
+            }
+        };
         let phases: serde_json::Map<String, Value> = m
             .phases
             .iter()
@@ -455,10 +530,15 @@ fn rss_loop(shared: &Shared, interval: Duration) {
             for pid in pids {
                 // A child forked from Chromium's zygote shows the zygote's command line until
                 // it sets its own title: classify "other" processes again until they do.
-                if tracked.get(&pid).is_some_and(|p| p.class.kind != ProcessType::Other) {
+                if tracked
+                    .get(&pid)
+                    .is_some_and(|p| p.class.kind != ProcessType::Other)
+                {
                     continue;
                 }
-                let Some(cmdline) = read_cmdline(pid) else { continue };
+                let Some(cmdline) = read_cmdline(pid) else {
+                    continue;
+                };
                 let class = classify(&cmdline, pid == browser_main);
                 let rss = tracked.get(&pid).map_or(0, |p| p.rss);
                 tracked.insert(pid, Tracked { class, rss });
@@ -471,13 +551,18 @@ fn rss_loop(shared: &Shared, interval: Duration) {
             }
             None => false,
         });
-        *shared.processes.lock().unwrap_or_else(|e| e.into_inner()) =
-            tracked.iter().map(|(pid, p)| (*pid, p.class.clone())).collect();
+        *shared.processes.lock().unwrap_or_else(|e| e.into_inner()) = tracked
+            .iter()
+            .map(|(pid, p)| (*pid, p.class.clone()))
+            .collect();
         let phase = shared.current_phase();
         {
             let mut m = shared.measured();
             m.max_processes = m.max_processes.max(tracked.len());
-            record_rss(m.phase(&phase, ms_since(shared.started, now)), tracked.values());
+            record_rss(
+                m.phase(&phase, ms_since(shared.started, now)),
+                tracked.values(),
+            );
             m.ticks += 1;
             m.last_tick = Some(now);
             m.rss_cpu = thread_cpu_time().saturating_sub(cpu_at_start);
@@ -496,7 +581,11 @@ fn rss_loop(shared: &Shared, interval: Duration) {
 
 fn pss_loop(shared: &Shared, interval: Duration) {
     while !shared.stop.load(Ordering::Relaxed) {
-        let processes = shared.processes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let processes = shared
+            .processes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         if processes.is_empty() {
             std::thread::sleep(interval);
             continue;
@@ -528,7 +617,10 @@ fn pss_loop(shared: &Shared, interval: Duration) {
         // 170 ms of wall time with the page's models loaded in Firefox here, so the gap is
         // about half a second), and would otherwise have no PSS at all.
         let until = done + gap;
-        while !shared.stop.load(Ordering::Relaxed) && Instant::now() < until && shared.current_phase() == phase {
+        while !shared.stop.load(Ordering::Relaxed)
+            && Instant::now() < until
+            && shared.current_phase() == phase
+        {
             std::thread::sleep(interval.min(until.saturating_duration_since(Instant::now())));
         }
     }
@@ -556,7 +648,11 @@ fn record_rss<'a>(stats: &mut PhaseStats, tracked: impl IntoIterator<Item = &'a 
     }
     let (mut total, mut processes) = (0, 0);
     for (kind, (rss, count)) in &by_type {
-        stats.by_type.entry(*kind).or_default().add_rss(*rss, *count);
+        stats
+            .by_type
+            .entry(*kind)
+            .or_default()
+            .add_rss(*rss, *count);
         total += rss;
         processes += count;
     }
@@ -586,46 +682,99 @@ mod tests {
 
     #[test]
     fn classifies_chromium_processes() {
-        let main = classify(&args("/usr/lib/chromium/chromium --headless --user-data-dir=/tmp/x"), true);
+        let main = classify(
+            &args("/usr/lib/chromium/chromium --headless --user-data-dir=/tmp/x"),
+            true,
+        );
         assert_eq!(main.kind, ProcessType::Browser);
-        let gpu = classify(&args("/usr/lib/chromium/chromium --type=gpu-process --use-angle=swiftshader"), false);
+        let gpu = classify(
+            &args("/usr/lib/chromium/chromium --type=gpu-process --use-angle=swiftshader"),
+            false,
+        );
         assert_eq!(gpu.kind, ProcessType::Gpu);
-        let renderer = classify(&args("/usr/lib/chromium/chromium --type=renderer --lang=en"), false);
+        let renderer = classify(
+            &args("/usr/lib/chromium/chromium --type=renderer --lang=en"),
+            false,
+        );
         assert_eq!(renderer.kind, ProcessType::Renderer);
         let odm = classify(
             &args("/usr/lib/chromium/chromium --type=utility --utility-sub-type=on_device_model.mojom.OnDeviceModelService"),
             false,
         );
         assert_eq!(odm.kind, ProcessType::Utility);
-        assert_eq!(odm.label, "utility:on_device_model.mojom.OnDeviceModelService");
-        let zygote = classify(&args("/usr/lib/chromium/chromium --type=zygote --no-zygote-sandbox"), false);
-        assert_eq!((zygote.kind, zygote.label.as_str()), (ProcessType::Other, "zygote"));
+        assert_eq!(
+            odm.label,
+            "utility:on_device_model.mojom.OnDeviceModelService"
+        );
+        let zygote = classify(
+            &args("/usr/lib/chromium/chromium --type=zygote --no-zygote-sandbox"),
+            false,
+        );
+        assert_eq!(
+            (zygote.kind, zygote.label.as_str()),
+            (ProcessType::Other, "zygote")
+        );
     }
 
     #[test]
     fn classifies_firefox_processes() {
-        let main = classify(&args("/usr/lib/firefox-esr/firefox-esr --headless --profile /tmp/p"), true);
+        let main = classify(
+            &args("/usr/lib/firefox-esr/firefox-esr --headless --profile /tmp/p"),
+            true,
+        );
         assert_eq!(main.kind, ProcessType::Browser);
-        let tab = classify(&args("/usr/lib/firefox-esr/firefox-esr -contentproc -isForBrowser {u} 123 tab"), false);
+        let tab = classify(
+            &args("/usr/lib/firefox-esr/firefox-esr -contentproc -isForBrowser {u} 123 tab"),
+            false,
+        );
         assert_eq!(tab.kind, ProcessType::Renderer);
-        let gpu = classify(&args("/usr/lib/firefox-esr/firefox-esr -contentproc {u} 123 gpu"), false);
+        let gpu = classify(
+            &args("/usr/lib/firefox-esr/firefox-esr -contentproc {u} 123 gpu"),
+            false,
+        );
         assert_eq!(gpu.kind, ProcessType::Gpu);
-        for (last, kind) in [("rdd", ProcessType::Utility), ("socket", ProcessType::Utility), ("utility", ProcessType::Utility)] {
-            let c = classify(&args(&format!("/usr/lib/firefox-esr/firefox-esr -contentproc {{u}} 123 {last}")), false);
+        for (last, kind) in [
+            ("rdd", ProcessType::Utility),
+            ("socket", ProcessType::Utility),
+            ("utility", ProcessType::Utility),
+        ] {
+            let c = classify(
+                &args(&format!(
+                    "/usr/lib/firefox-esr/firefox-esr -contentproc {{u}} 123 {last}"
+                )),
+                false,
+            );
             assert_eq!(c.kind, kind, "{last}");
             assert_eq!(c.label, format!("utility:{last}"));
         }
-        let task = classify(&args("/usr/lib/firefox-esr/firefox-esr --backgroundtask crashreporterNetworkBackend x"), false);
-        assert_eq!((task.kind, task.label.as_str()), (ProcessType::Other, "backgroundtask:crashreporterNetworkBackend"));
+        let task = classify(
+            &args(
+                "/usr/lib/firefox-esr/firefox-esr --backgroundtask crashreporterNetworkBackend x",
+            ),
+            false,
+        );
+        assert_eq!(
+            (task.kind, task.label.as_str()),
+            (
+                ProcessType::Other,
+                "backgroundtask:crashreporterNetworkBackend"
+            )
+        );
         let fork = classify(&args("/usr/lib/firefox-esr/firefox-esr -forkserver"), false);
-        assert_eq!((fork.kind, fork.label.as_str()), (ProcessType::Other, "forkserver"));
+        assert_eq!(
+            (fork.kind, fork.label.as_str()),
+            (ProcessType::Other, "forkserver")
+        );
     }
 
     #[test]
     fn samples_a_child_process_and_attributes_phases() {
         // A real child process that grows its memory between two phases.
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 0.3; x=$(head -c 40000000 /dev/zero | tr '\\0' a); sleep 0.4"])
+            .args([
+                "-c",
+                "sleep 0.3; x=$(head -c 40000000 /dev/zero | tr '\\0' a); sleep 0.4",
+            ])
             .spawn()
             .expect("sh");
         let sampler = Sampler::start(Duration::from_millis(10));
@@ -641,19 +790,41 @@ mod tests {
         let phases = snapshot["phases"].as_object().expect("phases");
         let names: Vec<&str> = phases.keys().map(String::as_str).collect();
         assert_eq!(names, [STARTUP_PHASE, "baseline", "instant", "grow"]);
-        assert!(phases["instant"]["samples"].as_u64().unwrap() >= 1, "{}", phases["instant"]);
+        assert!(
+            phases["instant"]["samples"].as_u64().unwrap() >= 1,
+            "{}",
+            phases["instant"]
+        );
         for name in ["baseline", "grow"] {
             let phase = &phases[name];
             assert!(phase["samples"].as_u64().unwrap() >= 5, "{name}: {phase}");
-            assert!(phase["total"]["peakRssBytes"].as_u64().unwrap() > 0, "{name}: {phase}");
+            assert!(
+                phase["total"]["peakRssBytes"].as_u64().unwrap() > 0,
+                "{name}: {phase}"
+            );
             // Every marked phase gets a PSS pass as soon as it begins.
-            assert!(phase["pssSamples"].as_u64().unwrap() >= 1, "{name}: {phase}");
-            assert!(phase["total"]["peakPssBytes"].as_u64().unwrap() > 0, "{name}: {phase}");
+            assert!(
+                phase["pssSamples"].as_u64().unwrap() >= 1,
+                "{name}: {phase}"
+            );
+            assert!(
+                phase["total"]["peakPssBytes"].as_u64().unwrap() > 0,
+                "{name}: {phase}"
+            );
         }
         // `$(…)` holds 40 MB in the shell: the grow phase must see it, the baseline must not.
         let grow_peak = phases["grow"]["total"]["peakRssBytes"].as_u64().unwrap();
-        let baseline_peak = phases["baseline"]["total"]["peakRssBytes"].as_u64().unwrap();
-        assert!(grow_peak > baseline_peak + 30_000_000, "grow {grow_peak} vs baseline {baseline_peak}");
-        assert!(snapshot["sampler"]["achievedHz"].as_f64().unwrap() > 20.0, "{}", snapshot["sampler"]);
+        let baseline_peak = phases["baseline"]["total"]["peakRssBytes"]
+            .as_u64()
+            .unwrap();
+        assert!(
+            grow_peak > baseline_peak + 30_000_000,
+            "grow {grow_peak} vs baseline {baseline_peak}"
+        );
+        assert!(
+            snapshot["sampler"]["achievedHz"].as_f64().unwrap() > 20.0,
+            "{}",
+            snapshot["sampler"]
+        );
     }
 }

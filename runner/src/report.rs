@@ -9,11 +9,16 @@ const MIB: f64 = 1024.0 * 1024.0;
 const TYPES: [&str; 5] = ["browser", "gpu", "renderer", "utility", "other"];
 
 fn mib(value: Option<u64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |bytes| format!("{:.0}", bytes as f64 / MIB))
+    value.map_or_else(
+        || "-".to_owned(),
+        |bytes| format!("{:.0}", bytes as f64 / MIB),
+    )
 }
 
 fn ms(value: &Value) -> String {
-    value.as_f64().map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
+    value
+        .as_f64()
+        .map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
 }
 
 /// nCER as a number, or "n/a" where accuracy does not apply (the decoder-only scope).
@@ -25,7 +30,10 @@ fn ncer(summary: &Value) -> String {
 }
 
 fn exact(summary: &Value) -> String {
-    match (summary.get("exact").and_then(Value::as_u64), summary.get("cases").and_then(Value::as_u64)) {
+    match (
+        summary.get("exact").and_then(Value::as_u64),
+        summary.get("cases").and_then(Value::as_u64),
+    ) {
         (Some(e), Some(c)) => format!("{e}/{c}"),
         (None, Some(_)) => "n/a".to_owned(),
         _ => "-".to_owned(),
@@ -34,7 +42,9 @@ fn exact(summary: &Value) -> String {
 
 /// True when the body looks like the benchmark page's summary (others are printed as JSON).
 pub fn is_benchmark_summary(summary: &Value) -> bool {
-    ["cases", "medianMs", "peakCaseMs", "results"].iter().all(|f| summary.get(f).is_some())
+    ["cases", "medianMs", "peakCaseMs", "results"]
+        .iter()
+        .all(|f| summary.get(f).is_some())
 }
 
 /// The largest total of a field over every phase.
@@ -48,14 +58,33 @@ fn overall_peak(process_memory: &Value, field: &str) -> Option<u64> {
 }
 
 /// The report of one run of the benchmark page.
-pub fn run_table(browser: &str, query: &str, summary: &Value, process_memory: &Value, wall_seconds: f64) -> String {
+pub fn run_table(
+    browser: &str,
+    query: &str,
+    summary: &Value,
+    process_memory: &Value,
+    wall_seconds: f64,
+) -> String {
     let mut out = String::new();
-    let config = if query.is_empty() { "default configuration".to_owned() } else { query.to_owned() };
-    let _ = writeln!(out, "{browser} · {config} · {} in {wall_seconds:.1} s", summary.get("casesName").and_then(Value::as_str).unwrap_or("cases"));
+    let config = if query.is_empty() {
+        "default configuration".to_owned()
+    } else {
+        query.to_owned()
+    };
+    let _ = writeln!(
+        out,
+        "{browser} · {config} · {} in {wall_seconds:.1} s",
+        summary
+            .get("casesName")
+            .and_then(Value::as_str)
+            .unwrap_or("cases")
+    );
     let _ = writeln!(
         out,
         "cases {}  nCER {}  exact {}  median {} ms  peak {} ms  mean {} ms/token",
-        summary.get("cases").map_or("-".to_owned(), Value::to_string),
+        summary
+            .get("cases")
+            .map_or("-".to_owned(), Value::to_string),
         ncer(summary),
         exact(summary),
         ms(&summary["medianMs"]),
@@ -63,18 +92,28 @@ pub fn run_table(browser: &str, query: &str, summary: &Value, process_memory: &V
         summary.get("msPerToken").map_or("-".to_owned(), ms),
     );
     let Some(phases) = process_memory.get("phases").and_then(Value::as_object) else {
-        let reason = process_memory.get("reason").and_then(Value::as_str).unwrap_or("not measured");
+        let reason = process_memory
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("not measured");
         let _ = writeln!(out, "process memory: {reason}");
         return out;
     };
-    let _ = writeln!(out, "peak process memory per phase, MiB (RSS; PSS total last):");
+    let _ = writeln!(
+        out,
+        "peak process memory per phase, MiB (RSS; PSS total last):"
+    );
     let _ = writeln!(
         out,
         "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
         "phase", "samples", "browser", "gpu", "renderer", "utility", "other", "RSS", "PSS"
     );
     for (name, phase) in phases {
-        let by_type = |t: &str| phase.pointer(&format!("/byType/{t}/peakRssBytes")).and_then(Value::as_u64);
+        let by_type = |t: &str| {
+            phase
+                .pointer(&format!("/byType/{t}/peakRssBytes"))
+                .and_then(Value::as_u64)
+        };
         let _ = writeln!(
             out,
             "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
@@ -114,14 +153,23 @@ pub struct SweepRow {
 /// The table of a sweep, one row per combination.
 pub fn sweep_table(rows: &[SweepRow]) -> String {
     let mut out = String::new();
-    let width = rows.iter().map(|r| r.query.len()).max().unwrap_or(0).max(13);
+    let width = rows
+        .iter()
+        .map(|r| r.query.len())
+        .max()
+        .unwrap_or(0)
+        .max(13);
     let _ = writeln!(
         out,
         "{:<9} {:<width$} {:>8} {:>6} {:>9} {:>9} {:>9} {:>9}",
         "browser", "configuration", "nCER", "exact", "median ms", "peak ms", "peak RSS", "peak PSS"
     );
     for row in rows {
-        let query = if row.query.is_empty() { "(default)" } else { &row.query };
+        let query = if row.query.is_empty() {
+            "(default)"
+        } else {
+            &row.query
+        };
         match (&row.summary, &row.process_memory) {
             (Some(summary), memory) => {
                 let memory = memory.clone().unwrap_or(Value::Null);
@@ -166,31 +214,69 @@ mod tests {
     fn run_table_shows_accuracy_times_and_phases_in_order() {
         let summary = json!({ "cases": 2, "nCER": 0.125, "exact": 1, "medianMs": 1500.4, "peakCaseMs": 2100.0, "results": [], "casesName": "smoke2" });
         let text = run_table("chromium", "tier=242", &summary, &memory(), 12.3);
-        assert!(text.contains("nCER 0.1250") && text.contains("exact 1/2"), "{text}");
-        assert!(text.contains("median 1500 ms") && text.contains("peak 2100 ms"), "{text}");
+        assert!(
+            text.contains("nCER 0.1250") && text.contains("exact 1/2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("median 1500 ms") && text.contains("peak 2100 ms"),
+            "{text}"
+        );
         let baseline = text.find("baseline").unwrap();
         let run = text.find("decoder-run").unwrap();
         assert!(baseline < run, "{text}");
-        assert!(text.contains("  baseline               3      100"), "{text}");
+        assert!(
+            text.contains("  baseline               3      100"),
+            "{text}"
+        );
         assert!(text.contains("39.5 Hz"), "{text}");
     }
 
     #[test]
     fn decoder_scope_reads_not_applicable() {
         let summary = json!({ "cases": 2, "nCER": null, "exact": null, "medianMs": 1.0, "peakCaseMs": 2.0, "results": [] });
-        let text = run_table("firefox", "scope=decoder", &summary, &json!({ "available": false, "reason": "serve mode" }), 1.0);
-        assert!(text.contains("nCER n/a") && text.contains("exact n/a"), "{text}");
+        let text = run_table(
+            "firefox",
+            "scope=decoder",
+            &summary,
+            &json!({ "available": false, "reason": "serve mode" }),
+            1.0,
+        );
+        assert!(
+            text.contains("nCER n/a") && text.contains("exact n/a"),
+            "{text}"
+        );
         assert!(text.contains("process memory: serve mode"), "{text}");
     }
 
     #[test]
     fn sweep_table_has_a_row_per_combination() {
         let rows = vec![
-            SweepRow { browser: "chromium".into(), query: String::new(), outcome: "result".into(), summary: Some(json!({ "cases": 2, "nCER": 0.0, "exact": 2, "medianMs": 10, "peakCaseMs": 12 })), process_memory: Some(memory()) },
-            SweepRow { browser: "chromium".into(), query: "tier=242".into(), outcome: "error: needs shader-f16".into(), summary: None, process_memory: None },
+            SweepRow {
+                browser: "chromium".into(),
+                query: String::new(),
+                outcome: "result".into(),
+                summary: Some(
+                    json!({ "cases": 2, "nCER": 0.0, "exact": 2, "medianMs": 10, "peakCaseMs": 12 }),
+                ),
+                process_memory: Some(memory()),
+            },
+            SweepRow {
+                browser: "chromium".into(),
+                query: "tier=242".into(),
+                outcome: "error: needs shader-f16".into(),
+                summary: None,
+                process_memory: None,
+            },
         ];
         let text = sweep_table(&rows);
-        assert!(text.contains("(default)") && text.contains("500") && text.contains("80"), "{text}");
-        assert!(text.contains("tier=242") && text.contains("error: needs shader-f16"), "{text}");
+        assert!(
+            text.contains("(default)") && text.contains("500") && text.contains("80"),
+            "{text}"
+        );
+        assert!(
+            text.contains("tier=242") && text.contains("error: needs shader-f16"),
+            "{text}"
+        );
     }
 }

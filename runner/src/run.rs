@@ -33,13 +33,27 @@ pub struct RunOptions {
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// The page posted its summary; `process_memory` is what the server answered.
-    Finished { summary: Value, process_memory: Value },
+    Finished {
+        summary: Value,
+        process_memory: Value,
+    },
     /// The page reported an error (its own message).
-    PageError { phase: String, message: String },
-    TimedOut { phase: String, cases_done: usize },
-    BrowserExited { status: String, phase: String },
+    PageError {
+        phase: String,
+        message: String,
+    },
+    TimedOut {
+        phase: String,
+        cases_done: usize,
+    },
+    BrowserExited {
+        status: String,
+        phase: String,
+    },
     /// Ctrl-C or SIGTERM reached the runner; the browser was still stopped.
-    Interrupted { phase: String },
+    Interrupted {
+        phase: String,
+    },
 }
 
 impl Outcome {
@@ -58,16 +72,20 @@ impl Outcome {
     pub fn failure_message(&self, browser: &str, timeout: Duration) -> Option<String> {
         match self {
             Outcome::Finished { .. } => None,
-            Outcome::PageError { phase, message } => Some(format!("the page failed in phase {phase}: {message}")),
+            Outcome::PageError { phase, message } => {
+                Some(format!("the page failed in phase {phase}: {message}"))
+            }
             Outcome::TimedOut { phase, cases_done } => Some(format!(
                 "timed out after {} s in phase {phase} with {cases_done} case(s) finished; \
                  the browser was stopped (raise --timeout if the run is just slow)",
                 timeout.as_secs()
             )),
-            Outcome::BrowserExited { status, phase } => {
-                Some(format!("{browser} exited ({status}) in phase {phase} before the page reported a result"))
-            }
-            Outcome::Interrupted { phase } => Some(format!("interrupted in phase {phase}; the browser was stopped")),
+            Outcome::BrowserExited { status, phase } => Some(format!(
+                "{browser} exited ({status}) in phase {phase} before the page reported a result"
+            )),
+            Outcome::Interrupted { phase } => Some(format!(
+                "interrupted in phase {phase}; the browser was stopped"
+            )),
         }
     }
 }
@@ -81,9 +99,17 @@ pub struct RunReport {
 
 /// A page error body `{ phase, error: { name, message, stack } }` as one line.
 fn page_error_message(body: &Value) -> (Option<String>, String) {
-    let phase = body.get("phase").and_then(Value::as_str).filter(|p| !p.is_empty()).map(str::to_owned);
+    let phase = body
+        .get("phase")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned);
     let error = body.get("error").unwrap_or(&Value::Null);
-    let message = error.get("message").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| error.to_string());
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| error.to_string());
     let message = match error.get("name").and_then(Value::as_str) {
         Some(name) if !name.is_empty() && name != "Error" => format!("{name}: {message}"),
         _ => message,
@@ -114,9 +140,19 @@ pub async fn run_once(
         page: Some(options.page.clone()),
         machine: machine.clone(),
     };
-    let state = Arc::new(AppState::new(&options.results, context, Some(Arc::clone(&sampler)), Some(events_tx))?);
-    let (address, server_task) =
-        server::start_server(IpAddr::V4(Ipv4Addr::LOCALHOST), 0, &options.root, Arc::clone(&state)).await?;
+    let state = Arc::new(AppState::new(
+        &options.results,
+        context,
+        Some(Arc::clone(&sampler)),
+        Some(events_tx),
+    )?);
+    let (address, server_task) = server::start_server(
+        IpAddr::V4(Ipv4Addr::LOCALHOST),
+        0,
+        &options.root,
+        Arc::clone(&state),
+    )
+    .await?;
     let url = page_url(address, &options.page, &options.query);
     on_status(&format!("opening {url}"));
     let mut instance = Browser::launch(browser, &url)?;
@@ -189,7 +225,12 @@ pub async fn run_once(
     record.insert("stop".into(), serde_json::to_value(&stop)?);
     record.insert("url".into(), json!(url));
     state.append("run", record)?;
-    Ok(RunReport { outcome, wall, stop, browser_log_tail })
+    Ok(RunReport {
+        outcome,
+        wall,
+        stop,
+        browser_log_tail,
+    })
 }
 
 fn page_url(address: std::net::SocketAddr, page: &str, query: &str) -> String {
@@ -210,7 +251,10 @@ mod tests {
         let body = json!({ "runId": "x", "phase": "vision-load", "error": { "name": "UnsupportedAdapterError", "message": "tier 242 needs shader-f16", "stack": "…" } });
         assert_eq!(
             page_error_message(&body),
-            (Some("vision-load".to_owned()), "UnsupportedAdapterError: tier 242 needs shader-f16".to_owned())
+            (
+                Some("vision-load".to_owned()),
+                "UnsupportedAdapterError: tier 242 needs shader-f16".to_owned()
+            )
         );
         let plain = json!({ "error": { "name": "Error", "message": "boom" } });
         assert_eq!(page_error_message(&plain), (None, "boom".to_owned()));
@@ -219,7 +263,13 @@ mod tests {
     #[test]
     fn urls_carry_the_query_only_when_there_is_one() {
         let address: std::net::SocketAddr = "127.0.0.1:8123".parse().unwrap();
-        assert_eq!(page_url(address, "www/index.html", ""), "http://127.0.0.1:8123/www/index.html");
-        assert_eq!(page_url(address, "/www/index.html", "tier=242"), "http://127.0.0.1:8123/www/index.html?tier=242");
+        assert_eq!(
+            page_url(address, "www/index.html", ""),
+            "http://127.0.0.1:8123/www/index.html"
+        );
+        assert_eq!(
+            page_url(address, "/www/index.html", "tier=242"),
+            "http://127.0.0.1:8123/www/index.html?tier=242"
+        );
     }
 }

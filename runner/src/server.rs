@@ -88,7 +88,10 @@ impl AppState {
     pub fn append(&self, kind: &str, mut record: serde_json::Map<String, Value>) -> Result<()> {
         let now = SystemTime::now();
         record.insert("kind".into(), json!(kind));
-        record.insert("time".into(), json!(humantime::format_rfc3339_millis(now).to_string()));
+        record.insert(
+            "time".into(),
+            json!(humantime::format_rfc3339_millis(now).to_string()),
+        );
         let ctx = &self.context;
         record.insert("browser".into(), serde_json::to_value(&ctx.browser)?);
         record.insert("query".into(), json!(ctx.query));
@@ -125,18 +128,28 @@ impl AppState {
 
 /// A JSON error answer naming what was wrong.
 fn bad_request(message: String) -> Response {
-    (StatusCode::BAD_REQUEST, Json(json!({ "ok": false, "error": message }))).into_response()
+    (
+        StatusCode::BAD_REQUEST,
+        Json(json!({ "ok": false, "error": message })),
+    )
+        .into_response()
 }
 
 fn write_failed(error: anyhow::Error) -> Response {
     eprintln!("ocr-bench: {error:#}");
-    (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({ "ok": false, "error": format!("{error:#}") }))).into_response()
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Json(json!({ "ok": false, "error": format!("{error:#}") })),
+    )
+        .into_response()
 }
 
 fn object(body: Value) -> Result<serde_json::Map<String, Value>, Response> {
     match body {
         Value::Object(map) => Ok(map),
-        other => Err(bad_request(format!("the body must be a JSON object, got {other}"))),
+        other => Err(bad_request(format!(
+            "the body must be a JSON object, got {other}"
+        ))),
     }
 }
 
@@ -150,7 +163,10 @@ async fn start(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> R
         Err(response) => return response,
     };
     let mut record = serde_json::Map::new();
-    record.insert("runId".into(), fields.get("runId").cloned().unwrap_or(Value::Null));
+    record.insert(
+        "runId".into(),
+        fields.get("runId").cloned().unwrap_or(Value::Null),
+    );
     record.insert("machine".into(), state.context.machine.clone());
     record.insert("body".into(), body.clone());
     if let Err(e) = state.append("start", record) {
@@ -162,7 +178,11 @@ async fn start(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> R
 }
 
 async fn mark(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    let Some(phase) = body.get("phase").and_then(Value::as_str).filter(|p| !p.is_empty()) else {
+    let Some(phase) = body
+        .get("phase")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+    else {
         return bad_request(format!("`phase` must be a non-empty string (baseline, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release), got {body}"));
     };
     let phase = phase.to_owned();
@@ -171,7 +191,10 @@ async fn mark(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Re
         sampler.mark(&phase);
     }
     let mut record = serde_json::Map::new();
-    record.insert("runId".into(), body.get("runId").cloned().unwrap_or(Value::Null));
+    record.insert(
+        "runId".into(),
+        body.get("runId").cloned().unwrap_or(Value::Null),
+    );
     record.insert("phase".into(), json!(phase));
     if let Err(e) = state.append("mark", record) {
         return write_failed(e);
@@ -185,7 +208,10 @@ async fn progress(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -
         return response;
     }
     let mut record = serde_json::Map::new();
-    record.insert("runId".into(), body.get("runId").cloned().unwrap_or(Value::Null));
+    record.insert(
+        "runId".into(),
+        body.get("runId").cloned().unwrap_or(Value::Null),
+    );
     record.insert("body".into(), body.clone());
     if let Err(e) = state.append("progress", record) {
         return write_failed(e);
@@ -199,8 +225,18 @@ async fn error(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> R
         return response;
     }
     let mut record = serde_json::Map::new();
-    record.insert("runId".into(), body.get("runId").cloned().unwrap_or(Value::Null));
-    record.insert("phase".into(), state.sampler.as_ref().map(|s| json!(s.current_phase())).unwrap_or(Value::Null));
+    record.insert(
+        "runId".into(),
+        body.get("runId").cloned().unwrap_or(Value::Null),
+    );
+    record.insert(
+        "phase".into(),
+        state
+            .sampler
+            .as_ref()
+            .map(|s| json!(s.current_phase()))
+            .unwrap_or(Value::Null),
+    );
     record.insert("body".into(), body.clone());
     if let Err(e) = state.append("error", record) {
         return write_failed(e);
@@ -214,13 +250,28 @@ async fn result(State(state): State<Arc<AppState>>, Json(summary): Json<Value>) 
         return response;
     }
     let process_memory = state.process_memory();
-    let start = state.start.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or(Value::Null);
+    let start = state
+        .start
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or(Value::Null);
     let mut record = serde_json::Map::new();
-    record.insert("runId".into(), summary.get("runId").cloned().unwrap_or(Value::Null));
-    let config = summary.get("config").or_else(|| start.get("config")).cloned().unwrap_or(Value::Null);
+    record.insert(
+        "runId".into(),
+        summary.get("runId").cloned().unwrap_or(Value::Null),
+    );
+    let config = summary
+        .get("config")
+        .or_else(|| start.get("config"))
+        .cloned()
+        .unwrap_or(Value::Null);
     record.insert("config".into(), config);
     for field in ["adapter", "ortVersion", "userAgent"] {
-        record.insert(field.into(), start.get(field).cloned().unwrap_or(Value::Null));
+        record.insert(
+            field.into(),
+            start.get(field).cloned().unwrap_or(Value::Null),
+        );
     }
     record.insert("machine".into(), state.context.machine.clone());
     record.insert("summary".into(), summary.clone());
@@ -250,7 +301,9 @@ async fn fix_content_type(request: Request, next: Next) -> Response {
     let content_type = content_type_for(request.uri().path());
     let mut response = next.run(request).await;
     if let Some(content_type) = content_type.filter(|_| response.status().is_success()) {
-        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     }
     response
 }
@@ -264,7 +317,10 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
         ("cache-control", "no-store"),
     ];
     let mut app = Router::new()
-        .route("/", get(|| async { Redirect::temporary("/www/index.html") }))
+        .route(
+            "/",
+            get(|| async { Redirect::temporary("/www/index.html") }),
+        )
         .route("/benchmark-start", post(start))
         .route("/benchmark-mark", post(mark))
         .route("/benchmark-progress", post(progress))
@@ -309,11 +365,26 @@ mod tests {
 
     #[test]
     fn content_types_follow_the_architecture() {
-        assert_eq!(content_type_for("/node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs"), Some("text/javascript"));
-        assert_eq!(content_type_for("/www/pkg/ocr_bench_core_bg.wasm"), Some("application/wasm"));
-        assert_eq!(content_type_for("/models/generated/vision_int4.onnx"), Some("application/octet-stream"));
-        assert_eq!(content_type_for("/models/generated/external/vision_int4.onnx.data"), Some("application/octet-stream"));
-        assert_eq!(content_type_for("/models/manifest.json"), Some("application/json"));
+        assert_eq!(
+            content_type_for("/node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs"),
+            Some("text/javascript")
+        );
+        assert_eq!(
+            content_type_for("/www/pkg/ocr_bench_core_bg.wasm"),
+            Some("application/wasm")
+        );
+        assert_eq!(
+            content_type_for("/models/generated/vision_int4.onnx"),
+            Some("application/octet-stream")
+        );
+        assert_eq!(
+            content_type_for("/models/generated/external/vision_int4.onnx.data"),
+            Some("application/octet-stream")
+        );
+        assert_eq!(
+            content_type_for("/models/manifest.json"),
+            Some("application/json")
+        );
         assert_eq!(content_type_for("/www/style.css"), None);
     }
 }

@@ -15,15 +15,19 @@ use crate::run::{self, Outcome, RunOptions};
 
 /// Parses `NAME=V1,V2,…` into the core's sweep axis form.
 pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
-    let (name, values) = text
-        .split_once('=')
-        .ok_or_else(|| format!("--param {text:?} must look like NAME=V1,V2 (for example decoder=baseline,fixed-kv)"))?;
+    let (name, values) = text.split_once('=').ok_or_else(|| {
+        format!(
+            "--param {text:?} must look like NAME=V1,V2 (for example decoder=baseline,fixed-kv)"
+        )
+    })?;
     if name.is_empty() {
         return Err(format!("--param {text:?} has no parameter name before `=`"));
     }
     let values: Vec<String> = values.split(',').map(str::to_owned).collect();
     if values.iter().any(String::is_empty) {
-        return Err(format!("--param {text:?} has an empty value; list values separated by single commas"));
+        return Err(format!(
+            "--param {text:?} has an empty value; list values separated by single commas"
+        ));
     }
     Ok((name.to_owned(), values))
 }
@@ -39,7 +43,9 @@ fn finished_runs(results: &Path, retry_failed: bool) -> Result<HashSet<(String, 
     };
     for line in text.lines() {
         // A line cut short by a crash is skipped: its run is simply done again.
-        let Ok(record) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(record) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         if record["kind"] != "run" {
             continue;
         }
@@ -57,18 +63,35 @@ fn finished_runs(results: &Path, retry_failed: bool) -> Result<HashSet<(String, 
 
 fn run_key(record: &Value) -> (String, String, String) {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    (text(&record["browser"]["name"]), text(&record["page"]), text(&record["query"]))
+    (
+        text(&record["browser"]["name"]),
+        text(&record["page"]),
+        text(&record["query"]),
+    )
 }
 
 /// The latest record of each combination, for the closing table.
-fn table_rows(results: &Path, combinations: &[(BrowserInfo, String)], page: &str) -> Result<Vec<SweepRow>> {
-    let text = fs::read_to_string(results).with_context(|| format!("reading {}", results.display()))?;
-    let records: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+fn table_rows(
+    results: &Path,
+    combinations: &[(BrowserInfo, String)],
+    page: &str,
+) -> Result<Vec<SweepRow>> {
+    let text =
+        fs::read_to_string(results).with_context(|| format!("reading {}", results.display()))?;
+    let records: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
     let rows = combinations
         .iter()
         .map(|(info, query)| {
             let key = (info.name.name().to_owned(), page.to_owned(), query.clone());
-            let mine = |kind: &str| records.iter().rev().find(|r| r["kind"] == kind && run_key(r) == key);
+            let mine = |kind: &str| {
+                records
+                    .iter()
+                    .rev()
+                    .find(|r| r["kind"] == kind && run_key(r) == key)
+            };
             let closing = mine("run");
             let outcome = closing.map_or_else(
                 || "not run".to_owned(),
@@ -122,7 +145,8 @@ pub enum SweepEnd {
 
 /// Runs every unfinished combination.
 pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
-    let configs = ocr_bench_core::expand_sweep(&options.params).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let configs =
+        ocr_bench_core::expand_sweep(&options.params).map_err(|e| anyhow::anyhow!("{e}"))?;
     if options.browsers.is_empty() {
         bail!("--browser lists no browser; allowed: chromium, firefox");
     }
@@ -135,13 +159,19 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     // holds comparable pairs.
     let combinations: Vec<(BrowserInfo, String)> = configs
         .iter()
-        .flat_map(|config| infos.iter().map(move |info| (info.clone(), config.to_query())))
+        .flat_map(|config| {
+            infos
+                .iter()
+                .map(move |info| (info.clone(), config.to_query()))
+        })
         .collect();
     let done = finished_runs(&options.run.results, options.retry_failed)?;
     let page = options.run.page.clone();
     let todo: Vec<&(BrowserInfo, String)> = combinations
         .iter()
-        .filter(|(info, query)| !done.contains(&(info.name.name().to_owned(), page.clone(), query.clone())))
+        .filter(|(info, query)| {
+            !done.contains(&(info.name.name().to_owned(), page.clone(), query.clone()))
+        })
         .collect();
     eprintln!(
         "sweep: {} combination(s), {} already finished in {}, {} to run",
@@ -152,37 +182,60 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     );
     let bar = ProgressBar::new(todo.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {wide_msg}")
-            .context("progress bar template")?
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {wide_msg}",
+        )
+        .context("progress bar template")?
+        .progress_chars("=> "),
     );
     let mut all_finished = true;
     for (info, query) in todo {
-        let label = format!("{} {}", info.name, if query.is_empty() { "(default)" } else { query });
+        let label = format!(
+            "{} {}",
+            info.name,
+            if query.is_empty() { "(default)" } else { query }
+        );
         bar.set_message(label.clone());
-        let run_options = RunOptions { query: query.clone(), page: page.clone(), ..options.run.clone() };
+        let run_options = RunOptions {
+            query: query.clone(),
+            page: page.clone(),
+            ..options.run.clone()
+        };
         let status_bar = bar.clone();
         let status_label = label.clone();
-        let on_status = move |status: &str| status_bar.set_message(format!("{status_label}: {status}"));
+        let on_status =
+            move |status: &str| status_bar.set_message(format!("{status_label}: {status}"));
         let report = run::run_once(&run_options, info, &machine, &on_status).await?;
         let line = match &report.outcome {
             Outcome::Finished { summary, .. } => format!(
                 "done  {label}: nCER {}, median {} ms, {:.0} s",
-                summary["nCER"].as_f64().map_or("n/a".to_owned(), |v| format!("{v:.4}")),
-                summary["medianMs"].as_f64().map_or("-".to_owned(), |v| format!("{v:.0}")),
+                summary["nCER"]
+                    .as_f64()
+                    .map_or("n/a".to_owned(), |v| format!("{v:.4}")),
+                summary["medianMs"]
+                    .as_f64()
+                    .map_or("-".to_owned(), |v| format!("{v:.0}")),
                 report.wall.as_secs_f64()
             ),
             other => {
                 if !matches!(other, Outcome::PageError { .. }) {
                     all_finished = false;
                 }
-                let message = other.failure_message(info.name.name(), options.run.timeout).unwrap_or_default();
+                let message = other
+                    .failure_message(info.name.name(), options.run.timeout)
+                    .unwrap_or_default();
                 format!("FAIL  {label}: {message}")
             }
         };
         say(&bar, line);
         if !report.stop.left.is_empty() {
-            say(&bar, format!("FAIL  {label}: processes left after stopping the browser: {:?}", report.stop.left));
+            say(
+                &bar,
+                format!(
+                    "FAIL  {label}: processes left after stopping the browser: {:?}",
+                    report.stop.left
+                ),
+            );
             all_finished = false;
         }
         bar.inc(1);
@@ -195,7 +248,11 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     let rows = table_rows(&options.run.results, &combinations, &page)?;
     print!("{}", report::sweep_table(&rows));
     println!("results: {}", options.run.results.display());
-    Ok(if all_finished { SweepEnd::Complete } else { SweepEnd::Failures })
+    Ok(if all_finished {
+        SweepEnd::Complete
+    } else {
+        SweepEnd::Failures
+    })
 }
 
 #[cfg(test)]
@@ -207,11 +264,16 @@ mod tests {
     fn params_split_into_name_and_values() {
         assert_eq!(
             parse_param("decoder=baseline,fixed-kv").unwrap(),
-            ("decoder".to_owned(), vec!["baseline".to_owned(), "fixed-kv".to_owned()])
+            (
+                "decoder".to_owned(),
+                vec!["baseline".to_owned(), "fixed-kv".to_owned()]
+            )
         );
         assert!(parse_param("decoder").unwrap_err().contains("NAME=V1,V2"));
         assert!(parse_param("=1").unwrap_err().contains("no parameter name"));
-        assert!(parse_param("tier=121,,242").unwrap_err().contains("empty value"));
+        assert!(parse_param("tier=121,,242")
+            .unwrap_err()
+            .contains("empty value"));
     }
 
     #[test]
@@ -229,9 +291,16 @@ mod tests {
         }
         let key = |b: &str, q: &str| (b.to_owned(), "www/index.html".to_owned(), q.to_owned());
         let done = finished_runs(file.path(), false).unwrap();
-        assert_eq!(done, HashSet::from([key("chromium", ""), key("chromium", "tier=242")]));
+        assert_eq!(
+            done,
+            HashSet::from([key("chromium", ""), key("chromium", "tier=242")])
+        );
         let retry = finished_runs(file.path(), true).unwrap();
         assert_eq!(retry, HashSet::from([key("chromium", "")]));
-        assert!(finished_runs(Path::new("/nonexistent/results.jsonl"), false).unwrap().is_empty());
+        assert!(
+            finished_runs(Path::new("/nonexistent/results.jsonl"), false)
+                .unwrap()
+                .is_empty()
+        );
     }
 }

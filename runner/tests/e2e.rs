@@ -40,18 +40,63 @@ const CONFIGURATIONS: [&str; 4] = [DEFAULT, EVERY_OTHER_VALUE, FIXED_KV, FP16];
 
 /// The seed's summary fields (docs/architecture.md), every one required.
 const SEED_FIELDS: [&str; 20] = [
-    "runId", "tier", "memoryMode", "loaderMode", "scheduleMode", "decoderMode", "benchmarkScope",
-    "capability", "cases", "nCER", "distance", "characters", "exact", "medianMs", "peakCaseMs",
-    "memorySamples", "results", "config", "casesName", "accuracyApplicable",
+    "runId",
+    "tier",
+    "memoryMode",
+    "loaderMode",
+    "scheduleMode",
+    "decoderMode",
+    "benchmarkScope",
+    "capability",
+    "cases",
+    "nCER",
+    "distance",
+    "characters",
+    "exact",
+    "medianMs",
+    "peakCaseMs",
+    "memorySamples",
+    "results",
+    "config",
+    "casesName",
+    "accuracyApplicable",
 ];
-const CAPABILITY_FIELDS: [&str; 9] =
-    ["layers", "hiddenSize", "intermediateSize", "attentionHeads", "kvHeads", "vocabulary", "maxTokens", "vision", "decoder"];
+const CAPABILITY_FIELDS: [&str; 9] = [
+    "layers",
+    "hiddenSize",
+    "intermediateSize",
+    "attentionHeads",
+    "kvHeads",
+    "vocabulary",
+    "maxTokens",
+    "vision",
+    "decoder",
+];
 const CASE_FIELDS: [&str; 12] = [
-    "id", "expected", "actual", "distance", "characters", "exact", "text", "tokens", "visionMs", "prefillMs",
-    "decodeMs", "totalMs",
+    "id",
+    "expected",
+    "actual",
+    "distance",
+    "characters",
+    "exact",
+    "text",
+    "tokens",
+    "visionMs",
+    "prefillMs",
+    "decodeMs",
+    "totalMs",
 ];
 /// Fields the architecture adds to the seed's (never renamed).
-const ADDED_FIELDS: [&str; 8] = ["weights", "maxTokens", "meanMs", "p90Ms", "msPerToken", "environment", "timingNotes", "config"];
+const ADDED_FIELDS: [&str; 8] = [
+    "weights",
+    "maxTokens",
+    "meanMs",
+    "p90Ms",
+    "msPerToken",
+    "environment",
+    "timingNotes",
+    "config",
+];
 
 /// One finished `ocr-bench run`.
 #[derive(Clone)]
@@ -79,7 +124,13 @@ impl Run {
     fn describe(&self) -> String {
         let tail: Vec<&str> = self.stderr.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        format!("query {:?}, exit {:?}, {:.0} s, stderr tail:\n{}", self.query, self.exit_code, self.seconds, tail.join("\n"))
+        format!(
+            "query {:?}, exit {:?}, {:.0} s, stderr tail:\n{}",
+            self.query,
+            self.exit_code,
+            self.seconds,
+            tail.join("\n")
+        )
     }
 }
 
@@ -88,7 +139,10 @@ fn repository_root() -> PathBuf {
 }
 
 fn run_timeout() -> u64 {
-    std::env::var("OCR_BENCH_E2E_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(900)
+    std::env::var("OCR_BENCH_E2E_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(900)
 }
 
 /// Every live or zombie descendant of this test process.
@@ -96,15 +150,28 @@ fn descendants() -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![std::process::id()];
     while let Some(pid) = stack.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
         for task in tasks.flatten() {
             let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for child in text.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+            for child in text
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
                 // `pid (name) state ppid …`: a zombie keeps its name here, not its command line.
-                let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+                let stat =
+                    std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
                 let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
-                let head: String = stat.split_whitespace().take(5).collect::<Vec<_>>().join(" ");
-                found.push(format!("{head} {}", String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+                let head: String = stat
+                    .split_whitespace()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                found.push(format!(
+                    "{head} {}",
+                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
+                ));
                 stack.push(child);
             }
         }
@@ -116,15 +183,29 @@ fn launch(browser: &str, query: &str) -> Run {
     // As a subreaper, this test inherits any browser process the runner failed to stop,
     // so a leftover cannot hide by being re-parented to init.
     // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer and touches no memory.
-    assert_eq!(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }, 0);
+    assert_eq!(
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) },
+        0
+    );
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.jsonl");
-    let full_query = if query.is_empty() { BASE.to_owned() } else { format!("{BASE}&{query}") };
+    let full_query = if query.is_empty() {
+        BASE.to_owned()
+    } else {
+        format!("{BASE}&{query}")
+    };
     let started = Instant::now();
     let output = Command::new(BIN)
         .arg("--root")
         .arg(repository_root())
-        .args(["run", "--browser", browser, "--timeout", &run_timeout().to_string(), "--results"])
+        .args([
+            "run",
+            "--browser",
+            browser,
+            "--timeout",
+            &run_timeout().to_string(),
+            "--results",
+        ])
         .arg(&results)
         .arg(&full_query)
         .output()
@@ -136,8 +217,13 @@ fn launch(browser: &str, query: &str) -> Run {
     let text = std::fs::read_to_string(&results).unwrap_or_default();
     if let Some(keep) = std::env::var_os("OCR_BENCH_E2E_RESULTS") {
         use std::io::Write;
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&keep).expect("OCR_BENCH_E2E_RESULTS");
-        file.write_all(text.as_bytes()).expect("appending to OCR_BENCH_E2E_RESULTS");
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&keep)
+            .expect("OCR_BENCH_E2E_RESULTS");
+        file.write_all(text.as_bytes())
+            .expect("appending to OCR_BENCH_E2E_RESULTS");
     }
     let records = text
         .lines()
@@ -151,7 +237,10 @@ fn launch(browser: &str, query: &str) -> Run {
         orphans,
         seconds,
     };
-    eprintln!("e2e: {browser} {:?}: exit {:?} in {:.0} s", run.query, run.exit_code, run.seconds);
+    eprintln!(
+        "e2e: {browser} {:?}: exit {:?} in {:.0} s",
+        run.query, run.exit_code, run.seconds
+    );
     run
 }
 
@@ -159,8 +248,13 @@ fn launch(browser: &str, query: &str) -> Run {
 /// side by side would distort each other's memory and time on two cores.
 fn run(browser: &str, query: &str) -> Run {
     static RUNS: OnceLock<Mutex<HashMap<(String, String), Run>>> = OnceLock::new();
-    let mut runs = RUNS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    runs.entry((browser.to_owned(), query.to_owned())).or_insert_with(|| launch(browser, query)).clone()
+    let mut runs = RUNS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    runs.entry((browser.to_owned(), query.to_owned()))
+        .or_insert_with(|| launch(browser, query))
+        .clone()
 }
 
 /// The phases of a configuration, from DESIGN.md, not from the page.
@@ -168,15 +262,36 @@ fn expected_phases(summary: &Value) -> Vec<&'static str> {
     if summary["benchmarkScope"] == "decoder" {
         vec!["baseline", "decoder-load", "decoder-run", "release"]
     } else if summary["scheduleMode"] == "resident" {
-        vec!["baseline", "vision-load", "decoder-load", "decoder-run", "release"]
+        vec![
+            "baseline",
+            "vision-load",
+            "decoder-load",
+            "decoder-run",
+            "release",
+        ]
     } else {
-        vec!["baseline", "vision-load", "vision-encode", "vision-release", "decoder-load", "decoder-run", "release"]
+        vec![
+            "baseline",
+            "vision-load",
+            "vision-encode",
+            "vision-release",
+            "decoder-load",
+            "decoder-run",
+            "release",
+        ]
     }
 }
 
 fn check_no_orphans(run: &Run) {
-    assert!(run.orphans.is_empty(), "processes left after the runner exited: {:?}\n{}", run.orphans, run.describe());
-    let closing = run.record("run").unwrap_or_else(|| panic!("no closing run record\n{}", run.describe()));
+    assert!(
+        run.orphans.is_empty(),
+        "processes left after the runner exited: {:?}\n{}",
+        run.orphans,
+        run.describe()
+    );
+    let closing = run
+        .record("run")
+        .unwrap_or_else(|| panic!("no closing run record\n{}", run.describe()));
     assert_eq!(closing["stop"]["left"], serde_json::json!([]), "{closing}");
 }
 
@@ -184,52 +299,111 @@ fn check_no_orphans(run: &Run) {
 fn check_finished(run: &Run) {
     assert_eq!(run.exit_code, Some(0), "{}", run.describe());
     check_no_orphans(run);
-    let result = run.record("result").unwrap_or_else(|| panic!("no result record\n{}", run.describe()));
+    let result = run
+        .record("result")
+        .unwrap_or_else(|| panic!("no result record\n{}", run.describe()));
     let summary = &result["summary"];
 
     for field in SEED_FIELDS.iter().chain(ADDED_FIELDS.iter()) {
-        assert!(summary.get(*field).is_some(), "summary lacks `{field}`: {summary}");
+        assert!(
+            summary.get(*field).is_some(),
+            "summary lacks `{field}`: {summary}"
+        );
     }
     for field in CAPABILITY_FIELDS {
-        assert!(summary["capability"].get(field).is_some(), "capability lacks `{field}`");
+        assert!(
+            summary["capability"].get(field).is_some(),
+            "capability lacks `{field}`"
+        );
     }
     let cases = summary["results"].as_array().expect("results is an array");
     assert!(!cases.is_empty(), "no case results");
     for case in cases {
         eprintln!(
             "e2e: {} {:?} case {}: tokens {} text {:?} expected {:?}",
-            result["browser"]["name"], run.query, case["id"], case["tokenIds"], case["actual"], case["expected"]
+            result["browser"]["name"],
+            run.query,
+            case["id"],
+            case["tokenIds"],
+            case["actual"],
+            case["expected"]
         );
     }
     assert_eq!(summary["cases"].as_u64(), Some(cases.len() as u64));
     for case in cases {
         for field in CASE_FIELDS {
-            assert!(case.get(field).is_some(), "case {} lacks `{field}`", case["id"]);
+            assert!(
+                case.get(field).is_some(),
+                "case {} lacks `{field}`",
+                case["id"]
+            );
         }
     }
     // The records carry who ran it where.
-    assert!(result["browser"]["version"].as_str().is_some_and(|v| !v.is_empty()), "{}", result["browser"]);
-    assert!(result["ortVersion"].as_str().is_some_and(|v| v.starts_with("1.")), "{}", result["ortVersion"]);
+    assert!(
+        result["browser"]["version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
+        "{}",
+        result["browser"]
+    );
+    assert!(
+        result["ortVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("1.")),
+        "{}",
+        result["ortVersion"]
+    );
     assert!(result["adapter"].is_object(), "{}", result["adapter"]);
-    assert!(result["machine"]["cores"].as_u64().is_some_and(|c| c >= 1), "{}", result["machine"]);
+    assert!(
+        result["machine"]["cores"].as_u64().is_some_and(|c| c >= 1),
+        "{}",
+        result["machine"]
+    );
 
     // Accuracy, recomputed here from the expected and actual text with the core's scoring.
     if summary["accuracyApplicable"] == true {
         let (mut distance, mut characters) = (0usize, 0usize);
         for case in cases {
-            let score = score_case(case["expected"].as_str().unwrap(), case["actual"].as_str().unwrap());
-            assert_eq!(case["distance"].as_u64(), Some(score.distance as u64), "case {}", case["id"]);
-            assert_eq!(case["exact"].as_bool(), Some(score.exact), "case {}", case["id"]);
+            let score = score_case(
+                case["expected"].as_str().unwrap(),
+                case["actual"].as_str().unwrap(),
+            );
+            assert_eq!(
+                case["distance"].as_u64(),
+                Some(score.distance as u64),
+                "case {}",
+                case["id"]
+            );
+            assert_eq!(
+                case["exact"].as_bool(),
+                Some(score.exact),
+                "case {}",
+                case["id"]
+            );
             distance += score.distance;
             characters += score.characters;
         }
         let ncer = distance as f64 / characters as f64;
-        let reported = summary["nCER"].as_f64().expect("nCER is a number where accuracy applies");
-        assert!((reported - ncer).abs() < 1e-12, "reported nCER {reported}, recomputed {ncer}");
+        let reported = summary["nCER"]
+            .as_f64()
+            .expect("nCER is a number where accuracy applies");
+        assert!(
+            (reported - ncer).abs() < 1e-12,
+            "reported nCER {reported}, recomputed {ncer}"
+        );
         assert_eq!(summary["distance"].as_u64(), Some(distance as u64));
     } else {
-        assert_eq!(summary["nCER"], Value::Null, "decoder-only scope: nCER is not applicable");
-        assert_eq!(summary["exact"], Value::Null, "decoder-only scope: exact is not applicable");
+        assert_eq!(
+            summary["nCER"],
+            Value::Null,
+            "decoder-only scope: nCER is not applicable"
+        );
+        assert_eq!(
+            summary["exact"],
+            Value::Null,
+            "decoder-only scope: exact is not applicable"
+        );
     }
 
     // Process memory above zero in every phase of this schedule, and sampled fast enough.
@@ -237,12 +411,21 @@ fn check_finished(run: &Run) {
     assert_eq!(memory["available"], true, "{memory}");
     for phase in expected_phases(summary) {
         let measured = &memory["phases"][phase];
-        assert!(measured["samples"].as_u64().is_some_and(|n| n > 0), "phase {phase} has no samples: {memory}");
+        assert!(
+            measured["samples"].as_u64().is_some_and(|n| n > 0),
+            "phase {phase} has no samples: {memory}"
+        );
         let peak = measured["total"]["peakRssBytes"].as_u64().unwrap_or(0);
         assert!(peak > 0, "phase {phase}: peak RSS {peak}");
         for kind in ["browser", "renderer"] {
-            let bytes = measured["byType"][kind]["peakRssBytes"].as_u64().unwrap_or(0);
-            assert!(bytes > 0, "phase {phase}: no {kind} memory: {}", measured["byType"]);
+            let bytes = measured["byType"][kind]["peakRssBytes"]
+                .as_u64()
+                .unwrap_or(0);
+            assert!(
+                bytes > 0,
+                "phase {phase}: no {kind} memory: {}",
+                measured["byType"]
+            );
         }
     }
     let hz = memory["sampler"]["achievedHz"].as_f64().unwrap_or(0.0);
@@ -253,11 +436,22 @@ fn check_finished(run: &Run) {
 fn check_refused_without_f16(run: &Run) {
     assert_eq!(run.exit_code, Some(1), "{}", run.describe());
     check_no_orphans(run);
-    let error = run.record("error").unwrap_or_else(|| panic!("no error record\n{}", run.describe()));
+    let error = run
+        .record("error")
+        .unwrap_or_else(|| panic!("no error record\n{}", run.describe()));
     let message = error["body"]["error"]["message"].as_str().unwrap_or("");
-    assert!(message.contains("shader-f16"), "the refusal does not name shader-f16: {message}");
-    assert!(run.stderr.contains(message.lines().next().unwrap_or("")), "the runner did not print the page's message");
-    assert!(run.record("result").is_none(), "a refused configuration posted a result");
+    assert!(
+        message.contains("shader-f16"),
+        "the refusal does not name shader-f16: {message}"
+    );
+    assert!(
+        run.stderr.contains(message.lines().next().unwrap_or("")),
+        "the runner did not print the page's message"
+    );
+    assert!(
+        run.record("result").is_none(),
+        "a refused configuration posted a result"
+    );
 }
 
 fn every_configuration(browser: &str) {
@@ -308,21 +502,42 @@ fn same_tokens_in_chromium_and_firefox() {
         let chromium = run("chromium", query);
         let firefox = run("firefox", query);
         let cases = |run: &Run| -> Vec<Value> {
-            let result = run.record("result").unwrap_or_else(|| panic!("no result\n{}", run.describe()));
-            result["summary"]["results"].as_array().cloned().unwrap_or_default()
+            let result = run
+                .record("result")
+                .unwrap_or_else(|| panic!("no result\n{}", run.describe()));
+            result["summary"]["results"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
         };
         for (left, right) in cases(&chromium).iter().zip(cases(&firefox).iter()) {
             assert_eq!(left["id"], right["id"]);
             let ids = |case: &Value| -> Vec<u64> {
-                case["tokenIds"].as_array().expect("tokenIds").iter().filter_map(Value::as_u64).collect()
+                case["tokenIds"]
+                    .as_array()
+                    .expect("tokenIds")
+                    .iter()
+                    .filter_map(Value::as_u64)
+                    .collect()
             };
             let (a, b) = (ids(left), ids(right));
-            assert!(!a.is_empty() && !b.is_empty(), "case {} decoded no token", left["id"]);
-            assert_eq!(a[0], b[0], "{query:?} case {}: first token differs: chromium {a:?}, firefox {b:?}", left["id"]);
+            assert!(
+                !a.is_empty() && !b.is_empty(),
+                "case {} decoded no token",
+                left["id"]
+            );
+            assert_eq!(
+                a[0], b[0],
+                "{query:?} case {}: first token differs: chromium {a:?}, firefox {b:?}",
+                left["id"]
+            );
             let positions = a.len().max(b.len());
             agreeing += a.iter().zip(b.iter()).take_while(|(x, y)| x == y).count();
             compared += positions;
-            eprintln!("e2e: {query:?} case {}: chromium {a:?} firefox {b:?}", left["id"]);
+            eprintln!(
+                "e2e: {query:?} case {}: chromium {a:?} firefox {b:?}",
+                left["id"]
+            );
         }
     }
     assert!(compared > 0);
@@ -344,8 +559,23 @@ fn sweep_records_every_combination_and_resumes() {
         Command::new(BIN)
             .arg("--root")
             .arg(repository_root())
-            .args(["sweep", "--browser", "chromium", "--timeout", &run_timeout().to_string()])
-            .args(["--param", "tier=242", "--param", "decoder=baseline,fixed-kv", "--param", "cases=smoke2", "--param", "maxTokens=1"])
+            .args([
+                "sweep",
+                "--browser",
+                "chromium",
+                "--timeout",
+                &run_timeout().to_string(),
+            ])
+            .args([
+                "--param",
+                "tier=242",
+                "--param",
+                "decoder=baseline,fixed-kv",
+                "--param",
+                "cases=smoke2",
+                "--param",
+                "maxTokens=1",
+            ])
             .arg("--results")
             .arg(&results)
             .output()
@@ -354,22 +584,42 @@ fn sweep_records_every_combination_and_resumes() {
     let first = sweep();
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert!(first.status.success(), "{stderr}");
-    assert!(stderr.contains("2 combination(s), 0 already finished"), "{stderr}");
+    assert!(
+        stderr.contains("2 combination(s), 0 already finished"),
+        "{stderr}"
+    );
     let closing: Vec<Value> = std::fs::read_to_string(&results)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|r| r["kind"] == "run")
         .collect();
-    let queries: Vec<&str> = closing.iter().map(|r| r["query"].as_str().unwrap()).collect();
-    assert_eq!(queries, ["tier=242&cases=smoke2&maxTokens=1", "tier=242&decoder=fixed-kv&cases=smoke2&maxTokens=1"]);
-    assert!(closing.iter().all(|r| r["outcome"] == "result" || r["outcome"] == "error"), "{closing:?}");
+    let queries: Vec<&str> = closing
+        .iter()
+        .map(|r| r["query"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        queries,
+        [
+            "tier=242&cases=smoke2&maxTokens=1",
+            "tier=242&decoder=fixed-kv&cases=smoke2&maxTokens=1"
+        ]
+    );
+    assert!(
+        closing
+            .iter()
+            .all(|r| r["outcome"] == "result" || r["outcome"] == "error"),
+        "{closing:?}"
+    );
     let table = String::from_utf8_lossy(&first.stdout);
     assert!(table.contains("decoder=fixed-kv"), "{table}");
 
     let second = sweep();
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(second.status.success(), "{stderr}");
-    assert!(stderr.contains("2 combination(s), 2 already finished"), "{stderr}");
+    assert!(
+        stderr.contains("2 combination(s), 2 already finished"),
+        "{stderr}"
+    );
     assert!(descendants().is_empty(), "{:?}", descendants());
 }
