@@ -1,4 +1,4 @@
-"""The model's resize: Pillow's reducing_gap=1.0 scheme, which the harness core reproduces."""
+"""The model's resize: Pillow's reducing_gap=1.0 scheme with the pass order pinned, as the harness core does it."""
 
 from __future__ import annotations
 
@@ -24,33 +24,53 @@ def text_like_page(width: int, height: int, seed: int = 0) -> Image.Image:
     return image
 
 
-def box_then_lanczos(image: Image.Image) -> Image.Image:
-    """The scheme spelled out: average whole fx x fy blocks, then Lanczos3 from the reduced image
-    with the source box mapped into reduced coordinates."""
+def two_passes(image: Image.Image, horizontal_first: bool, reduce: bool = True) -> Image.Image:
+    """The scheme spelled out: average whole fx x fy blocks, then one Lanczos3 pass per axis from
+    the source box mapped into reduced coordinates, in the given order."""
     width, height = image.size
-    fx, fy = max(1, width // spec.IMAGE_SIZE), max(1, height // spec.IMAGE_SIZE)
-    reduced = image.reduce((fx, fy)) if (fx, fy) != (1, 1) else image
-    return reduced.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS, box=(0, 0, width / fx, height / fy))
+    fx, fy = (max(1, width // spec.IMAGE_SIZE), max(1, height // spec.IMAGE_SIZE)) if reduce else (1, 1)
+    if (fx, fy) != (1, 1):
+        image = image.reduce((fx, fy))
+    box_w, box_h, size = width / fx, height / fy, spec.IMAGE_SIZE
+    if horizontal_first:
+        across = image.resize((size, image.size[1]), Image.LANCZOS, box=(0, 0, box_w, image.size[1]))
+        return across.resize((size, size), Image.LANCZOS, box=(0, 0, size, box_h))
+    down = image.resize((image.size[0], size), Image.LANCZOS, box=(0, 0, image.size[0], box_h))
+    return down.resize((size, size), Image.LANCZOS, box=(0, 0, box_w, size))
 
 
 def pixels(image: Image.Image) -> np.ndarray:
     return np.asarray(image, np.int16)
 
 
-def test_resize_is_box_reduction_then_lanczos() -> None:
-    for size in ((1024, 768), (1000, 700), (714, 300), (300, 449), (449, 449)):
-        page = text_like_page(*size)
+def test_it_is_pillows_reducing_gap_resize_where_pillow_goes_across_first() -> None:
+    """Where the width shrinks at least as much as the height, Pillow's one call runs the
+    horizontal pass first too, and the two agree exactly."""
+    for size in ((1024, 768), (1000, 700), (300, 449), (449, 449), (5000, 90)):
+        page = text_like_page(*size) if min(size) > 150 else text_like_page(size[0], 300).resize(size)
         resized = resize_for_model(page)
         assert resized.size == (spec.IMAGE_SIZE, spec.IMAGE_SIZE) and resized.mode == "RGB"
-        assert np.array_equal(pixels(resized), pixels(box_then_lanczos(page))), size
+        one_call = page.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS, reducing_gap=1.0)
+        assert np.array_equal(pixels(resized), pixels(one_call)), size
         grey = page.convert("L")
-        assert np.array_equal(pixels(resize_for_model(grey)), pixels(box_then_lanczos(grey))), size
+        assert np.array_equal(pixels(resize_for_model(grey)), pixels(two_passes(grey, True))), size
 
 
-def test_below_twice_the_model_size_it_is_plain_lanczos() -> None:
+def test_the_pass_order_is_across_then_down_whatever_pillow_prefers() -> None:
+    """Pillow 13 runs the vertical pass first when the height shrinks more than the width; the
+    core always goes across first, and so does resize_for_model. The order shows: rounding
+    between the passes differs."""
+    for size in ((250, 333), (700, 500), (41, 300), (714, 300)):
+        page = text_like_page(*size) if min(size) > 150 else text_like_page(300, size[1]).resize(size)
+        resized = pixels(resize_for_model(page))
+        assert np.array_equal(resized, pixels(two_passes(page, horizontal_first=True))), size
+        assert not np.array_equal(resized, pixels(two_passes(page, horizontal_first=False))), size
+
+
+def test_below_twice_the_model_size_there_is_no_box_step() -> None:
     for size in ((447, 447), (324, 113), (41, 300)):
-        page = text_like_page(*size)
-        plain = page.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS)
+        page = text_like_page(300, 300).resize(size)
+        plain = two_passes(page, horizontal_first=True, reduce=False)
         assert np.array_equal(pixels(resize_for_model(page)), pixels(plain)), size
 
 
@@ -59,6 +79,7 @@ def test_large_page_differs_from_plain_lanczos_by_a_bounded_amount() -> None:
     committed checkpoint, but close to it: 3.1 levels on average (measured). Mapping the box
     half a reduced pixel off gives 9.2, a whole pixel 16.8, nearest-neighbour 11.6."""
     page = text_like_page(1024, 768)
-    difference = np.abs(pixels(resize_for_model(page)) - pixels(page.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS)))
+    plain = page.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS)
+    difference = np.abs(pixels(resize_for_model(page)) - pixels(plain))
     assert difference.max() > 0
     assert 0.5 < difference.mean() < 4.0, difference.mean()

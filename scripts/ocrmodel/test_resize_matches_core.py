@@ -1,9 +1,10 @@
 """The harness core's preprocessing (wasm, run in Node) against the Python resize that makes the
 training images and scores the evaluations (ocrmodel.resize.resize_for_model).
 
-The core claims Pillow's `resize((224, 224), Image.LANCZOS, reducing_gap=1.0)`: Image.reduce's
-box step bit for bit, then Lanczos3 through fast_image_resize, within 2 levels of Pillow with a
-few values off. Both sides are compared as bytes: every float of the core's tensor is looked
+The core claims Pillow's `resize((224, 224), Image.LANCZOS, reducing_gap=1.0)` with the pass
+order pinned (across, then down; resize_for_model does the same with two single-axis resizes):
+Image.reduce's box step bit for bit, then Lanczos3 through fast_image_resize, within 2 levels
+of Pillow with a few values off. Both sides are compared as bytes: every float of the core's tensor is looked
 up in the per-channel normalisation table ((v/255 - mean)/std in doubles, stored as float32, as
 the core builds it), which also asserts that each float is one of the table's 256 values.
 
@@ -147,18 +148,6 @@ def compare(core: np.ndarray, python: Image.Image) -> tuple[int, float, float]:
     return int(difference.max()), float((difference != 0).mean()), float(difference.mean())
 
 
-def horizontal_pass_first(image: Image.Image) -> Image.Image:
-    """Pillow's reducing_gap=1.0 resize with its two Lanczos3 passes forced into the order the
-    core runs them (horizontal, then vertical). Only for the failure message: Pillow 13 runs the
-    vertical pass first when the height shrinks much more than the width (Pillow PR #9549)."""
-    width, height = image.size
-    fx, fy = max(1, width // spec.IMAGE_SIZE), max(1, height // spec.IMAGE_SIZE)
-    reduced = image.reduce((fx, fy)) if (fx, fy) != (1, 1) else image
-    across = reduced.resize((spec.IMAGE_SIZE, reduced.height), Image.LANCZOS, box=(0, 0, width / fx, reduced.height))
-    return across.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS,
-                         box=(0, 0, spec.IMAGE_SIZE, height / fy))
-
-
 @pytest.fixture(scope="module")
 def core(tmp_path_factory) -> dict[str, np.ndarray]:
     """The core's output for every image, from one Node run."""
@@ -180,16 +169,13 @@ def test_core_preprocess_matches_the_python_resize(core: dict[str, np.ndarray], 
         assert np.array_equal(np.asarray(rgb), (c * a + 255 * (255 - a) + 127) // 255), name
         assert (a == 0).any() and ((a > 0) & (a < 255)).any(), name
     worst, share, mean = compare(core[name], resize_for_model(rgb))
-    line = f"{name}: max |core - Pillow reducing_gap=1.0| {worst}, {share:.3%} of values differ (mean {mean:.4f})"
+    line = f"{name}: max |core - resize_for_model| {worst}, {share:.3%} of values differ (mean {mean:.4f})"
     if boxed:
         plain_worst, plain_share, plain_mean = compare(
             core[name], rgb.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS, reducing_gap=None))
         line += f"; against plain Lanczos3: max {plain_worst}, {plain_share:.3%} differ (mean {plain_mean:.4f})"
     print(line)
-    if worst > MAX_LEVELS or share > MAX_DIFFERING_SHARE:
-        h_worst, h_share, _ = compare(core[name], horizontal_pass_first(rgb))
-        pytest.fail(f"{line}\n(against Pillow with the horizontal pass forced first: max {h_worst}, "
-                    f"{h_share:.3%} differ)")
+    assert worst <= MAX_LEVELS and share <= MAX_DIFFERING_SHARE, line
     if boxed:
         # The core must be nearer the reducing_gap resize than the plain one: going back to a
         # plain Lanczos3 would make the plain comparison the exact one.
