@@ -4,11 +4,13 @@
 //! whose filter differs between browsers, so one image gave different tensors in Chromium and
 //! Firefox. Here the resize is fixed and computed in integer arithmetic, so the same bytes give
 //! the same floats everywhere. It is Pillow's `Image.resize((224, 224), Image.LANCZOS,
-//! reducing_gap=1.0)`, the resize that makes the training images:
+//! reducing_gap=1.0)` with the pass order fixed, the resize that makes the training images
+//! (`scripts/ocrmodel/resize.py`, which pins the same order):
 //! 1. a box average over whole blocks of `fx × fy` pixels, `fx = max(1, ⌊width / 224⌋)` and
 //!    likewise `fy` (Pillow's `Image.reduce`; the last, partial block averages what it holds);
 //! 2. Lanczos3 (`fast_image_resize`) from the reduced image to 224×224, the source box mapped
-//!    into reduced coordinates (`width / fx` by `height / fy`), horizontal pass first.
+//!    into reduced coordinates (`width / fx` by `height / fy`), horizontal pass first (Pillow
+//!    13 goes down first when the height shrinks more, which moves the rounding).
 //!
 //! Why the box step: a Lanczos3 that shrinks a 1024×768 page by 4.6× reads about 27 source
 //! pixels per output pixel and row, some 25 multiply-adds per source pixel; in WASM that was
