@@ -407,18 +407,8 @@ pub fn compare(a: Run, b: Run) -> Comparison {
             Some(compare_case(ca, cb))
         })
         .collect();
-    let only_in_a = a
-        .cases
-        .iter()
-        .filter(|c| !ids_b.contains(c.id.as_str()))
-        .map(|c| c.id.clone())
-        .collect();
-    let only_in_b = b
-        .cases
-        .iter()
-        .filter(|c| !ids_a.contains(c.id.as_str()))
-        .map(|c| c.id.clone())
-        .collect();
+    let only_in_a = ids_missing_from(&a.cases, &ids_b);
+    let only_in_b = ids_missing_from(&b.cases, &ids_a);
     Comparison {
         a,
         b,
@@ -426,6 +416,15 @@ pub fn compare(a: Run, b: Run) -> Comparison {
         only_in_a,
         only_in_b,
     }
+}
+
+/// The ids of `cases` that `other` lacks, in `cases`' order.
+fn ids_missing_from(cases: &[Case], other: &BTreeSet<&str>) -> Vec<String> {
+    cases
+        .iter()
+        .filter(|c| !other.contains(c.id.as_str()))
+        .map(|c| c.id.clone())
+        .collect()
 }
 
 #[cfg(test)]
