@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
-use js_sys::{Int32Array, Object};
+use js_sys::{Float32Array, Int32Array, Object, Uint8Array, Uint8ClampedArray};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -235,15 +235,62 @@ thread_local! {
     static PREPROCESSOR: RefCell<preprocess::Preprocessor> = RefCell::new(preprocess::Preprocessor::new());
 }
 
+/// The caller's RGBA array, read band by band (never copied into wasm memory whole).
+struct JsRgba(Uint8Array);
+
+impl preprocess::RgbaSource for JsRgba {
+    fn byte_len(&self) -> usize {
+        self.0.length() as usize
+    }
+
+    fn copy_band(&self, offset: usize, band: &mut [u8]) {
+        let end = offset + band.len();
+        self.0.subarray(offset as u32, end as u32).copy_to(band);
+    }
+}
+
 /// RGBA bytes of any size → the vision input `[1, 3, 224, 224]` as 150528 floats.
 #[wasm_bindgen(js_name = preprocess)]
 pub fn preprocess_js(
-    #[wasm_bindgen(unchecked_param_type = "Uint8Array | Uint8ClampedArray")] rgba: Vec<u8>,
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | Uint8ClampedArray")] rgba: &JsValue,
     width: u32,
     height: u32,
-) -> Result<Vec<f32>, JsError> {
-    // `rgba` is already wasm-bindgen's copy in wasm memory, so it is composited in place.
-    Ok(PREPROCESSOR.with_borrow_mut(|p| p.run_owned(rgba, width, height))?)
+) -> Result<Float32Array, JsError> {
+    // A Uint8ClampedArray (ImageData's) is read through a Uint8Array over the same bytes.
+    let bytes = if let Some(array) = rgba.dyn_ref::<Uint8Array>() {
+        array.clone()
+    } else if let Some(array) = rgba.dyn_ref::<Uint8ClampedArray>() {
+        Uint8Array::new_with_byte_offset_and_length(
+            &array.buffer(),
+            array.byte_offset(),
+            array.length(),
+        )
+    } else {
+        return Err(into_error(format!(
+            "preprocess: rgba must be a Uint8Array or Uint8ClampedArray of width × height × 4 \
+             bytes; got {}",
+            describe_js_type(rgba)
+        )));
+    };
+    PREPROCESSOR.with_borrow_mut(|p| {
+        Ok(Float32Array::from(p.run_from(
+            &JsRgba(bytes),
+            width,
+            height,
+        )?))
+    })
+}
+
+/// A short name for what a JS value is, for error messages: its constructor's name for an
+/// object (`Array`, `Float32Array`), else `null` or its `typeof`.
+fn describe_js_type(value: &JsValue) -> String {
+    if let Some(object) = value.dyn_ref::<Object>() {
+        String::from(object.constructor().name())
+    } else if value.is_null() {
+        "null".to_owned()
+    } else {
+        value.js_typeof().as_string().unwrap_or_default()
+    }
 }
 
 #[wasm_bindgen(js_name = Vocabulary)]

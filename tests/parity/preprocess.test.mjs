@@ -90,3 +90,16 @@ test("preprocess rejects a buffer whose length is not width * height * 4", () =>
 	assert.throws(() => core.preprocess(new Uint8Array(10), SIZE, SIZE), Error);
 	assert.throws(() => core.preprocess(new Uint8Array(0), 0, 0), Error);
 });
+
+test("preprocess takes the bytes of a Uint8Array or Uint8ClampedArray view, nothing else", () => {
+	// A view into a larger buffer: only its own bytes count (the page passes ImageData's).
+	const pixel = [10, 20, 30, 255];
+	const backing = new Uint8Array(8 + 224 * 224 * 4 + 8).fill(7);
+	const view = new Uint8ClampedArray(backing.buffer, 8, 224 * 224 * 4);
+	for (let index = 0; index < view.length; index += 4) view.set(pixel, index);
+	const expected = core.preprocess(new Uint8Array(view), 224, 224);
+	assertBitIdentical(core.preprocess(view, 224, 224), expected);
+	for (const [value, name] of [[Array.from(view), "Array"], [new Float32Array(4), "Float32Array"], [null, "null"], [undefined, "undefined"], ["rgba", "string"]]) {
+		assert.throws(() => core.preprocess(value, 1, 1), new RegExp(`rgba must be a Uint8Array or Uint8ClampedArray .*; got ${name}$`));
+	}
+});
