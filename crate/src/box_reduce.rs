@@ -199,7 +199,7 @@ pub fn box_reduce(
     // One u64 per column holds its four channel sums as 16-bit lanes: u16 lanes hold up to
     // 257 rows of 255, and MAX_SIDE / 224 keeps fy far below that.
     debug_assert!(fy <= 257);
-    column_sums.clear();
+    // No clearing: every lane is written before it is read.
     column_sums.resize(width, 0);
     let mut all = u32::MAX;
 

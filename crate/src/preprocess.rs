@@ -203,7 +203,7 @@ impl Preprocessor {
         let row_bytes = width as usize * 4;
         let band_rows = fy * ((BAND_BYTES / (row_bytes * fy as usize)).max(1) as u32);
         let reduced_row_bytes = reduced_side(width, fx) as usize * 4;
-        self.reduced.clear();
+        // No clearing: the bands write every byte.
         self.reduced
             .resize(reduced_row_bytes * reduced_side(height, fy) as usize, 0);
         let out_rows_per_band = (band_rows / fy) as usize;
