@@ -282,14 +282,21 @@ pub fn preprocess_js(
 }
 
 /// A short name for what a JS value is, for error messages: its constructor's name for an
-/// object (`Array`, `Float32Array`), else `null` or its `typeof`.
+/// object (`Array`, `Float32Array`), else `null` or its `typeof`. Read through `Reflect`, which
+/// cannot throw into the caller, so an object without a constructor still gets the message.
 fn describe_js_type(value: &JsValue) -> String {
-    if let Some(object) = value.dyn_ref::<Object>() {
-        String::from(object.constructor().name())
-    } else if value.is_null() {
-        "null".to_owned()
-    } else {
-        value.js_typeof().as_string().unwrap_or_default()
+    if value.is_null() {
+        return "null".to_owned();
+    }
+    let constructor_name = || {
+        let constructor = js_sys::Reflect::get(value, &"constructor".into()).ok()?;
+        js_sys::Reflect::get(&constructor, &"name".into())
+            .ok()?
+            .as_string()
+    };
+    match (value.is_object(), constructor_name()) {
+        (true, Some(name)) if !name.is_empty() => name,
+        _ => value.js_typeof().as_string().unwrap_or_default(),
     }
 }
 

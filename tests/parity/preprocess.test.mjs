@@ -99,7 +99,7 @@ test("preprocess takes the bytes of a Uint8Array or Uint8ClampedArray view, noth
 	for (let index = 0; index < view.length; index += 4) view.set(pixel, index);
 	const expected = core.preprocess(new Uint8Array(view), 224, 224);
 	assertBitIdentical(core.preprocess(view, 224, 224), expected);
-	for (const [value, name] of [[Array.from(view), "Array"], [new Float32Array(4), "Float32Array"], [null, "null"], [undefined, "undefined"], ["rgba", "string"]]) {
+	for (const [value, name] of [[Array.from(view), "Array"], [new Float32Array(4), "Float32Array"], [null, "null"], [undefined, "undefined"], ["rgba", "string"], [Object.create(null), "object"]]) {
 		assert.throws(() => core.preprocess(value, 1, 1), new RegExp(`rgba must be a Uint8Array or Uint8ClampedArray .*; got ${name}$`));
 	}
 });
