@@ -93,9 +93,9 @@ fn store_mean(pixel: &mut [u8], sums: [u32; 4], count: u32, scale: u32) {
 }
 
 /// Block sums of `F` packed columns each, the first `whole` blocks, written over the start of
-/// `columns`. A constant `F` unrolls the sum: the same loop with a run-time `fx` spent more on
-/// loop overhead per block than the vertical pass took for the whole image (measured), and
-/// whole factors up to 8 cover images up to 2015 pixels across.
+/// `columns`. A constant `F` unrolls the sum: with it the box step takes 0.64-0.86 of the time
+/// it takes with a run-time `fx` loop (measured in V8 for 2-5 × 3-4 blocks), and whole
+/// factors up to 8 cover images up to 2015 pixels across.
 fn sum_blocks<const F: usize>(columns: &mut [u64], whole: usize) {
     for block in 0..whole {
         let sources: &[u64; F] = columns[block * F..][..F].try_into().expect("F columns");
@@ -260,8 +260,8 @@ mod simd {
     }
 
     /// `super::sum_rows`, 16 source bytes per step into two u16x8 sums. Block heights up to
-    /// 8 (images up to 2015 pixels high) get a copy of the loop with the rows unrolled: the
-    /// loop overhead was a quarter of each step (measured).
+    /// 8 (images up to 2015 pixels high) get a copy of the loop with the rows unrolled, which
+    /// took the whole preprocess of a 1024×768 page to 0.89-0.94 of its time (measured in V8).
     pub fn sum_rows(block: &[u8], row_bytes: usize, rows: usize, lanes: &mut [u16]) -> u32 {
         let all = match rows {
             1 => sum_chunks(block, row_bytes, 1, lanes),
