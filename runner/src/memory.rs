@@ -518,7 +518,7 @@ fn rss_loop(shared: &Shared, interval: Duration) {
     let mut tick: u64 = 0;
     while !shared.stop.load(Ordering::Relaxed) {
         let now = Instant::now();
-        if tick % REDISCOVER_EVERY_TICKS == 0 {
+        if tick.is_multiple_of(REDISCOVER_EVERY_TICKS) {
             let pids = descendants(me);
             let named = shared.browser_pid.load(Ordering::Relaxed);
             if named != browser_main {

@@ -144,13 +144,9 @@ fn write_failed(error: anyhow::Error) -> Response {
         .into_response()
 }
 
-fn object(body: Value) -> Result<serde_json::Map<String, Value>, Response> {
-    match body {
-        Value::Object(map) => Ok(map),
-        other => Err(bad_request(format!(
-            "the body must be a JSON object, got {other}"
-        ))),
-    }
+/// The 400 response for a body that is not a JSON object, or `None` when it is one.
+fn not_an_object(body: &Value) -> Option<Response> {
+    (!body.is_object()).then(|| bad_request(format!("the body must be a JSON object, got {body}")))
 }
 
 fn ok() -> Response {
@@ -158,14 +154,13 @@ fn ok() -> Response {
 }
 
 async fn start(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    let fields = match object(body.clone()) {
-        Ok(fields) => fields,
-        Err(response) => return response,
-    };
+    if let Some(response) = not_an_object(&body) {
+        return response;
+    }
     let mut record = serde_json::Map::new();
     record.insert(
         "runId".into(),
-        fields.get("runId").cloned().unwrap_or(Value::Null),
+        body.get("runId").cloned().unwrap_or(Value::Null),
     );
     record.insert("machine".into(), state.context.machine.clone());
     record.insert("body".into(), body.clone());
@@ -204,7 +199,7 @@ async fn mark(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Re
 }
 
 async fn progress(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    if let Err(response) = object(body.clone()) {
+    if let Some(response) = not_an_object(&body) {
         return response;
     }
     let mut record = serde_json::Map::new();
@@ -221,7 +216,7 @@ async fn progress(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -
 }
 
 async fn error(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    if let Err(response) = object(body.clone()) {
+    if let Some(response) = not_an_object(&body) {
         return response;
     }
     let mut record = serde_json::Map::new();
@@ -246,7 +241,7 @@ async fn error(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> R
 }
 
 async fn result(State(state): State<Arc<AppState>>, Json(summary): Json<Value>) -> Response {
-    if let Err(response) = object(summary.clone()) {
+    if let Some(response) = not_an_object(&summary) {
         return response;
     }
     let process_memory = state.process_memory();
