@@ -137,21 +137,10 @@ impl Comparison {
                 }
             }
         }
-        if !self.only_in_a.is_empty() {
-            let _ = writeln!(
-                out,
-                "only in A ({}): {}",
-                self.only_in_a.len(),
-                self.only_in_a.join(", ")
-            );
-        }
-        if !self.only_in_b.is_empty() {
-            let _ = writeln!(
-                out,
-                "only in B ({}): {}",
-                self.only_in_b.len(),
-                self.only_in_b.join(", ")
-            );
+        for (side, ids) in [("A", &self.only_in_a), ("B", &self.only_in_b)] {
+            if !ids.is_empty() {
+                let _ = writeln!(out, "only in {side} ({}): {}", ids.len(), ids.join(", "));
+            }
         }
         let (compared, agreeing) = self.positions();
         let _ = writeln!(
