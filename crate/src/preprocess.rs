@@ -241,8 +241,17 @@ impl Preprocessor {
                 .chunks_exact(4)
                 .map(|p| [p[0], p[1], p[2], p[3]]);
             normalize_pixels(&self.table, pixels, &mut self.tensor);
-            return Ok(&self.tensor);
+        } else {
+            self.resize_reduced(width, height, fx, fy)?;
+            let pixels = self.resized.pixels().iter().map(|pixel| pixel.0);
+            normalize_pixels(&self.table, pixels, &mut self.tensor);
         }
+        Ok(&self.tensor)
+    }
+
+    /// The Lanczos3 step: `self.reduced` (the box step's output for a `width × height`
+    /// source reduced by `fx × fy`) → `self.resized`, 224×224.
+    fn resize_reduced(&mut self, width: u32, height: u32, fx: u32, fy: u32) -> Result<()> {
         let resize_error = |e: &dyn std::fmt::Display| CoreError::Resize(e.to_string());
         let (reduced_width, reduced_height) = (reduced_side(width, fx), reduced_side(height, fy));
         // The source box in reduced pixels: a partial last block covers a fraction of a pixel.
@@ -279,9 +288,7 @@ impl Preprocessor {
                 &options.crop(0.0, 0.0, f64::from(IMAGE_SIZE), box_height),
             )
             .map_err(|e| resize_error(&e))?;
-        let pixels = self.resized.pixels().iter().map(|pixel| pixel.0);
-        normalize_pixels(&self.table, pixels, &mut self.tensor);
-        Ok(&self.tensor)
+        Ok(())
     }
 
     pub fn run(&mut self, rgba: &[u8], width: u32, height: u32) -> Result<Vec<f32>> {
