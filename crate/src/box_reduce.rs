@@ -104,7 +104,8 @@ fn sum_blocks<const F: usize>(columns: &mut [u64], whole: usize) {
 }
 
 /// Pillow's rounded mean of every u16 sum of `count` values into a byte. LLVM vectorises
-/// this loop; explicit SIMD for it was slower in V8 (measured).
+/// this loop; explicit SIMD for it alone was slower in V8 (measured; the fused path of the
+/// `simd` module gains by never storing the sums).
 fn store_means(sums: &[u16], out: &mut [u8], count: u32, scale: u32) {
     for (byte, &sum) in out.iter_mut().zip(sums) {
         *byte = (((u32::from(sum) + count / 2) * scale) >> 24) as u8;
@@ -153,6 +154,45 @@ fn average_blocks(columns: &mut [u64], fx: usize, rows: usize, out_row: &mut [u8
             store_mean(pixel, block_sums(block, false), count, scale);
         }
     }
+}
+
+/// The blocks from pixel `first_pixel` to the end of the row (the last may be partial), one
+/// at a time: what the fused SIMD path leaves, fewer than 8 pixels. Returns the AND of their
+/// bytes.
+#[cfg_attr(
+    not(all(target_arch = "wasm32", target_feature = "simd128")),
+    allow(dead_code)
+)]
+fn reduce_tail(
+    block: &[u8],
+    row_bytes: usize,
+    rows: usize,
+    first_pixel: usize,
+    fx: usize,
+    out: &mut [u8],
+) -> u32 {
+    let width = row_bytes / 4;
+    let mut and = u32::MAX;
+    for (pixel, start) in out
+        .chunks_exact_mut(4)
+        .zip((first_pixel..width).step_by(fx))
+    {
+        let end = (start + fx).min(width);
+        let mut sums = [0u32; 4];
+        for row in 0..rows {
+            for source in
+                block[row * row_bytes + start * 4..row * row_bytes + end * 4].chunks_exact(4)
+            {
+                and &= u32::from_le_bytes([source[0], source[1], source[2], source[3]]);
+                for (sum, &byte) in sums.iter_mut().zip(source) {
+                    *sum += u32::from(byte);
+                }
+            }
+        }
+        let count = ((end - start) * rows) as u32;
+        store_mean(pixel, sums, count, multiplier(count));
+    }
+    and
 }
 
 /// The reduced size of one side: `⌈source / factor⌉` (a partial last block counts).
@@ -206,6 +246,18 @@ pub fn box_reduce(
     for (out_y, out_row) in out.chunks_exact_mut(out_width * 4).enumerate() {
         let first = out_y * fy;
         let rows = fy.min(height - first);
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        if matches!(fx, 1 | 2 | 4) && fx * rows <= 257 {
+            let block = &src[first * row_bytes..(first + rows) * row_bytes];
+            let (done, and) = match fx {
+                1 => simd::reduce_groups::<1>(block, row_bytes, rows, out_row),
+                2 => simd::reduce_groups::<2>(block, row_bytes, rows, out_row),
+                _ => simd::reduce_groups::<4>(block, row_bytes, rows, out_row),
+            };
+            let tail = &mut out_row[done / fx * 4..];
+            all &= and & reduce_tail(block, row_bytes, rows, done, fx, tail);
+            continue;
+        }
         // Vertical sums first, the lanes seen as u16s.
         let lanes: &mut [u16] = bytemuck::cast_slice_mut(column_sums.as_mut_slice());
         let block = &src[first * row_bytes..(first + rows) * row_bytes];
@@ -222,9 +274,11 @@ pub fn box_reduce(
     all >> 24 == 0xFF
 }
 
-/// The vertical sums in explicit 128-bit WASM SIMD, for the build that ships: LLVM vectorised
-/// the portable loop only in part (8-byte loads), and the box step was the largest share of
-/// preprocessing (measured). It must give exactly the portable path's results.
+/// The box step in explicit 128-bit WASM SIMD, for the build that ships: LLVM vectorised the
+/// portable loop only in part (8-byte loads), and the box step was the largest share of
+/// preprocessing (measured). For block widths 1, 2 and 4 the whole step runs in registers
+/// (`reduce_groups`); the others get SIMD vertical sums (`sum_rows`). Both must give exactly
+/// the portable path's results (tests run as WASM: `scripts/test-core-wasm`).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd {
     use core::arch::wasm32::*;
@@ -290,6 +344,123 @@ mod simd {
             }
         }
         and
+    }
+
+    /// Pillow's rounded mean of eight u16 block sums (two pixels), as u32 lanes.
+    #[inline(always)]
+    fn means(sums: v128, bias: v128, scale: v128) -> v128 {
+        let low = u32x4_shr(
+            i32x4_mul(i32x4_add(u32x4_extend_low_u16x8(sums), bias), scale),
+            24,
+        );
+        let high = u32x4_shr(
+            i32x4_mul(i32x4_add(u32x4_extend_high_u16x8(sums), bias), scale),
+            24,
+        );
+        u16x8_narrow_i32x4(low, high)
+    }
+
+    /// The 64-bit halves of `a` and `b` added pairwise: `[a.lo + a.hi | b.lo + b.hi]`, each
+    /// half one pixel's four u16 channel sums.
+    #[inline(always)]
+    fn add_halves(a: v128, b: v128) -> v128 {
+        u16x8_add(u64x2_shuffle::<0, 2>(a, b), u64x2_shuffle::<1, 3>(a, b))
+    }
+
+    /// One output row for block widths `FX` of 1, 2 or 4, whose blocks tile 8-pixel groups:
+    /// vertical sums, block sums and means stay in registers, where the general path stores
+    /// the column sums and reads them twice more. Returns the pixels done (whole groups) and
+    /// the AND of their bytes. Needs `FX * rows <= 257` (u16 sums).
+    #[inline(always)]
+    fn fused_groups<const FX: usize>(
+        block: &[u8],
+        row_bytes: usize,
+        rows: usize,
+        out_row: &mut [u8],
+    ) -> (usize, v128) {
+        let groups = row_bytes / 32;
+        assert!(block.len() >= rows * row_bytes && out_row.len() >= groups * 32 / FX);
+        let count = (FX * rows) as u32;
+        let bias = u32x4_splat(count / 2);
+        let scale = u32x4_splat(super::multiplier(count));
+        let (src, dst) = (block.as_ptr(), out_row.as_mut_ptr());
+        let mut all = u8x16_splat(u8::MAX);
+        for group in 0..groups {
+            let start = group * 32;
+            let mut sums = [u16x8_splat(0); 4];
+            for row in 0..rows {
+                // SAFETY: row * row_bytes + start + 32 <= rows * row_bytes <= block.len().
+                let (first, second) = unsafe {
+                    let at = src.add(row * row_bytes + start).cast::<v128>();
+                    (at.read_unaligned(), at.add(1).read_unaligned())
+                };
+                sums[0] = u16x8_add(sums[0], u16x8_extend_low_u8x16(first));
+                sums[1] = u16x8_add(sums[1], u16x8_extend_high_u8x16(first));
+                sums[2] = u16x8_add(sums[2], u16x8_extend_low_u8x16(second));
+                sums[3] = u16x8_add(sums[3], u16x8_extend_high_u8x16(second));
+                all = v128_and(all, v128_and(first, second));
+            }
+            let out = group * 32 / FX;
+            // SAFETY: out + 32 / FX <= groups * 32 / FX <= out_row.len().
+            unsafe {
+                match FX {
+                    1 => {
+                        let low = means(sums[0], bias, scale);
+                        let high = means(sums[1], bias, scale);
+                        dst.add(out)
+                            .cast::<v128>()
+                            .write_unaligned(u8x16_narrow_i16x8(low, high));
+                        let low = means(sums[2], bias, scale);
+                        let high = means(sums[3], bias, scale);
+                        dst.add(out + 16)
+                            .cast::<v128>()
+                            .write_unaligned(u8x16_narrow_i16x8(low, high));
+                    }
+                    2 => {
+                        let low = means(add_halves(sums[0], sums[1]), bias, scale);
+                        let high = means(add_halves(sums[2], sums[3]), bias, scale);
+                        dst.add(out)
+                            .cast::<v128>()
+                            .write_unaligned(u8x16_narrow_i16x8(low, high));
+                    }
+                    _ => {
+                        let pairs =
+                            add_halves(u16x8_add(sums[0], sums[1]), u16x8_add(sums[2], sums[3]));
+                        let pixels = means(pairs, bias, scale);
+                        v128_store64_lane::<0>(
+                            u8x16_narrow_i16x8(pixels, pixels),
+                            dst.add(out).cast::<u64>(),
+                        );
+                    }
+                }
+            }
+        }
+        (groups * 8, all)
+    }
+
+    /// `fused_groups` with the row loop unrolled for block heights 1-8, as in `sum_rows`.
+    pub fn reduce_groups<const FX: usize>(
+        block: &[u8],
+        row_bytes: usize,
+        rows: usize,
+        out_row: &mut [u8],
+    ) -> (usize, u32) {
+        let (pixels, all) = match rows {
+            1 => fused_groups::<FX>(block, row_bytes, 1, out_row),
+            2 => fused_groups::<FX>(block, row_bytes, 2, out_row),
+            3 => fused_groups::<FX>(block, row_bytes, 3, out_row),
+            4 => fused_groups::<FX>(block, row_bytes, 4, out_row),
+            5 => fused_groups::<FX>(block, row_bytes, 5, out_row),
+            6 => fused_groups::<FX>(block, row_bytes, 6, out_row),
+            7 => fused_groups::<FX>(block, row_bytes, 7, out_row),
+            8 => fused_groups::<FX>(block, row_bytes, 8, out_row),
+            _ => fused_groups::<FX>(block, row_bytes, rows, out_row),
+        };
+        let all = v128_and(all, u64x2_shuffle::<1, 0>(all, all));
+        (
+            pixels,
+            u32x4_extract_lane::<0>(all) & u32x4_extract_lane::<1>(all),
+        )
     }
 }
 
@@ -361,6 +532,50 @@ mod tests {
         // Three values summing to 5 (mean 1.67): Pillow's truncated reciprocal gives 1.
         let src = [2u8, 0, 0, 255, 2, 0, 0, 255, 1, 0, 0, 255];
         assert_eq!(reduce(&src, 3, 1, 3, 1), [1, 0, 0, 255]);
+    }
+
+    /// Pillow's `ImagingReduce` per block, as its C computes it: the u32 sum, then
+    /// `(sum + n/2) · multiplier(n) >> 24`.
+    fn pillow_reduce(src: &[u8], width: usize, height: usize, fx: usize, fy: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for oy in 0..height.div_ceil(fy) {
+            for ox in 0..width.div_ceil(fx) {
+                let (ys, xs) = (
+                    oy * fy..((oy + 1) * fy).min(height),
+                    ox * fx..((ox + 1) * fx).min(width),
+                );
+                let count = (ys.len() * xs.len()) as u32;
+                for c in 0..4 {
+                    let sum: u32 = ys
+                        .clone()
+                        .flat_map(|y| xs.clone().map(move |x| (y, x)))
+                        .map(|(y, x)| u32::from(src[(y * width + x) * 4 + c]))
+                        .sum();
+                    out.push((((sum + count / 2) * multiplier(count)) >> 24) as u8);
+                }
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Bit for bit Pillow's formula, on every path: the fused SIMD rows (block widths 1,
+        /// 2 and 4, with their leftover pixels, and their fallback when `fx · rows > 257`),
+        /// the packed u16 path and the u32 path.
+        #[test]
+        fn equals_pillows_formula(
+            w in 1usize..80, h in 1usize..100, fx in 1usize..9, fy in 1usize..90,
+            seed in any::<u32>()
+        ) {
+            let mut state = seed | 1;
+            let src: Vec<u8> = (0..w * h * 4).map(|_| {
+                state ^= state << 13; state ^= state >> 17; state ^= state << 5;
+                state as u8
+            }).collect();
+            prop_assert_eq!(reduce(&src, w as u32, h as u32, fx as u32, fy as u32),
+                pillow_reduce(&src, w, h, fx, fy));
+        }
     }
 
     proptest! {
