@@ -6,6 +6,7 @@ pub mod box_reduce;
 pub mod choose;
 pub mod config;
 pub mod error;
+pub mod lanczos;
 pub mod preprocess;
 pub mod score;
 pub mod summary;

@@ -8,9 +8,10 @@
 //! (`scripts/ocrmodel/resize.py`, which pins the same order):
 //! 1. a box average over whole blocks of `fx × fy` pixels, `fx = max(1, ⌊width / 224⌋)` and
 //!    likewise `fy` (Pillow's `Image.reduce`; the last, partial block averages what it holds);
-//! 2. Lanczos3 (`fast_image_resize`) from the reduced image to 224×224, the source box mapped
-//!    into reduced coordinates (`width / fx` by `height / fy`), horizontal pass first (Pillow
-//!    13 goes down first when the height shrinks more, which moves the rounding).
+//! 2. Lanczos3 (`lanczos.rs`: fast_image_resize's fixed-point convolution, result for result)
+//!    from the reduced image to 224×224, the source box mapped into reduced coordinates
+//!    (`width / fx` by `height / fy`), horizontal pass first (Pillow 13 goes down first when
+//!    the height shrinks more, which moves the rounding).
 //!
 //! Why the box step: a Lanczos3 that shrinks a 1024×768 page by 4.6× reads about 27 source
 //! pixels per output pixel and row, some 25 multiply-adds per source pixel; in WASM that was
@@ -23,12 +24,9 @@
 //!   black, and its loop ignored alpha, so a transparent background read as black.
 //! - The aspect ratio is not kept (as in the seed: `drawImage` stretched to 224×224).
 
-use fast_image_resize::images::{TypedImage, TypedImageRef};
-use fast_image_resize::pixels::U8x4;
-use fast_image_resize::{Filter, FilterType, ImageView, ResizeAlg, ResizeOptions, Resizer};
-
 use crate::box_reduce::{box_reduce, reduce_factor, reduced_side};
 use crate::error::{CoreError, Result};
+use crate::lanczos::{self, AxisWeights};
 
 pub const IMAGE_SIZE: u32 = 224;
 /// Floats in one preprocessed image: 3 × 224 × 224.
@@ -110,27 +108,6 @@ fn normalize_pixels(
     }
 }
 
-/// Lanczos3, `sinc(x) · sinc(x/3)` on `|x| < 3`, with one `sin` where the library's own
-/// takes two: with `s = sin(πx/3)`, `sin(πx) = s(3 − 4s²)`, so the product is
-/// `3s²(3 − 4s²) / (πx)²`. The weights are recomputed on every call and `sin` was the larger
-/// part of that (measured); the weights agree with the two-`sin` form within 1e-14 (test).
-fn lanczos3(x: f64) -> f64 {
-    if x == 0.0 {
-        return 1.0;
-    }
-    if !(-3.0..3.0).contains(&x) {
-        return 0.0;
-    }
-    let s = (std::f64::consts::PI * x / 3.0).sin();
-    let squared = s * s;
-    let pi_x = std::f64::consts::PI * x;
-    3.0 * squared * (3.0 - 4.0 * squared) / (pi_x * pi_x)
-}
-
-fn lanczos3_filter() -> Filter {
-    Filter::new("Lanczos3", lanczos3, 3.0).expect("support 3 is valid")
-}
-
 /// Where the RGBA bytes are read from, one band of rows at a time: a slice, or at the wasm
 /// boundary a JS array. Reading in bands means the whole image is never copied into wasm
 /// memory: each band is copied into a small buffer that stays in cache for the box step
@@ -155,17 +132,20 @@ impl RgbaSource for [u8] {
 /// Bytes of source per band: a multiple of `fy` rows that fits in a core's L2 cache.
 const BAND_BYTES: usize = 64 * 1024;
 
-/// Reusable state: the resizer's buffers, the 224×224 RGBA and the lookup table.
+/// Reusable state: the buffers, the Lanczos3 weights of the last geometry and the lookup table.
 pub struct Preprocessor {
-    resizer: Resizer,
     /// One band of source rows, and the box step's scratch row of column sums.
     band: Vec<u8>,
     column_sums: Vec<u64>,
     /// The box step's output: the whole image, reduced.
     reduced: Vec<u8>,
-    /// The horizontal pass's output, 224 × reduced height; kept while the height repeats.
-    across: TypedImage<'static, U8x4>,
-    resized: TypedImage<'static, U8x4>,
+    /// The horizontal pass's output, 224 × reduced height, and the vertical pass's, 224×224.
+    across: Vec<u8>,
+    resized: Vec<u8>,
+    /// The weights of each pass, kept while the image size repeats (a sweep's images mostly
+    /// share one): computing them was a fifth of the Lanczos3 step (measured).
+    across_weights: Option<AxisWeights>,
+    down_weights: Option<AxisWeights>,
     table: [[f32; 256]; 3],
     tensor: Vec<f32>,
 }
@@ -179,12 +159,13 @@ impl Default for Preprocessor {
 impl Preprocessor {
     pub fn new() -> Self {
         Self {
-            resizer: Resizer::new(),
             band: Vec::new(),
             column_sums: Vec::new(),
             reduced: Vec::new(),
-            across: TypedImage::new(IMAGE_SIZE, 0),
-            resized: TypedImage::new(IMAGE_SIZE, IMAGE_SIZE),
+            across: Vec::new(),
+            resized: vec![0; PLANE * 4],
+            across_weights: None,
+            down_weights: None,
             table: normalization_table(),
             tensor: vec![0.0; TENSOR_LEN],
         }
@@ -242,58 +223,61 @@ impl Preprocessor {
                 .map(|p| [p[0], p[1], p[2], p[3]]);
             normalize_pixels(&self.table, pixels, &mut self.tensor);
         } else {
-            self.resize_reduced(width, height, fx, fy)?;
-            let pixels = self.resized.pixels().iter().map(|pixel| pixel.0);
+            self.resize_reduced(width, height, fx, fy);
+            let pixels = self
+                .resized
+                .chunks_exact(4)
+                .map(|p| [p[0], p[1], p[2], p[3]]);
             normalize_pixels(&self.table, pixels, &mut self.tensor);
         }
         Ok(&self.tensor)
     }
 
     /// The Lanczos3 step: `self.reduced` (the box step's output for a `width × height`
-    /// source reduced by `fx × fy`) → `self.resized`, 224×224.
-    fn resize_reduced(&mut self, width: u32, height: u32, fx: u32, fy: u32) -> Result<()> {
-        let resize_error = |e: &dyn std::fmt::Display| CoreError::Resize(e.to_string());
+    /// source reduced by `fx × fy`) → `self.resized`, 224×224. Horizontal pass, then
+    /// vertical, each rounded to u8, as PIL does (fast_image_resize alone would go down first
+    /// for u8 images, and the clipped Lanczos lobes then differed from PIL's by up to 46
+    /// levels on noise, measured). A pass whose box is already 224 whole pixels is a copy.
+    fn resize_reduced(&mut self, width: u32, height: u32, fx: u32, fy: u32) {
         let (reduced_width, reduced_height) = (reduced_side(width, fx), reduced_side(height, fy));
         // The source box in reduced pixels: a partial last block covers a fraction of a pixel.
         let box_width = f64::from(width) / f64::from(fx);
         let box_height = f64::from(height) / f64::from(fy);
-        // Typed U8x4 images: `Resizer::resize` on untyped images would compile in every
-        // pixel format's kernels (measured: the wasm shrank from 1.2 MB).
-        let source =
-            TypedImageRef::<U8x4>::from_buffer(reduced_width, reduced_height, &self.reduced)
-                .map_err(|e| resize_error(&e))?;
-        // Alpha is 255 everywhere after compositing: no premultiplying needed.
-        let options = ResizeOptions::new()
-            .resize_alg(ResizeAlg::Convolution(
-                FilterType::Custom(lanczos3_filter()),
-            ))
-            .use_alpha(false);
-        // Horizontal pass, then vertical, each rounded to u8, as PIL does. In one call
-        // fast_image_resize runs the vertical pass first for u8 images, and the clipped
-        // Lanczos lobes then differed from PIL's by up to 46 levels on noise (measured).
-        if self.across.height() != reduced_height {
-            self.across = TypedImage::new(IMAGE_SIZE, reduced_height);
-        }
-        self.resizer
-            .resize_typed(
-                &source,
+        let size = f64::from(IMAGE_SIZE);
+        let row_bytes = IMAGE_SIZE as usize * 4;
+        self.across.resize(row_bytes * reduced_height as usize, 0);
+        if box_width == size {
+            self.across.copy_from_slice(&self.reduced);
+        } else {
+            // SIMD steps: four taps across (one 16-byte load), two rows down.
+            let weights = kept(&mut self.across_weights, reduced_width, box_width, 4);
+            lanczos::horizontal(
+                &self.reduced,
+                reduced_height as usize,
+                weights,
                 &mut self.across,
-                &options.crop(0.0, 0.0, box_width, f64::from(reduced_height)),
-            )
-            .map_err(|e| resize_error(&e))?;
-        self.resizer
-            .resize_typed(
-                &self.across,
-                &mut self.resized,
-                &options.crop(0.0, 0.0, f64::from(IMAGE_SIZE), box_height),
-            )
-            .map_err(|e| resize_error(&e))?;
-        Ok(())
+            );
+        }
+        if box_height == size {
+            self.resized.copy_from_slice(&self.across);
+        } else {
+            let weights = kept(&mut self.down_weights, reduced_height, box_height, 2);
+            lanczos::vertical(&self.across, row_bytes, weights, &mut self.resized);
+        }
     }
 
     pub fn run(&mut self, rgba: &[u8], width: u32, height: u32) -> Result<Vec<f32>> {
         self.run_from(rgba, width, height).map(<[f32]>::to_vec)
     }
+}
+
+/// The weights for `in_size` source pixels over `span` → 224, from `slot` when they fit.
+fn kept(slot: &mut Option<AxisWeights>, in_size: u32, span: f64, step: usize) -> &AxisWeights {
+    match slot {
+        Some(weights) if weights.fits(in_size, span, IMAGE_SIZE) => {}
+        _ => *slot = Some(AxisWeights::new(in_size, span, IMAGE_SIZE, step)),
+    }
+    slot.as_ref().expect("just filled")
 }
 
 /// One image, with a fresh [`Preprocessor`].
@@ -373,27 +357,6 @@ mod tests {
         // The white pixel shows: with it treated as black the result would differ.
         rgba[4 * 12_345 + 3] = 255;
         assert_ne!(ours, preprocess(&rgba, 700, 500).unwrap());
-    }
-
-    #[test]
-    fn one_sin_lanczos3_is_the_two_sin_product() {
-        let sinc = |x: f64| {
-            let pi_x = std::f64::consts::PI * x;
-            if x == 0.0 {
-                1.0
-            } else {
-                pi_x.sin() / pi_x
-            }
-        };
-        for step in -3200..=3200 {
-            let x = f64::from(step) / 1000.0;
-            let expected = if x.abs() < 3.0 {
-                sinc(x) * sinc(x / 3.0)
-            } else {
-                0.0
-            };
-            assert!((lanczos3(x) - expected).abs() < 1e-14, "x = {x}");
-        }
     }
 
     #[test]

@@ -3,7 +3,7 @@ training images and scores the evaluations (ocrmodel.resize.resize_for_model).
 
 The core claims Pillow's `resize((224, 224), Image.LANCZOS, reducing_gap=1.0)` with the pass
 order pinned (across, then down; resize_for_model does the same with two single-axis resizes):
-Image.reduce's box step bit for bit, then Lanczos3 through fast_image_resize, within 2 levels
+Image.reduce's box step bit for bit, then Lanczos3 as fast_image_resize computes it, within 2 levels
 of Pillow with a few values off. Both sides are compared as bytes: every float of the core's tensor is looked
 up in the per-channel normalisation table ((v/255 - mean)/std in doubles, stored as float32, as
 the core builds it), which also asserts that each float is one of the table's 256 values.
