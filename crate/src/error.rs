@@ -66,9 +66,6 @@ pub enum CoreError {
         actual: usize,
     },
 
-    #[error("image resize failed: {0}")]
-    Resize(String),
-
     #[error("case {index} (`{id}`): {message}")]
     InvalidCase {
         index: usize,
