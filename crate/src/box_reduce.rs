@@ -247,12 +247,13 @@ pub fn box_reduce(
         let first = out_y * fy;
         let rows = fy.min(height - first);
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        if matches!(fx, 1 | 2 | 4) && fx * rows <= 257 {
+        if matches!(fx, 1 | 2 | 4 | 8) && fx * rows <= 257 {
             let block = &src[first * row_bytes..(first + rows) * row_bytes];
             let (done, and) = match fx {
                 1 => simd::reduce_groups::<1>(block, row_bytes, rows, out_row),
                 2 => simd::reduce_groups::<2>(block, row_bytes, rows, out_row),
-                _ => simd::reduce_groups::<4>(block, row_bytes, rows, out_row),
+                4 => simd::reduce_groups::<4>(block, row_bytes, rows, out_row),
+                _ => simd::reduce_groups::<8>(block, row_bytes, rows, out_row),
             };
             let tail = &mut out_row[done / fx * 4..];
             all &= and & reduce_tail(block, row_bytes, rows, done, fx, tail);
@@ -276,7 +277,7 @@ pub fn box_reduce(
 
 /// The box step in explicit 128-bit WASM SIMD, for the build that ships: LLVM vectorised the
 /// portable loop only in part (8-byte loads), and the box step was the largest share of
-/// preprocessing (measured). For block widths 1, 2 and 4 the whole step runs in registers
+/// preprocessing (measured). For block widths 1, 2, 4 and 8 the whole step runs in registers
 /// (`reduce_groups`); the others get SIMD vertical sums (`sum_rows`). Both must give exactly
 /// the portable path's results (tests run as WASM: `scripts/test-core-wasm`).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -366,7 +367,7 @@ mod simd {
         u16x8_add(u64x2_shuffle::<0, 2>(a, b), u64x2_shuffle::<1, 3>(a, b))
     }
 
-    /// One output row for block widths `FX` of 1, 2 or 4, whose blocks tile 8-pixel groups:
+    /// One output row for block widths `FX` of 1, 2, 4 or 8, whose blocks tile 8-pixel groups:
     /// vertical sums, block sums and means stay in registers, where the general path stores
     /// the column sums and reads them twice more. Returns the pixels done (whole groups) and
     /// the AND of their bytes. Needs `FX * rows <= 257` (u16 sums).
@@ -422,11 +423,18 @@ mod simd {
                         );
                         dst.add(out).cast::<v128>().write_unaligned(pixels);
                     }
-                    _ => {
+                    4 => {
                         let blocks =
                             add_halves(u16x8_add(sums[0], sums[1]), u16x8_add(sums[2], sums[3]));
                         let pixels = means(blocks, bias, scale);
                         v128_store64_lane::<0>(pixels, dst.add(out).cast::<u64>());
+                    }
+                    _ => {
+                        // One block: its two halves added once more.
+                        let halves =
+                            add_halves(u16x8_add(sums[0], sums[1]), u16x8_add(sums[2], sums[3]));
+                        let pixel = means(add_halves(halves, halves), bias, scale);
+                        v128_store32_lane::<0>(pixel, dst.add(out).cast::<u32>());
                     }
                 }
             }
@@ -557,7 +565,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         /// Bit for bit Pillow's formula, on every path: the fused SIMD rows (block widths 1,
-        /// 2 and 4, with their leftover pixels, and their fallback when `fx · rows > 257`),
+        /// 2, 4 and 8, with their leftover pixels, and their fallback when `fx · rows > 257`),
         /// the packed u16 path and the u32 path.
         #[test]
         fn equals_pillows_formula(
