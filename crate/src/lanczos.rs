@@ -370,22 +370,15 @@ mod simd {
                     i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(
                         upper, lower,
                     );
-                sums[0] = i32x4_add(
-                    sums[0],
-                    i32x4_dot_i16x8(u16x8_extend_low_u8x16(low), weights),
-                );
-                sums[1] = i32x4_add(
-                    sums[1],
-                    i32x4_dot_i16x8(u16x8_extend_high_u8x16(low), weights),
-                );
-                sums[2] = i32x4_add(
-                    sums[2],
-                    i32x4_dot_i16x8(u16x8_extend_low_u8x16(high), weights),
-                );
-                sums[3] = i32x4_add(
-                    sums[3],
-                    i32x4_dot_i16x8(u16x8_extend_high_u8x16(high), weights),
-                );
+                let columns = [
+                    u16x8_extend_low_u8x16(low),
+                    u16x8_extend_high_u8x16(low),
+                    u16x8_extend_low_u8x16(high),
+                    u16x8_extend_high_u8x16(high),
+                ];
+                for (sum, column) in sums.iter_mut().zip(columns) {
+                    *sum = i32x4_add(*sum, i32x4_dot_i16x8(column, weights));
+                }
             }
             let shifted = sums.map(|sum| i32x4_shr(sum, precision));
             let bytes = u8x16_narrow_i16x8(
