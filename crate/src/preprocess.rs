@@ -216,20 +216,15 @@ impl Preprocessor {
         check_size(source.byte_len(), width, height)?;
         let (fx, fy) = (reduce_factor(width), reduce_factor(height));
         self.reduce_in_bands(source, width, height, fx, fy);
-        if width == IMAGE_SIZE && height == IMAGE_SIZE {
-            let pixels = self
-                .reduced
-                .chunks_exact(4)
-                .map(|p| [p[0], p[1], p[2], p[3]]);
-            normalize_pixels(&self.table, pixels, &mut self.tensor);
+        // A 224×224 source is already the model's size: the box step copied it as it is.
+        let rgba = if width == IMAGE_SIZE && height == IMAGE_SIZE {
+            &self.reduced
         } else {
             self.resize_reduced(width, height, fx, fy);
-            let pixels = self
-                .resized
-                .chunks_exact(4)
-                .map(|p| [p[0], p[1], p[2], p[3]]);
-            normalize_pixels(&self.table, pixels, &mut self.tensor);
-        }
+            &self.resized
+        };
+        let pixels = rgba.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]);
+        normalize_pixels(&self.table, pixels, &mut self.tensor);
         Ok(&self.tensor)
     }
 
