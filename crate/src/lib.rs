@@ -7,6 +7,7 @@ pub mod choose;
 pub mod config;
 pub mod error;
 pub mod lanczos;
+pub mod latency;
 pub mod preprocess;
 pub mod score;
 pub mod summary;
@@ -409,4 +410,50 @@ pub fn summarize_js(
     let options: summary::SummaryOptions =
         from_js("summarize options", options.into(), &["accuracyApplicable"])?;
     to_js(&summary::summarize(&cases, options)?)
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const LATENCY_TYPES: &'static str = r#"
+export interface LatencyStats {
+    count: number;
+    minMs: number;
+    p50Ms: number;
+    p90Ms: number;
+    maxMs: number;
+    meanMs: number;
+}
+
+export interface CompletionCheck {
+    floorMs: number;
+    waits: number;
+    atMultiples: number;
+    bound: boolean;
+    verdict: string;
+}
+
+export interface MeanInterval {
+    n: number;
+    mean: number;
+    ci95Low: number | null;
+    ci95High: number | null;
+    halfWidth: number | null;
+}
+"#;
+
+/// Nearest-rank percentiles of finite latencies; `null` when there are none.
+#[wasm_bindgen(js_name = latencyStats, unchecked_return_type = "LatencyStats | null")]
+pub fn latency_stats_js(values: &[f64]) -> Result<JsValue, JsError> {
+    to_js(&latency::latency_stats(values))
+}
+
+/// Whether GPU waits sit at multiples of the completion floor (the browser's timer).
+#[wasm_bindgen(js_name = completionCheck, unchecked_return_type = "CompletionCheck")]
+pub fn completion_check_js(floor_ms: f64, waits: &[f64], kicked: bool) -> Result<JsValue, JsError> {
+    to_js(&latency::completion_check(floor_ms, waits, kicked))
+}
+
+/// Mean and two-sided 95 % interval across repeats; `null` when there is no finite value.
+#[wasm_bindgen(js_name = meanInterval, unchecked_return_type = "MeanInterval | null")]
+pub fn mean_interval_js(values: &[f64]) -> Result<JsValue, JsError> {
+    to_js(&latency::mean_interval(values))
 }
