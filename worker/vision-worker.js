@@ -7,23 +7,32 @@
 // "progress", payload } out; one { id: null, type: "ready" } first. Errors
 // travel as { name, message, stack }. The worker fetches model files itself
 // from URLs, so weights never cross postMessage; embeddings come back in the
-// transfer list.
-import { ort, ORT_VERSION } from "../www/ort.js";
-import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../www/gpu.js";
-import { createSession } from "../www/sessions.js";
-import { serializeError } from "../www/server.js";
+// transfer list. It imports only the shared browser modules (browser/), never
+// the page's.
+import { ort, ORT_VERSION } from "../browser/ort.js";
+import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
+import { createSession } from "../browser/sessions.js";
+import { checkVisionIo } from "../browser/contract.js";
+import { serializeError } from "../browser/errors.js";
+import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { measureCompletionFloor } from "../browser/completion-floor.js";
+import { endProfile } from "../browser/ort-profile.js";
 
 let device = null;
+let waiter = null;
 let vision = null;
+let placementLines = null;
 
 const handlers = {
-	/** payload: { tier, model, requires, loader, memory } as resolved by the page. */
-	async init({ tier, model, requires, loader, memory }) {
+	/** payload: { tier, model, requires, loader, memory, poll, kickMs, profile } as resolved by the page. */
+	async init({ tier, model, requires, loader, memory, poll, kickMs, profile }) {
 		if (vision) throw new Error("The vision worker is already initialised.");
 		const adapter = await requestGpuAdapter();
 		// Checked before any byte of the model is fetched: refuse, do not run.
 		checkRequirements(adapter, "vision tier", tier, requires);
 		device = await createDevice(adapter);
+		waiter = createGpuWaiter(device, { poll, kickMs });
+		const completionFloor = await measureCompletionFloor(device, waiter);
 		const created = await createSession({
 			model,
 			loader,
@@ -33,20 +42,20 @@ const handlers = {
 			// output makes run() wait for the GPU, so visionMs is honest.
 			preferredOutputLocation: { vision_embeds: "cpu" },
 			what: `vision tier ${tier}`,
+			profile,
 		});
 		vision = created.session;
-		if (JSON.stringify(vision.inputNames) !== JSON.stringify(["pixel_values"]) || !vision.outputNames.includes("vision_embeds")) {
-			throw new Error(`The vision model has inputs [${vision.inputNames}] and outputs [${vision.outputNames}]; the contract is pixel_values -> vision_embeds.`);
-		}
-		return { createMs: created.createMs, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION };
+		placementLines = created.placementLines;
+		checkVisionIo(vision);
+		return { createMs: created.createMs, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, completionFloor };
 	},
 
-	/** payload: { pixels: Float32Array(3*224*224) }. */
+	/** payload: { pixels: Float32Array(3*224*224), size }. */
 	async encode({ pixels, size }) {
 		if (!vision) throw new Error("The vision worker got encode before init.");
 		const input = new ort.Tensor("float32", pixels, [1, 3, size, size]);
 		const started = performance.now();
-		const output = await vision.run({ pixel_values: input });
+		const output = await waiter.wait(() => vision.run({ pixel_values: input }));
 		const visionMs = performance.now() - started;
 		input.dispose();
 		const embeds = output.vision_embeds;
@@ -58,9 +67,17 @@ const handlers = {
 		return { payload: { values, dims, visionMs }, transfer: [values.buffer] };
 	},
 
+	/** profile=ops: the vision session's operators and placement (one-shot: ORT then stops profiling). */
+	async profile() {
+		if (!vision) throw new Error("The vision worker got profile before init.");
+		if (!placementLines) throw new Error("The vision worker was not started with profile=ops.");
+		return endProfile(vision, placementLines);
+	},
+
 	async close() {
 		await vision?.release();
 		vision = null;
+		waiter?.close();
 		// ORT never destroys a device it was given; the worker's owner does.
 		device?.destroy();
 		device = null;

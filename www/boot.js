@@ -3,7 +3,8 @@
 // failure is reported from here with the same hooks: the page, the server
 // and window.__benchmarkDone.
 import { createView } from "./view.js";
-import { createReporter, serializeError } from "./server.js";
+import { createReporter } from "./server.js";
+import { serializeError } from "../browser/errors.js";
 
 try {
 	await import("./main.js");

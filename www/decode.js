@@ -1,39 +1,63 @@
-// The decode loop of the model contract (DESIGN.md): prefill with the vision
-// embeddings, BOS and positions 0..V; then one token per step at position
-// V+1+i with the previous presents fed back as pasts. The KV cache stays on
-// the GPU (presents are requested as gpu-buffer, which ORT feeds back
-// zero-copy); logits come to the CPU for token choice. Every tensor is
-// disposed: an undisposed gpu-buffer output pins its buffer for good.
-import { ort } from "./ort.js";
+// The decode loop of the model contract (docs/architecture.md, "Model
+// contract"): prefill with the vision embeddings, BOS and positions 0..V; then
+// one token per step at position V+1+i with the previous presents fed back as
+// pasts. The KV cache stays on the GPU (presents are requested as gpu-buffer,
+// which ORT feeds back zero-copy). Every tensor is disposed: an undisposed
+// gpu-buffer output pins its buffer for good.
+//
+// The decode probe: the logits are requested as a gpu-buffer too, so each step
+// splits into submitMs (until run() returns: ORT encodes and submits the
+// step's kernels), syncMs (until the logits are readable on the CPU: the GPU's
+// work plus the browser's completion wait) and chooseMs (the core's token
+// choice). Without the split the first two are one await, as in the seed.
+import { ort } from "../browser/ort.js";
 
 /**
  * session: the decoder session; spec: { layers, visionTokens, hiddenSize,
- * kvHeads, headDim, kvSlots, fixedKv, vocabulary, bos, eos }.
+ * kvHeads, headDim, kvSlots, fixedKv, vocabulary, bos, eos }; waiter: the
+ * realm's GPU waiter (browser/gpu-wait.js).
  */
-export function createDecoder(session, spec) {
+export function createDecoder(session, spec, waiter) {
 	const presentNames = [];
 	for (let layer = 0; layer < spec.layers; layer += 1) presentNames.push(`present_k${layer}`, `present_v${layer}`);
+	const pastNames = new Set(presentNames.map((name) => name.replace("present_", "past_")));
 	const int32 = (values, dims) => new ort.Tensor("int32", Int32Array.from(values), dims);
 	const emptyCache = () => spec.fixedKv
 		? new ort.Tensor("float32", new Float32Array(spec.kvHeads * spec.kvSlots * spec.headDim), [1, spec.kvHeads, spec.kvSlots, spec.headDim])
 		: new ort.Tensor("float32", new Float32Array(0), [1, spec.kvHeads, 0, spec.headDim]);
 	const pastLength = (length) => new ort.Tensor("int64", BigInt64Array.of(BigInt(length)), [1]);
 	const disposeOutputs = (outputs) => {
-		outputs.logits?.dispose();
-		for (const name of presentNames) outputs[name]?.dispose();
+		outputs?.logits?.dispose();
+		for (const name of presentNames) outputs?.[name]?.dispose();
 	};
 	const disposeFeeds = (feeds, keep) => {
 		for (const [name, tensor] of Object.entries(feeds)) if (!keep.has(name)) tensor.dispose();
 	};
-	const checkLogits = (logits) => {
-		if (logits.data.length !== spec.vocabulary) {
-			throw new Error(`The decoder returned ${logits.data.length} logits, but the vocabulary has ${spec.vocabulary} ids (manifest capability.vocabulary and vocab.json).`);
+	/** One decoder run, timed in two: run() returning, then the logits on the CPU. */
+	const step = async (feeds) => {
+		const started = performance.now();
+		const outputs = await waiter.wait(() => session.run(feeds));
+		const submitted = performance.now();
+		let logits;
+		try {
+			logits = await waiter.wait(() => outputs.logits.getData());
+		} catch (error) {
+			disposeOutputs(outputs);
+			throw error;
 		}
+		const synced = performance.now();
+		if (logits.length !== spec.vocabulary) {
+			disposeOutputs(outputs);
+			throw new Error(`The decoder returned ${logits.length} logits, but the vocabulary has ${spec.vocabulary} ids (manifest capability.vocabulary and vocab.json).`);
+		}
+		return { outputs, logits, submitMs: submitted - started, syncMs: synced - submitted };
 	};
 
 	/**
 	 * visionEmbeds: a [1,V,hidden] tensor (CPU or gpu-buffer; disposed here).
 	 * next(logits, step): the next token id, from the core's TokenChooser or forced.
+	 * Returns the tokens, the seed's times and the probe: per step submitMs,
+	 * syncMs, chooseMs (chooseMs[0] chose the prefill's token).
 	 */
 	return async function decode(visionEmbeds, { next, maxTokens }) {
 		const started = performance.now();
@@ -44,17 +68,22 @@ export function createDecoder(session, spec) {
 		};
 		for (const name of presentNames) prefillFeeds[name.replace("present_", "past_")] = emptyCache();
 		if (spec.fixedKv) prefillFeeds.past_length = pastLength(0);
-		const prefillStarted = performance.now();
-		let outputs = await session.run(prefillFeeds);
-		const prefillMs = performance.now() - prefillStarted;
-		disposeFeeds(prefillFeeds, new Set());
+		let prefill;
+		try {
+			prefill = await step(prefillFeeds);
+		} finally {
+			disposeFeeds(prefillFeeds, new Set());
+		}
+		const probe = { prefillSubmitMs: prefill.submitMs, prefillSyncMs: prefill.syncMs, submitMs: [], syncMs: [], chooseMs: [] };
+		let { outputs, logits } = prefill;
 		const tokens = [];
 		let decodeSteps = 0;
 		const decodeStarted = performance.now();
 		try {
-			checkLogits(outputs.logits);
 			for (let iteration = 0; iteration < maxTokens; iteration += 1) {
-				const token = next(outputs.logits.data, iteration);
+				const chooseStarted = performance.now();
+				const token = next(logits, iteration);
+				probe.chooseMs.push(performance.now() - chooseStarted);
 				if (token === spec.eos) break;
 				tokens.push(token);
 				if (tokens.length >= maxTokens) break;
@@ -66,16 +95,22 @@ export function createDecoder(session, spec) {
 				};
 				if (spec.fixedKv) feeds.past_length = pastLength(position);
 				for (const name of presentNames) feeds[name.replace("present_", "past_")] = outputs[name];
-				const nextOutputs = await session.run(feeds);
+				let stepped;
+				try {
+					stepped = await step(feeds);
+				} finally {
+					disposeFeeds(feeds, pastNames);
+				}
 				decodeSteps += 1;
+				probe.submitMs.push(stepped.submitMs);
+				probe.syncMs.push(stepped.syncMs);
 				disposeOutputs(outputs);
-				disposeFeeds(feeds, new Set(presentNames.map((name) => name.replace("present_", "past_"))));
-				outputs = nextOutputs;
+				({ outputs, logits } = stepped);
 			}
 		} finally {
 			disposeOutputs(outputs);
 		}
 		const now = performance.now();
-		return { tokens, decodeSteps, prefillMs, decodeMs: now - decodeStarted, decodeTotalMs: now - started };
+		return { tokens, decodeSteps, prefillMs: prefill.submitMs + prefill.syncMs, decodeMs: now - decodeStarted, decodeTotalMs: now - started, probe };
 	};
 }

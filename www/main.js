@@ -1,30 +1,32 @@
-// The benchmark flow of the seed page, phase by phase: baseline, vision-load,
-// vision-encode and vision-release (staged only), decoder-load, decoder-run,
-// release. The core (www/pkg) parses the query, preprocesses, chooses tokens,
-// scores and summarises; this file only sequences, times and reports.
+// The benchmark flow of the seed page, phase by phase: baseline, the
+// schedule's loading phases (schedules.js), decoder-run, release. The core
+// (www/pkg) parses the query, preprocesses, chooses tokens, scores and
+// summarises; this file only sequences, times and reports.
 import init, * as core from "./pkg/ocr_bench_core.js";
-import { ort, ORT_VERSION } from "./ort.js";
-import { checkRequirements, createDevice, describeAdapter, explainOrtError, requestGpuAdapter } from "./gpu.js";
-import { createSession } from "./sessions.js";
-import { checkDecoder, checkVision } from "./contract.js";
+import { ORT_VERSION } from "../browser/ort.js";
+import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
+import { explainOrtError, serializeError } from "../browser/errors.js";
+import { createSession } from "../browser/sessions.js";
+import { checkDecoder, checkVision } from "../browser/contract.js";
+import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { measureCompletionFloor } from "../browser/completion-floor.js";
+import { endProfile } from "../browser/ort-profile.js";
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
 import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
 import { createMemorySampler } from "./memory.js";
-import { createReporter, serializeError } from "./server.js";
-import { startVisionWorker } from "./vision-client.js";
+import { createReporter } from "./server.js";
+import { createSchedule } from "./schedules.js";
 import { buildSummary, caseResult, timingNotes } from "./summary.js";
+import { buildPlan } from "./plan.js";
 import { createView } from "./view.js";
 
-// The seed's token choice: a 1.2 penalty on every id already in the sequence
-// (BOS included), a content character repeated 12 times in a row blocked.
-const CHOOSER_OPTIONS = { penalty: 1.2, maxRun: 12 };
 // Decoder-only scope: the seed forces this non-EOS id (the vocabulary's first
 // character) so every run walks the complete cache path.
 const FORCED_TOKEN = 4;
 
 const view = createView();
-const owned = { worker: null, vision: null, decoder: null, device: null };
+const owned = { worker: null, vision: null, decoder: null, device: null, waiter: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -42,8 +44,9 @@ async function releaseAll() {
 	owned.worker?.terminate();
 	await owned.vision?.release();
 	await owned.decoder?.release();
+	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, { worker: null, vision: null, decoder: null, device: null });
+	Object.assign(owned, { worker: null, vision: null, decoder: null, device: null, waiter: null });
 }
 
 async function run() {
@@ -54,7 +57,6 @@ async function run() {
 	runId = `tier-${config.tier}-${config.memory}-${config.loader}-${config.schedule}-${config.decoder}-${config.scope}-${Date.now()}`;
 	reporter = createReporter(runId);
 	const decoderOnly = config.scope === "decoder";
-	const staged = config.schedule === "staged";
 
 	const manifest = await loadManifest(config.manifest);
 	const capability = manifest.capability;
@@ -64,6 +66,7 @@ async function run() {
 	const decoderEntry = modelEntry(manifest, "decoder", config.decoder, config.weights);
 	const vocabulary = new core.Vocabulary(await loadVocabulary(manifest));
 	const testCases = decoderOnly ? [{ id: "synthetic", expected: "", imageUrl: null }] : await loadCases(config.cases);
+	const plan = buildPlan(testCases, config);
 
 	const adapter = await requestGpuAdapter();
 	const adapterInfo = describeAdapter(adapter);
@@ -76,116 +79,96 @@ async function run() {
 
 	const memory = createMemorySampler(view.log);
 	const sessionMs = {};
+	const placement = {};
+	// The page's device, its waiter and its completion floor, made at first use
+	// (the staged schedule loads the decoder only after the vision worker ended).
+	let pageCompletionFloor = null;
 	const ensureDevice = async () => {
-		owned.device ??= await createDevice(adapter);
+		if (!owned.device) {
+			owned.device = await createDevice(adapter);
+			owned.waiter = createGpuWaiter(owned.device, { poll: config.poll, kickMs: config.kickMs });
+			pageCompletionFloor = await measureCompletionFloor(owned.device, owned.waiter);
+			view.log(`COMPLETION_FLOOR page ${JSON.stringify({ emptyQueueMs: core.latencyStats(Float64Array.from(pageCompletionFloor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(pageCompletionFloor.dispatchReadbackMs)) })}`);
+		}
 		return owned.device;
 	};
 	await enter("baseline");
 	await memory.sample("baseline");
 
-	const loadVision = async () => {
-		const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}` });
-		owned.vision = created.session;
-		sessionMs.vision = created.createMs;
-		checkVision(owned.vision, capability);
-		await memory.sample("vision-session-ready");
-	};
 	let decode = null;
-	const loadDecoder = async () => {
-		const outputs = { logits: "cpu" };
-		for (let layer = 0; layer < capability.layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
-		const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"` });
-		owned.decoder = created.session;
-		sessionMs.decoder = created.createMs;
-		const shape = checkDecoder(owned.decoder, capability, decoderEntry, config.maxTokens);
-		decode = createDecoder(owned.decoder, { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos });
-		await memory.sample("decoder-session-ready");
+	const shared = {
+		config, capability, visionEntry, owned, memory, environment, sessionMs, view, enter,
+		workerCompletionFloor: null,
+		waiter: () => owned.waiter,
+		loadPixels: (url) => loadPixels(url, core.preprocess),
+		async loadVision() {
+			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile });
+			owned.vision = created.session;
+			sessionMs.vision = created.createMs;
+			placement.vision = created.placementLines;
+			checkVision(owned.vision, capability);
+			await memory.sample("vision-session-ready");
+		},
+		async loadDecoder() {
+			// Logits too stay on the GPU until the decode probe reads them (decode.js).
+			const outputs = { logits: "gpu-buffer" };
+			for (let layer = 0; layer < capability.layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
+			const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"`, profile: config.profile });
+			owned.decoder = created.session;
+			sessionMs.decoder = created.createMs;
+			placement.decoder = created.placementLines;
+			const shape = checkDecoder(owned.decoder, capability, decoderEntry, config.maxTokens);
+			decode = createDecoder(owned.decoder, { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos }, owned.waiter);
+			await memory.sample("decoder-session-ready");
+		},
+		profileVision: config.profile === "ops" ? () => endProfile(owned.vision, placement.vision) : null,
 	};
+	const schedule = createSchedule(shared);
+	await schedule.load(plan);
 
-	if (!staged && !decoderOnly) {
-		await enter("vision-load");
-		await loadVision();
-		await enter("decoder-load");
-		await loadDecoder();
-	}
-	if (decoderOnly) {
-		await enter("decoder-load");
-		await loadDecoder();
-	}
-	const stagedEmbeds = [];
-	if (staged && !decoderOnly) {
-		await enter("vision-load");
-		owned.worker = await startVisionWorker();
-		const ready = await owned.worker.call("init", { tier: config.tier, model: visionEntry.model, requires: visionEntry.requires, loader: config.loader, memory: config.memory });
-		sessionMs.vision = ready.createMs;
-		environment.workerAdapter = ready.adapter;
-		await memory.sample("vision-worker-session-ready");
-		await enter("vision-encode");
-		for (const [index, testCase] of testCases.entries()) {
-			view.progress(index, testCases.length, `encoding ${testCase.id}`);
-			const pixels = await loadPixels(testCase.imageUrl, core.preprocess);
-			stagedEmbeds.push(await owned.worker.call("encode", { pixels, size: capability.imageSize }, [pixels.buffer]));
-		}
-		await memory.sample("all-vision-embeddings-ready");
-		await enter("vision-release");
-		await owned.worker.call("close", {});
-		owned.worker.terminate();
-		owned.worker = null;
-		await sleep(100);
-		await memory.sample("vision-worker-terminated");
-		await enter("decoder-load");
-		await loadDecoder();
-	}
-
-	const chooser = new core.TokenChooser(vocabulary, { ...CHOOSER_OPTIONS, bos: manifest.tokens.bos });
+	// The seed's token choice, with the core's defaults: a 1.2 penalty on every
+	// id already in the sequence (BOS included), a content character repeated
+	// 12 times in a row blocked.
+	const chooser = new core.TokenChooser(vocabulary, { bos: manifest.tokens.bos });
+	const next = decoderOnly ? () => FORCED_TOKEN : (logits) => {
+		const token = chooser.choose(logits);
+		chooser.push(token);
+		return token;
+	};
 	const results = [];
+	const warmupResults = [];
 	const finished = [];
 	await enter("decoder-run");
-	for (const [index, testCase] of testCases.entries()) {
-		view.progress(index, testCases.length, `decoding ${testCase.id}`);
-		let visionEmbeds;
-		let vision = { visionMs: 0 };
-		if (decoderOnly) {
-			visionEmbeds = new ort.Tensor("float32", new Float32Array(capability.visionTokens * capability.hiddenSize), [1, capability.visionTokens, capability.hiddenSize]);
-		} else if (staged) {
-			const staged = stagedEmbeds[index];
-			visionEmbeds = new ort.Tensor("float32", staged.values, staged.dims);
-			vision = { visionMs: staged.visionMs };
-			stagedEmbeds[index] = null;
-		} else {
-			const pixels = new ort.Tensor("float32", await loadPixels(testCase.imageUrl, core.preprocess), [1, 3, capability.imageSize, capability.imageSize]);
-			const started = performance.now();
-			const output = await owned.vision.run({ pixel_values: pixels });
-			const visionCallMs = performance.now() - started;
-			// run() returns once the work is submitted, not done (measured: 6-18 ms
-			// early with a gpu-buffer output); wait on the queue ORT submitted to.
-			await owned.device.queue.onSubmittedWorkDone();
-			vision = { visionMs: performance.now() - started, visionCallMs };
-			pixels.dispose();
-			visionEmbeds = output.vision_embeds;
-		}
+	for (const [index, item] of plan.entries()) {
+		const { testCase } = item;
+		view.progress(index, plan.length, `${item.warmup ? "warming up on" : "decoding"} ${testCase.id}`);
+		const { visionEmbeds, vision } = await schedule.embeds(item, index);
 		// A fresh sequence holds only BOS (penalised like any seen id).
 		chooser.reset();
-		const next = decoderOnly ? () => FORCED_TOKEN : (logits) => {
-			const token = chooser.choose(logits);
-			chooser.push(token);
-			return token;
-		};
 		const decoded = await decode(visionEmbeds, { next, maxTokens: config.maxTokens });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
 		// decodeMs covers decodeSteps decoder runs (one fewer than the tokens when
 		// maxTokens stops the loop), so the core's msPerToken divides by those.
 		const scoredInput = { id: testCase.id, expected: testCase.expected, actual: runResult.text, totalMs: runResult.totalMs, tokens: runResult.decodeSteps, decodeMs: runResult.decodeMs };
-		finished.push(scoredInput);
 		const scored = core.summarize([scoredInput], { accuracyApplicable: !decoderOnly }).perCase[0];
-		const result = caseResult(testCase, runResult, scored, !decoderOnly);
+		const result = caseResult(testCase, runResult, scored, !decoderOnly, item, core);
+		view.log(`CASE ${result.id} ${JSON.stringify({ warmup: item.warmup, repeat: item.repeat, actual: result.actual, distance: result.distance, tokens: result.tokens, visionMs: result.visionMs, prefillMs: result.prefillMs, decodeMs: result.decodeMs, totalMs: result.totalMs, tokenP50Ms: result.tokenLatency?.p50Ms ?? null })}`);
+		if (item.warmup) {
+			// Warm-up runs compile the pipelines and are kept apart: not scored,
+			// not posted as finished cases, not in the statistics.
+			warmupResults.push(result);
+			continue;
+		}
+		finished.push(scoredInput);
 		results.push(result);
 		view.addCase(result, !decoderOnly);
-		view.log(`CASE ${result.id} ${JSON.stringify({ actual: result.actual, distance: result.distance, tokens: result.tokens, visionMs: result.visionMs, prefillMs: result.prefillMs, decodeMs: result.decodeMs, totalMs: result.totalMs })}`);
 		await reporter.progress(result);
-		await memory.sample(`after-case-${testCase.id}`);
+		await memory.sample(item.repeat === 0 ? `after-case-${testCase.id}` : `after-case-${testCase.id}-repeat-${item.repeat}`);
 	}
-	view.progress(testCases.length, testCases.length, "cases done");
+	view.progress(plan.length, plan.length, "cases done");
+
+	let profile = null;
+	if (config.profile === "ops") profile = { ...(await schedule.profiles()), decoder: await endProfile(owned.decoder, placement.decoder) };
 
 	await enter("release");
 	await releaseAll();
@@ -193,7 +176,8 @@ async function run() {
 	await memory.sample("released");
 
 	const stats = core.summarize(finished, { accuracyApplicable: !decoderOnly });
-	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION) });
+	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor };
+	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, core });
 	summary.processMemory = await reporter.result(summary);
 	window.__benchmarkResult = summary;
 	window.__benchmarkDone = true;

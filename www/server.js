@@ -25,9 +25,3 @@ export function createReporter(runId) {
 		}),
 	};
 }
-
-/** An Error (or anything thrown) as the plain object that crosses JSON and postMessage. */
-export function serializeError(error) {
-	if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack ?? "" };
-	return { name: "Error", message: String(error), stack: "" };
-}

@@ -15,18 +15,24 @@ export function timingNotes(config, ortVersion) {
 	notes.push(
 		"prefillMs: the prefill decoder.run() (vision tokens + BOS), including uploading CPU inputs and waiting for the logits on the CPU.",
 		"decodeMs: every step after prefill, each waiting for its logits on the CPU, plus the core's token choice; msPerToken = sum(decodeMs) / sum(decodeSteps).",
+		"Decode probe, per step (decodeProbe): submitMs until decoder.run() returned with the logits left on the GPU (ORT encoding and submitting the step), syncMs until the logits were readable on the CPU (the GPU's work plus the browser's completion wait), chooseMs the core's token choice. A token's latency is its step's submitMs + syncMs + the chooseMs that picked it; timeToFirstTokenMs = visionMs + prefillMs + the first chooseMs (in the staged schedule the vision ran earlier, in the worker); tokensPerSecond = decodeSteps / decodeMs.",
+		"completion: each realm's completion floor (an empty-queue onSubmittedWorkDone() and a one-dispatch mapAsync round trip, 20 rounds after 3 warm-up rounds, on the device handed to ORT) and whether the decode steps sit at whole multiples of it (completion-bound: the browser's completion timer, not the model).",
 		"totalMs = visionMs + the decoder's time from building the prefill inputs to the last step; medianMs, peakCaseMs, meanMs and p90Ms are over totalMs.",
-		"No warm-up: the first case includes compiling the WebGPU pipelines (shaders) of every kernel it meets; later cases reuse ORT's pipeline cache (compare results[0] with the rest).",
+		config.warmup > 0
+			? `Warm-up: ${config.warmup} run${config.warmup > 1 ? "s" : ""} of the first cases went first and are kept apart (warmupResults), so the timed cases reuse ORT's compiled pipelines; pipelineCompilation compares the first run with the steady state.`
+			: "No warm-up: the first case includes compiling the WebGPU pipelines (shaders) of every kernel it meets; later cases reuse ORT's pipeline cache (pipelineCompilation compares the first run with the rest).",
 		"sessionMs: InferenceSession.create, including fetching the model files (loader=url: ORT fetches; loader=bytes: the page or worker fetches them first).",
 		`Memory samples are taken only between phases and between cases, never inside a timed region; each records how long it took (sampleMs, userAgentMs). onnxruntime-web ${ortVersion}, native WebGPU EP.`,
 	);
 	return notes;
 }
 
+import { caseProbe, probeSummary } from "./probe-summary.js";
+
 const DECODE_FIELDS = ["id", "expected", "actual", "distance", "characters", "exact", "text", "tokens", "visionMs", "prefillMs", "decodeMs", "totalMs"];
 
 /** One case as the seed records it, then the additions. */
-export function caseResult(testCase, run, scored, accuracyApplicable) {
+export function caseResult(testCase, run, scored, accuracyApplicable, item, core) {
 	const result = {
 		id: testCase.id,
 		expected: testCase.expected,
@@ -44,10 +50,11 @@ export function caseResult(testCase, run, scored, accuracyApplicable) {
 		decodeSteps: run.decodeSteps,
 	};
 	if (run.visionCallMs !== undefined) result.visionCallMs = run.visionCallMs;
+	Object.assign(result, caseProbe(run, core), { repeat: item.repeat });
 	return Object.fromEntries([...DECODE_FIELDS, ...Object.keys(result).filter((key) => !DECODE_FIELDS.includes(key))].map((key) => [key, result[key]]));
 }
 
-export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, memorySamples, environment, sessionMs, wallMs, notes }) {
+export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, core }) {
 	const accuracyApplicable = config.scope !== "decoder";
 	return {
 		runId,
@@ -90,5 +97,6 @@ export function buildSummary({ runId, config, manifest, visionEntry, decoderEntr
 		sessionMs,
 		wallMs,
 		manifest: { url: manifest.url, name: manifest.name ?? null, vision: visionEntry?.model ?? null, decoder: decoderEntry.model },
+		...probeSummary({ config, results, warmupResults, completionFloors, profile, core }),
 	};
 }

@@ -1,13 +1,14 @@
 // The page's side of worker/vision-worker.js: a ready handshake, then calls
 // matched to answers by id. A worker that dies rejects every pending call
-// with what it said, so the page never waits forever.
+// with what it said, and one that does not answer in time (or whose call is
+// aborted) is terminated, so the page never waits forever.
 
-function rebuildError(payload) {
-	const error = new Error(payload?.message ?? "The vision worker failed without a message.");
-	error.name = payload?.name ?? "Error";
-	if (payload?.stack) error.stack = payload.stack;
-	return error;
-}
+import { rebuildError } from "../browser/errors.js";
+
+// One call's limit when the caller names none. Generous on purpose: on
+// SwiftShader one vision encode took 32-81 s and a session's creation minutes;
+// a hung worker is what this catches, not a slow one.
+const DEFAULT_CALL_LIMIT_MS = 15 * 60 * 1000;
 
 export async function startVisionWorker() {
 	const worker = new Worker(new URL("/worker/vision-worker.js", self.location.href), { type: "module" });
@@ -31,7 +32,7 @@ export async function startVisionWorker() {
 		const call = pending.get(data?.id);
 		if (!call || data.type === "progress") return;
 		pending.delete(data.id);
-		if (data.type === "error") call.reject(rebuildError(data.payload));
+		if (data.type === "error") call.reject(rebuildError(data.payload, "The vision worker failed without a message."));
 		else call.resolve(data.payload);
 	};
 	// A module that fails to load or throws at top level reports here, often
@@ -44,11 +45,25 @@ export async function startVisionWorker() {
 	const readyPayload = await ready;
 	return {
 		ready: readyPayload,
-		call(type, payload, transfer = []) {
+		/** options: { signal, limitMs }: past either the worker is terminated and every call rejects. */
+		call(type, payload, transfer = [], { signal, limitMs = DEFAULT_CALL_LIMIT_MS } = {}) {
 			if (failure) return Promise.reject(failure);
+			if (signal?.aborted) return Promise.reject(signal.reason);
 			const id = nextId++;
 			return new Promise((resolve, reject) => {
-				pending.set(id, { resolve, reject });
+				const stop = (error) => {
+					worker.terminate();
+					failAll(error);
+				};
+				const timer = setTimeout(() => stop(new Error(`The vision worker did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)), limitMs);
+				const onAbort = () => stop(signal.reason ?? new Error(`The vision worker's "${type}" was aborted.`));
+				signal?.addEventListener("abort", onAbort, { once: true });
+				const settle = (finish) => (value) => {
+					clearTimeout(timer);
+					signal?.removeEventListener("abort", onAbort);
+					finish(value);
+				};
+				pending.set(id, { resolve: settle(resolve), reject: settle(reject) });
 				worker.postMessage({ id, type, payload }, transfer);
 			});
 		},

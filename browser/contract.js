@@ -1,6 +1,7 @@
-// The model files checked against the manifest's capability numbers before
-// any run: layers from the past_k*/past_v* inputs, the KV slot count of the
-// fixed-KV variant, the vocabulary size from the logits. Nothing is assumed.
+// The model files checked against the contract and the manifest's capability
+// numbers before any run, in the page and the workers: layers from the
+// past_k*/past_v* inputs, the KV slot count of the fixed-KV variant, the
+// vocabulary size from the logits. Nothing is assumed.
 import { tensorShape } from "./sessions.js";
 
 function indexedNames(names, prefix) {
@@ -12,10 +13,15 @@ function staticDim(shape, index) {
 	return typeof value === "number" && value > 0 ? value : null;
 }
 
-export function checkVision(session, capability) {
+/** The names of the vision contract: what a realm without the manifest can check. */
+export function checkVisionIo(session) {
 	if (JSON.stringify(session.inputNames) !== JSON.stringify(["pixel_values"]) || !session.outputNames.includes("vision_embeds")) {
 		throw new Error(`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is pixel_values -> vision_embeds.`);
 	}
+}
+
+export function checkVision(session, capability) {
+	checkVisionIo(session);
 	const shape = tensorShape(session, "vision_embeds");
 	const tokens = staticDim(shape, 1);
 	const hidden = staticDim(shape, 2);

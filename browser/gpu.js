@@ -1,5 +1,5 @@
 // The WebGPU device this harness hands to onnxruntime-web, and the words for
-// what the adapter cannot do. Shared by the page and the vision worker.
+// what the adapter cannot do. Shared by the page and the workers.
 
 // What ORT 1.30 asks for when it creates its own device
 // (onnxruntime/core/providers/webgpu/webgpu_context.h, GetAvailableRequiredFeatures
@@ -43,10 +43,27 @@ export async function createDevice(adapter) {
 	return device;
 }
 
+// The software rasterisers a browser may fall back to (Chromium: SwiftShader;
+// Firefox on Mesa: lavapipe, which names itself llvmpipe), by the names their
+// adapter info carries.
+const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|software|microsoft basic render/i;
+
+/** true: a software adapter; false: a GPU; null: the browser does not say. */
+function isSoftwareAdapter(info, adapter) {
+	const fallback = info.isFallbackAdapter ?? adapter.isFallbackAdapter;
+	const names = [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(" ");
+	if (fallback === true || SOFTWARE_ADAPTER.test(names)) return true;
+	return fallback === false || names ? false : null;
+}
+
 /** What the records say about the adapter: enough to tell machines apart. */
 export function describeAdapter(adapter) {
 	const info = adapter.info ?? {};
 	return {
+		// The spec moved this from the adapter to adapter.info; a browser with
+		// neither gives null (unknown), kept apart from false.
+		isFallbackAdapter: info.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
+		software: isSoftwareAdapter(info, adapter),
 		vendor: info.vendor ?? "",
 		architecture: info.architecture ?? "",
 		device: info.device ?? "",
@@ -68,29 +85,4 @@ export function checkRequirements(adapter, role, name, requires = []) {
 	if (missing.length) {
 		throw new Error(`The ${role} "${name}" needs the WebGPU feature${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which this WebGPU adapter does not offer (${adapter.info?.vendor || "unknown vendor"} ${adapter.info?.architecture || ""}; in Chromium, SwiftShader has no shader-f16). Refusing to load it. Choose a variant without it, or a browser/GPU that has it.`);
 	}
-}
-
-/**
- * ORT's own errors rewritten where the cause is known, the original kept
- * behind. Measured on SwiftShader (no shader-f16): an fp16 graph fails at
- * session creation ("Program Transpose requires f16 but the device does not
- * support it") or, for a Cast, only at the first run ("Program Cast requires
- * f16 …" from OrtRun).
- */
-export function explainOrtError(error, what) {
-	const message = String(error?.message ?? error);
-	const f16 = /Program (\w+) requires f16 but the device does not support it/.exec(message);
-	if (f16) {
-		return withCause(`${what ? `${what}: ` : ""}this graph computes in fp16 (its ${f16[1]} kernel needs 16-bit floats), but the WebGPU device has no "shader-f16" feature. Use a variant without fp16 or an adapter that offers shader-f16. (onnxruntime-web said: ${message})`, error);
-	}
-	if (/HTTP \d+|Failed to fetch|failed to load external data/i.test(message)) {
-		return withCause(`${what ? `${what}: ` : ""}a model file could not be fetched (${message}). Are the models built (models/generated/) and the manifest paths right?`, error);
-	}
-	return what ? withCause(`${what}: ${message}`, error) : error;
-}
-
-function withCause(message, cause) {
-	const error = new Error(message, { cause });
-	if (cause?.stack) error.stack = `${error.name}: ${message}\n${cause.stack}`;
-	return error;
 }

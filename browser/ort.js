@@ -4,6 +4,10 @@
 // export (JSEP) is not used: it dequantizes per-tensor int8 wrongly and
 // returns zeros for fp16 graphs on adapters without shader-f16.
 import * as ort from "/node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs";
+import { installConsoleTap } from "./ort-profile.js";
+
+// Before any session: ORT binds the console when its WASM starts (profile=ops reads it).
+installConsoleTap();
 
 export const ORT_DIST_URL = new URL("/node_modules/onnxruntime-web/dist/", self.location.href).href;
 

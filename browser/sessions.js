@@ -2,7 +2,8 @@
 // string asks (loader, weights, memory), on a device we own. Shared by the
 // page and the vision worker.
 import { ort } from "./ort.js";
-import { explainOrtError } from "./gpu.js";
+import { explainOrtError } from "./errors.js";
+import { captureConsole, PROFILE_SESSION_OPTIONS } from "./ort-profile.js";
 
 async function fetchBytes(url) {
 	const response = await fetch(url);
@@ -14,15 +15,20 @@ async function fetchBytes(url) {
  * model: { url, external?: { path, url } } (see manifest.js). `external.path`
  * is the data file name stored inside the .onnx, which ORT matches against.
  */
-export async function createSession({ model, loader, memory, device, preferredOutputLocation, what }) {
+/**
+ * profile: "ops" turns ORT's profiler and placement log on; the creation log
+ * comes back as placementLines for ort-profile.js's endProfile.
+ */
+export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none" }) {
 	const options = {
 		executionProviders: [{ name: "webgpu", device }],
 		preferredOutputLocation,
 		logSeverityLevel: 3,
-		// The seed's "lean": both off. Measured facts (DESIGN.md): the web build
+		// The seed's "lean": both off. Read in onnxruntime-web 1.30: the web build
 		// already defaults enableCpuMemArena to false and forces enableMemPattern
 		// off with the WebGPU EP, so this may change nothing; the runs say.
 		...(memory === "lean" ? { enableCpuMemArena: false, enableMemPattern: false } : {}),
+		...(profile === "ops" ? PROFILE_SESSION_OPTIONS : {}),
 	};
 	const started = performance.now();
 	try {
@@ -33,8 +39,12 @@ export async function createSession({ model, loader, memory, device, preferredOu
 		} else if (model.external) {
 			options.externalData = [{ path: model.external.path, data: model.external.url }];
 		}
-		const session = await ort.InferenceSession.create(source, options);
-		return { session, createMs: performance.now() - started };
+		if (profile !== "ops") {
+			const session = await ort.InferenceSession.create(source, options);
+			return { session, createMs: performance.now() - started, placementLines: null };
+		}
+		const { value: session, lines } = await captureConsole(() => ort.InferenceSession.create(source, options));
+		return { session, createMs: performance.now() - started, placementLines: lines };
 	} catch (error) {
 		throw explainOrtError(error, `Loading the ${what} (${model.url})`);
 	}

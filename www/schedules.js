@@ -1,0 +1,119 @@
+// The three ways a run can hold its sessions, behind the same three methods,
+// so that main.js reads as one flow:
+//   load(plan)        every phase before decoder-run (vision-load … decoder-load)
+//   embeds(item, i)   the vision embeddings for the plan's i-th run, and its vision times
+//   profiles()        profile=ops: the vision session's profile (the decoder's is main.js's)
+// staged:   vision in a worker, every plan item encoded there, the worker
+//           terminated before the decoder loads (the only way to give its WASM heap back);
+// resident: both sessions in the page, vision run per case;
+// decoder:  the decoder-only scope: zero embeddings, no vision at all.
+import { ort } from "../browser/ort.js";
+import { startVisionWorker } from "./vision-client.js";
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * run: what main.js shares with a schedule: { config, capability, visionEntry,
+ * enter(phase), memory, owned, loadVision(), loadDecoder(), loadPixels(url),
+ * waiter(), environment, sessionMs, view }.
+ */
+export function createSchedule(run) {
+	if (run.config.scope === "decoder") return decoderOnly(run);
+	return run.config.schedule === "staged" ? staged(run) : resident(run);
+}
+
+function decoderOnly(run) {
+	const { capability } = run;
+	return {
+		name: "decoder-only",
+		async load() {
+			await run.enter("decoder-load");
+			await run.loadDecoder();
+		},
+		async embeds() {
+			const zeros = new Float32Array(capability.visionTokens * capability.hiddenSize);
+			return { visionEmbeds: new ort.Tensor("float32", zeros, [1, capability.visionTokens, capability.hiddenSize]), vision: { visionMs: 0 } };
+		},
+		async profiles() {
+			return {};
+		},
+	};
+}
+
+function resident(run) {
+	const { capability, owned } = run;
+	return {
+		name: "resident",
+		async load() {
+			await run.enter("vision-load");
+			await run.loadVision();
+			await run.enter("decoder-load");
+			await run.loadDecoder();
+		},
+		async embeds(item) {
+			const pixels = new ort.Tensor("float32", await run.loadPixels(item.testCase.imageUrl), [1, 3, capability.imageSize, capability.imageSize]);
+			const waiter = run.waiter();
+			const started = performance.now();
+			const output = await waiter.wait(() => owned.vision.run({ pixel_values: pixels }));
+			const visionCallMs = performance.now() - started;
+			// run() returns once the work is submitted, not done (measured: 6-18 ms
+			// early with a gpu-buffer output); wait on the queue ORT submitted to.
+			await waiter.wait(() => owned.device.queue.onSubmittedWorkDone());
+			const vision = { visionMs: performance.now() - started, visionCallMs };
+			pixels.dispose();
+			return { visionEmbeds: output.vision_embeds, vision };
+		},
+		async profiles() {
+			return run.profileVision ? { vision: await run.profileVision() } : {};
+		},
+	};
+}
+
+function staged(run) {
+	const { config, capability, visionEntry, owned } = run;
+	// Embeddings per case id (repeats of a case give the same ones), freed after
+	// the plan's last use of that case; vision times per plan item.
+	const embeddings = new Map();
+	const lastUse = new Map();
+	const visionMs = [];
+	let visionProfile = null;
+	return {
+		name: "staged",
+		async load(plan) {
+			await run.enter("vision-load");
+			owned.worker = await startVisionWorker();
+			const ready = await owned.worker.call("init", { tier: config.tier, model: visionEntry.model, requires: visionEntry.requires, loader: config.loader, memory: config.memory, poll: config.poll, kickMs: config.kickMs, profile: config.profile });
+			run.sessionMs.vision = ready.createMs;
+			run.environment.workerAdapter = ready.adapter;
+			run.workerCompletionFloor = ready.completionFloor;
+			await run.memory.sample("vision-worker-session-ready");
+			await run.enter("vision-encode");
+			for (const [index, item] of plan.entries()) {
+				run.view.progress(index, plan.length, `encoding ${item.testCase.id}`);
+				const pixels = await run.loadPixels(item.testCase.imageUrl);
+				const encoded = await owned.worker.call("encode", { pixels, size: capability.imageSize }, [pixels.buffer]);
+				visionMs.push(encoded.visionMs);
+				embeddings.set(item.testCase.id, encoded);
+				lastUse.set(item.testCase.id, index);
+			}
+			await run.memory.sample("all-vision-embeddings-ready");
+			await run.enter("vision-release");
+			if (config.profile === "ops") visionProfile = await owned.worker.call("profile", {});
+			await owned.worker.call("close", {});
+			owned.worker.terminate();
+			owned.worker = null;
+			await sleep(100);
+			await run.memory.sample("vision-worker-terminated");
+			await run.enter("decoder-load");
+			await run.loadDecoder();
+		},
+		async embeds(item, index) {
+			const { values, dims } = embeddings.get(item.testCase.id);
+			if (lastUse.get(item.testCase.id) === index) embeddings.delete(item.testCase.id);
+			return { visionEmbeds: new ort.Tensor("float32", values, dims), vision: { visionMs: visionMs[index] } };
+		},
+		async profiles() {
+			return visionProfile ? { vision: visionProfile } : {};
+		},
+	};
+}
