@@ -12,7 +12,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use ocr_bench::browser::{self, BrowserKind};
 use ocr_bench::run::{self, Outcome, RunOptions, DEFAULT_PAGE};
-use ocr_bench::{compare, machine, memory, report, server, sweep};
+use ocr_bench::{compare, machine, procfs, report, server, sweep};
 
 const DEFAULT_RESULTS: &str = "results/results.jsonl";
 
@@ -240,7 +240,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             retry_failed,
             sample_ms,
         } => {
-            memory::become_subreaper().context("becoming a child subreaper")?;
+            procfs::become_subreaper().context("becoming a child subreaper")?;
             let options = sweep::SweepOptions {
                 browsers: browser,
                 params,
@@ -307,7 +307,7 @@ async fn serve(root: &Path, host: IpAddr, port: u16, results: &Path) -> Result<u
 }
 
 async fn run_command(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
-    memory::become_subreaper().context("becoming a child subreaper")?;
+    procfs::become_subreaper().context("becoming a child subreaper")?;
     let info = browser::probe(kind)?;
     let machine = machine::describe();
     eprintln!("ocr-bench: {} on {}", info.version, options.page);
