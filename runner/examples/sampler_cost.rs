@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use ocr_bench::browser::{self, Browser, BrowserKind};
-use ocr_bench::memory;
+use ocr_bench::procfs as memory;
 
 const ROUNDS: usize = 200;
 

@@ -3,7 +3,7 @@
 //!
 //! No driver protocol: the page reports to the runner's server, so the browser only needs a
 //! URL. Each browser runs in its own process group, and the runner is a child subreaper
-//! ([`crate::memory::become_subreaper`]), so every process it starts can be found and killed.
+//! ([`crate::procfs::become_subreaper`]), so every process it starts can be found and killed.
 
 use std::fmt;
 use std::fs;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::memory;
+use crate::procfs::{self, describe_process, is_alive, process_group_members};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -305,13 +305,13 @@ impl Browser {
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
             reap_children();
-            let left = memory::descendants(std::process::id());
+            let left = procfs::descendants(std::process::id());
             if left.is_empty() || Instant::now() >= deadline {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let mut pids = memory::descendants(std::process::id());
+        let mut pids = procfs::descendants(std::process::id());
         for pid in self.remaining() {
             if !pids.contains(&pid) {
                 pids.push(pid);
@@ -325,7 +325,7 @@ impl Browser {
     /// subreaper, so orphans stay descendants) and members of the browser's process group.
     fn remaining(&self) -> Vec<u32> {
         let pgid = self.child.id();
-        let mut pids: Vec<u32> = memory::descendants(std::process::id())
+        let mut pids: Vec<u32> = procfs::descendants(std::process::id())
             .into_iter()
             .filter(|pid| is_alive(*pid))
             .collect();
@@ -352,50 +352,6 @@ fn write_user_js(profile: &Path) -> Result<()> {
         .map(|(name, value)| format!("user_pref(\"{name}\", {value});\n"))
         .collect();
     fs::write(profile.join("user.js"), text).context("writing the Firefox profile's user.js")
-}
-
-/// `pid (name) state command line` for a report; a zombie has a name but no command line.
-pub fn describe_process(pid: u32) -> String {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let head = stat
-        .find(')')
-        .map_or(stat.as_str(), |end| &stat[..(end + 3).min(stat.len())]);
-    let cmdline = memory::read_cmdline(pid).unwrap_or_default().join(" ");
-    format!("{} {cmdline}", head.trim())
-}
-
-/// A process that exists and is not a zombie.
-fn is_alive(pid: u32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat_field(&stat, 0).is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
-}
-
-/// Field `index` of `/proc/PID/stat` counted after the command name (0 = state).
-fn stat_field(stat: &str, index: usize) -> Option<&str> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_ascii_whitespace().nth(index)
-}
-
-/// Every live process whose process group is `pgid` (a full scan of /proc: used only while
-/// stopping, not by the sampler).
-pub fn process_group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .is_some_and(|stat| {
-                    let alive = stat_field(&stat, 0).is_some_and(|s| s != "Z" && s != "X");
-                    alive && stat_field(&stat, 2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-                })
-        })
-        .collect()
 }
 
 /// Reaps every exited child, including orphans handed to this subreaper.
@@ -448,12 +404,5 @@ mod tests {
             text.contains("user_pref(\"browser.startup.homepage_override.mstone\", \"ignore\");"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn stat_fields_survive_spaces_in_the_command_name() {
-        let stat = "1234 (Web Content) S 1 1200 1200 0 -1";
-        assert_eq!(stat_field(stat, 0), Some("S"));
-        assert_eq!(stat_field(stat, 2), Some("1200"));
     }
 }

@@ -5,6 +5,8 @@ pub mod browser;
 pub mod compare;
 pub mod machine;
 pub mod memory;
+pub mod process_type;
+pub mod procfs;
 pub mod report;
 pub mod run;
 pub mod server;

@@ -1,28 +1,26 @@
 //! `ocr-bench`: serves the benchmark page, runs it in headless Chromium or Firefox while
 //! sampling the browser's process memory, and sweeps configurations.
 
+mod commands;
+
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use ocr_bench::browser::{self, BrowserKind};
-use ocr_bench::run::{self, Outcome, RunOptions, DEFAULT_PAGE};
-use ocr_bench::{compare, machine, memory, report, server, sweep};
+use ocr_bench::browser::BrowserKind;
+use ocr_bench::run::{RunOptions, DEFAULT_PAGE};
+use ocr_bench::sweep;
+
+use commands::compare::compare_command;
+use commands::run::run_command;
+use commands::serve::serve_command;
+use commands::sweep::sweep_command;
 
 const DEFAULT_RESULTS: &str = "results/results.jsonl";
-
-/// Exit codes beyond clap's 2 for usage errors.
-const EXIT_PAGE_ERROR: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-const EXIT_TIMEOUT: u8 = 3;
-const EXIT_BROWSER_EXITED: u8 = 4;
-const EXIT_PROCESSES_LEFT: u8 = 5;
-const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser)]
 #[command(
@@ -194,7 +192,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             port,
             host,
             results,
-        } => serve(&root, host, port, &results).await,
+        } => serve_command(&root, host, port, &results).await,
         Command::Run {
             browser,
             results,
@@ -203,34 +201,15 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             sample_ms,
             query,
         } => {
-            // `./www/index.html` and `/www/index.html` are the benchmark page too.
-            let page = page
-                .trim_start_matches("./")
-                .trim_start_matches('/')
-                .to_owned();
-            let query = query.unwrap_or_default();
-            let query = query.strip_prefix('?').unwrap_or(&query).to_owned();
-            let query = if page == DEFAULT_PAGE {
-                match ocr_bench_core::parse_query(&query) {
-                    // The canonical spelling: the same configuration always has one key.
-                    Ok(config) => config.to_query(),
-                    Err(e) => {
-                        eprintln!("ocr-bench: invalid query {query:?}: {e}");
-                        return Ok(EXIT_USAGE);
-                    }
-                }
-            } else {
-                query
-            };
             let options = RunOptions {
                 root,
                 page,
-                query,
+                query: query.unwrap_or_default(),
                 results,
                 timeout: Duration::from_secs(timeout),
                 sample_interval: Duration::from_millis(sample_ms),
             };
-            run_command(browser, &options).await
+            run_command(browser, options).await
         }
         Command::Sweep {
             browser,
@@ -240,7 +219,6 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             retry_failed,
             sample_ms,
         } => {
-            memory::become_subreaper().context("becoming a child subreaper")?;
             let options = sweep::SweepOptions {
                 browsers: browser,
                 params,
@@ -254,124 +232,10 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                     sample_interval: Duration::from_millis(sample_ms),
                 },
             };
-            Ok(match sweep::sweep(options).await? {
-                sweep::SweepEnd::Complete => 0,
-                sweep::SweepEnd::Failures => 1,
-                sweep::SweepEnd::Interrupted => EXIT_INTERRUPTED,
-            })
+            sweep_command(options).await
         }
         Command::Compare { a, b, run_a, run_b } => {
             Ok(compare_command(&a, &b, run_a.as_deref(), run_b.as_deref()))
         }
     }
-}
-
-/// `compare`: 0 identical, 1 any difference, 2 bad input.
-fn compare_command(a: &Path, b: &Path, run_a: Option<&str>, run_b: Option<&str>) -> u8 {
-    let runs = compare::load_run(a, run_a).and_then(|ra| Ok((ra, compare::load_run(b, run_b)?)));
-    match runs {
-        Ok((ra, rb)) => {
-            let comparison = compare::compare(ra, rb);
-            print!("{}", comparison.render());
-            if comparison.identical() {
-                0
-            } else {
-                1
-            }
-        }
-        Err(e) => {
-            eprintln!("ocr-bench: {e}");
-            EXIT_USAGE
-        }
-    }
-}
-
-async fn serve(root: &Path, host: IpAddr, port: u16, results: &Path) -> Result<u8> {
-    let context = server::RunContext {
-        machine: machine::describe(),
-        ..Default::default()
-    };
-    let state = Arc::new(server::AppState::new(results, context, None, None)?);
-    let (address, task) = server::start_server(host, port, root, state).await?;
-    println!("serving {} at http://{address}/", root.display());
-    println!(
-        "open http://{address}/www/index.html (add ?tier=242&schedule=resident … to configure)"
-    );
-    println!("results are appended to {}", results.display());
-    println!("Chrome/Chromium needs WebGPU enabled (on Linux: --enable-unsafe-webgpu); Firefox needs dom.webgpu.enabled in about:config");
-    tokio::select! {
-        _ = task => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
-    Ok(0)
-}
-
-async fn run_command(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
-    memory::become_subreaper().context("becoming a child subreaper")?;
-    let info = browser::probe(kind)?;
-    let machine = machine::describe();
-    eprintln!("ocr-bench: {} on {}", info.version, options.page);
-    let started = std::time::Instant::now();
-    let on_status =
-        move |status: &str| eprintln!("[{:>7.1} s] {status}", started.elapsed().as_secs_f64());
-    let report = run::run_once(options, &info, &machine, &on_status).await?;
-    let mut code = match &report.outcome {
-        Outcome::Finished {
-            summary,
-            process_memory,
-        } => {
-            if report::is_benchmark_summary(summary) {
-                print!(
-                    "{}",
-                    report::run_table(
-                        &info.version,
-                        &options.query,
-                        summary,
-                        process_memory,
-                        report.wall.as_secs_f64()
-                    )
-                );
-            } else {
-                let mut shown = summary.clone();
-                shown["processMemory"] = process_memory.clone();
-                println!("{}", serde_json::to_string_pretty(&shown)?);
-            }
-            0
-        }
-        other => {
-            let message = other
-                .failure_message(kind.name(), options.timeout)
-                .unwrap_or_default();
-            eprintln!("ocr-bench: {message}");
-            if !matches!(
-                other,
-                Outcome::PageError { .. } | Outcome::Interrupted { .. }
-            ) && !report.browser_log_tail.is_empty()
-            {
-                eprintln!(
-                    "last lines of the browser's output:\n{}",
-                    report.browser_log_tail
-                );
-            }
-            match other {
-                Outcome::PageError { .. } => EXIT_PAGE_ERROR,
-                Outcome::TimedOut { .. } => EXIT_TIMEOUT,
-                Outcome::BrowserExited { .. } => EXIT_BROWSER_EXITED,
-                Outcome::Interrupted { .. } => EXIT_INTERRUPTED,
-                Outcome::Finished { .. } => 0,
-            }
-        }
-    };
-    if !report.stop.left.is_empty() {
-        eprintln!(
-            "ocr-bench: {} browser process(es) were left after stopping it: {:?}",
-            report.stop.left.len(),
-            report.stop.left
-        );
-        if code == 0 {
-            code = EXIT_PROCESSES_LEFT;
-        }
-    }
-    println!("results appended to {}", options.results.display());
-    Ok(code)
 }
