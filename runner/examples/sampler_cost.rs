@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use ocr_bench::browser::{self, Browser, BrowserKind};
-use ocr_bench::procfs as memory;
+use ocr_bench::procfs;
 
 const ROUNDS: usize = 200;
 
@@ -29,7 +29,7 @@ fn main() -> Result<()> {
         .parse()
         .map_err(anyhow::Error::msg)?;
     let mib: u32 = args.next().map_or(Ok(1024), |v| v.parse())?;
-    memory::become_subreaper()?;
+    procfs::become_subreaper()?;
     let info = browser::probe(kind)?;
     let page = format!(
         "data:text/html,<script>window.held=new Uint8Array({mib}*1048576).fill(1);document.title='ready'</script>"
@@ -37,23 +37,23 @@ fn main() -> Result<()> {
     let mut instance = Browser::launch(&info, &page)?;
     // Let every process start and the page fill its buffer.
     std::thread::sleep(Duration::from_secs(12));
-    let pids = memory::descendants(std::process::id());
-    let page_size = memory::page_size();
+    let pids = procfs::descendants(std::process::id());
+    let page_size = procfs::page_size();
     let total_rss: u64 = pids
         .iter()
-        .filter_map(|p| memory::read_rss(*p, page_size))
+        .filter_map(|p| procfs::read_rss(*p, page_size))
         .sum();
     let (mut rss_ticks, mut pss_passes) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
-        let before = memory::thread_cpu_time();
+        let before = procfs::thread_cpu_time();
         for pid in &pids {
-            let _ = memory::read_rss(*pid, page_size);
+            let _ = procfs::read_rss(*pid, page_size);
         }
-        let middle = memory::thread_cpu_time();
+        let middle = procfs::thread_cpu_time();
         for pid in &pids {
-            let _ = memory::read_pss(*pid);
+            let _ = procfs::read_pss(*pid);
         }
-        let after = memory::thread_cpu_time();
+        let after = procfs::thread_cpu_time();
         rss_ticks.push(middle - before);
         pss_passes.push(after - middle);
         std::thread::sleep(Duration::from_millis(20));
