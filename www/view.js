@@ -12,6 +12,36 @@ function cell(row, text, className) {
 }
 
 const ms = (value) => (value == null ? "—" : `${value.toFixed(0)} ms`);
+const fine = (value) => (value == null ? "—" : `${value.toFixed(value < 10 ? 2 : 1)} ms`);
+const spread = (stats) => (stats ? `p50 ${fine(stats.p50Ms)} · p90 ${fine(stats.p90Ms)} · max ${fine(stats.maxMs)}` : "—");
+
+/** The decode probe's lines of the summary table. */
+function probeLines(summary) {
+	const probe = summary.decodeProbe;
+	if (!probe) return [];
+	const floor = summary.completion?.page?.dispatchReadback;
+	const lines = [
+		["per token", spread(probe.tokenLatency)],
+		["  submit / sync / choose (p50)", `${fine(probe.submit?.p50Ms)} / ${fine(probe.sync?.p50Ms)} / ${fine(probe.choose?.p50Ms)}`],
+		["time to first token", spread(probe.timeToFirstToken)],
+		["tokens per second", probe.tokensPerSecond == null ? "—" : probe.tokensPerSecond.toFixed(1)],
+		["completion floor (page)", floor ? `${fine(floor.p50Ms)} (dispatch + readback), ${fine(summary.completion.page.emptyQueue?.p50Ms)} (empty queue); poll=${summary.poll.mode}` : "—"],
+		["completion", summary.completion?.check?.verdict ?? "—"],
+	];
+	if (probe.gpuMsPerDecoderRun != null) lines.push(["GPU time per decoder run (timestamps)", fine(probe.gpuMsPerDecoderRun)]);
+	if (summary.repeats?.count > 1) {
+		const token = summary.repeats.interval.tokenP50Ms;
+		lines.push(["per-token p50 across repeats", token?.halfWidth == null ? "—" : `${fine(token.mean)} ± ${fine(token.halfWidth)} (95 %, ${token.n} repeats)`]);
+	}
+	for (const [session, profile] of Object.entries(summary.profile ?? {})) {
+		if (!profile?.available) continue;
+		const top = profile.ops.slice(0, 5).map((op) => `${op.opType} ${profile.gpuTimestamps ? fine(op.gpuMs) : fine(op.cpuMs)}`).join(", ");
+		const off = profile.placement.offDevice.map((node) => node.opType);
+		lines.push([`${session}: top ops (${profile.gpuTimestamps ? "GPU" : "CPU-side"})`, top || "—"]);
+		lines.push([`${session}: nodes off WebGPU`, off.length ? `${off.length}: ${[...new Set(off)].join(", ")}` : profile.placement.found ? "none" : "placement not logged"]);
+	}
+	return lines;
+}
 const ratio = (value) => (value == null ? "not applicable" : value.toFixed(4));
 
 export function createView() {
@@ -58,6 +88,7 @@ export function createView() {
 				["mean case", ms(summary.meanMs)],
 				["p90 case", ms(summary.p90Ms)],
 				["ms per decode step", summary.msPerToken == null ? "—" : summary.msPerToken.toFixed(1)],
+				...probeLines(summary),
 			];
 			const table = $("#summary");
 			table.replaceChildren();

@@ -40,6 +40,59 @@ fn exact(summary: &Value) -> String {
     }
 }
 
+/// Milliseconds with the precision a GPU step needs (12.70, 0.50), or "-".
+fn fine_ms(value: Option<&Value>) -> String {
+    value.and_then(Value::as_f64).map_or_else(
+        || "-".to_owned(),
+        |v| {
+            if v < 10.0 {
+                format!("{v:.2}")
+            } else {
+                format!("{v:.1}")
+            }
+        },
+    )
+}
+
+/// The decode probe's lines: per-token latency, its split, first token, and the completion verdict.
+fn probe_lines(out: &mut String, summary: &Value) {
+    let Some(probe) = summary.get("decodeProbe").filter(|p| p.is_object()) else {
+        return;
+    };
+    let p50 = |name: &str| fine_ms(probe.pointer(&format!("/{name}/p50Ms")));
+    let _ = writeln!(
+        out,
+        "per token p50 {} ms  p90 {} ms  max {} ms  (p50 submit {} / sync {} / choose {} ms)  first token p50 {} ms  {} tokens/s",
+        p50("tokenLatency"),
+        fine_ms(probe.pointer("/tokenLatency/p90Ms")),
+        fine_ms(probe.pointer("/tokenLatency/maxMs")),
+        p50("submit"),
+        p50("sync"),
+        p50("choose"),
+        p50("timeToFirstToken"),
+        probe
+            .get("tokensPerSecond")
+            .and_then(Value::as_f64)
+            .map_or_else(|| "-".to_owned(), |v| format!("{v:.1}")),
+    );
+    if let Some(completion) = summary.get("completion") {
+        let poll = summary
+            .pointer("/poll/mode")
+            .and_then(Value::as_str)
+            .unwrap_or("none");
+        let _ = writeln!(
+            out,
+            "completion floor {} ms (dispatch + readback; empty queue {} ms; poll={poll}): {}",
+            fine_ms(completion.pointer("/page/dispatchReadback/p50Ms")),
+            fine_ms(completion.pointer("/page/emptyQueue/p50Ms")),
+            completion
+                .pointer("/check/verdict")
+                .and_then(Value::as_str)
+                .unwrap_or("not judged"),
+        );
+    }
+}
+
 /// True when the body looks like the benchmark page's summary (others are printed as JSON).
 pub fn is_benchmark_summary(summary: &Value) -> bool {
     ["cases", "medianMs", "peakCaseMs", "results"]
@@ -91,6 +144,7 @@ pub fn run_table(
         ms(&summary["peakCaseMs"]),
         summary.get("msPerToken").map_or("-".to_owned(), ms),
     );
+    probe_lines(&mut out, summary);
     let Some(phases) = process_memory.get("phases").and_then(Value::as_object) else {
         let reason = process_memory
             .get("reason")
@@ -161,8 +215,16 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
         .max(13);
     let _ = writeln!(
         out,
-        "{:<9} {:<width$} {:>8} {:>6} {:>9} {:>9} {:>9} {:>9}",
-        "browser", "configuration", "nCER", "exact", "median ms", "peak ms", "peak RSS", "peak PSS"
+        "{:<9} {:<width$} {:>8} {:>6} {:>9} {:>9} {:>12} {:>9} {:>9}",
+        "browser",
+        "configuration",
+        "nCER",
+        "exact",
+        "median ms",
+        "peak ms",
+        "token p50 ms",
+        "peak RSS",
+        "peak PSS"
     );
     for row in rows {
         let query = if row.query.is_empty() {
@@ -173,15 +235,23 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
         match (&row.summary, &row.process_memory) {
             (Some(summary), memory) => {
                 let memory = memory.clone().unwrap_or(Value::Null);
+                // A completion-bound token time is the browser's timer: marked, never bare.
+                let bound = summary.get("completionBound") == Some(&Value::Bool(true));
+                let token = fine_ms(summary.pointer("/decodeProbe/tokenLatency/p50Ms"));
                 let _ = writeln!(
                     out,
-                    "{:<9} {:<width$} {:>8} {:>6} {:>9} {:>9} {:>9} {:>9}",
+                    "{:<9} {:<width$} {:>8} {:>6} {:>9} {:>9} {:>12} {:>9} {:>9}",
                     row.browser,
                     query,
                     ncer(summary),
                     exact(summary),
                     ms(&summary["medianMs"]),
                     ms(&summary["peakCaseMs"]),
+                    if bound {
+                        format!("{token} (bound)")
+                    } else {
+                        token
+                    },
                     mib(overall_peak(&memory, "peakRssBytes")),
                     mib(overall_peak(&memory, "peakPssBytes")),
                 );
@@ -192,6 +262,13 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
         }
     }
     let _ = writeln!(out, "(memory in MiB: the largest total over all phases; per-phase figures are in the results file)");
+    if rows.iter().any(|r| {
+        r.summary
+            .as_ref()
+            .is_some_and(|s| s.get("completionBound") == Some(&Value::Bool(true)))
+    }) {
+        let _ = writeln!(out, "(bound: completion-bound, the token time is the browser's GPU-completion timer, not the model; run with poll=kick)");
+    }
     out
 }
 
@@ -230,6 +307,48 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("39.5 Hz"), "{text}");
+    }
+
+    #[test]
+    fn the_decode_probe_and_a_completion_bound_run_are_said_in_words() {
+        let summary = json!({
+            "cases": 13, "nCER": 0.0, "exact": 13, "medianMs": 2400.0, "peakCaseMs": 4100.0, "results": [],
+            "decodeProbe": {
+                "tokenLatency": { "p50Ms": 100.1, "p90Ms": 100.3, "maxMs": 200.2 },
+                "submit": { "p50Ms": 14.9 }, "sync": { "p50Ms": 85.2 }, "choose": { "p50Ms": 0.04 },
+                "timeToFirstToken": { "p50Ms": 295.0 }, "tokensPerSecond": 9.99
+            },
+            "poll": { "mode": "none", "kickMs": null },
+            "completion": {
+                "page": { "dispatchReadback": { "p50Ms": 100.1 }, "emptyQueue": { "p50Ms": 100.1 } },
+                "check": { "bound": true, "verdict": "completion-bound: 230 of 238 GPU waits ..." }
+            },
+            "completionBound": true
+        });
+        let text = run_table("firefox", "", &summary, &memory(), 32.0);
+        assert!(
+            text.contains("per token p50 100.1 ms  p90 100.3 ms  max 200.2 ms"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(p50 submit 14.9 / sync 85.2 / choose 0.04 ms)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("first token p50 295.0 ms  10.0 tokens/s"),
+            "{text}"
+        );
+        assert!(text.contains("completion floor 100.1 ms (dispatch + readback; empty queue 100.1 ms; poll=none): completion-bound"), "{text}");
+        let rows = [SweepRow {
+            browser: "firefox".into(),
+            query: String::new(),
+            outcome: "result".into(),
+            summary: Some(summary),
+            process_memory: Some(memory()),
+        }];
+        let table = sweep_table(&rows);
+        assert!(table.contains("100.1 (bound)"), "{table}");
+        assert!(table.contains("run with poll=kick"), "{table}");
     }
 
     #[test]
