@@ -257,7 +257,7 @@ fn run(browser: &str, query: &str) -> Run {
         .clone()
 }
 
-/// The phases of a configuration, from DESIGN.md, not from the page.
+/// The phases of a configuration, from docs/benchmark-protocol.md ("Phases"), not from the page.
 fn expected_phases(summary: &Value) -> Vec<&'static str> {
     if summary["benchmarkScope"] == "decoder" {
         vec!["baseline", "decoder-load", "decoder-run", "release"]

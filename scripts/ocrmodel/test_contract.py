@@ -1,4 +1,4 @@
-"""Every built file honours DESIGN.md's model contract: names, dtypes, shapes at prefill and at
+"""Every built file honours the model contract (docs/model-contract.md): names, dtypes, shapes at prefill and at
 decode, external data beside the graph, and fixed-KV slots beyond past_length never matter."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The files the harness sweeps: one entry per page parameter value (DESIGN.md's variant table).
+"""The files the harness sweeps: one entry per page parameter value (docs/model-contract.md, "Variants").
 
 The builder, the manifest and the tests all read this table, so a variant is defined once.
 """
@@ -50,7 +50,7 @@ VISION_VARIANTS: tuple[VisionVariant, ...] = (
                   "ViT encoder computed in fp16 (fp32 pixel_values in, fp32 vision_embeds out)", ("shader-f16",)),
 )
 
-# "Layers 1-3" in DESIGN.md counts from one: the first three decoder blocks (indices 0, 1, 2).
+# "Layers 1-3" (docs/model-contract.md, "Variants") counts from one: the first three decoder blocks (0, 1, 2).
 FP16_MATMUL_LAYERS = (0, 1, 2)
 
 DECODER_VARIANTS: tuple[DecoderVariant, ...] = (

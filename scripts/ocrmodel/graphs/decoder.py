@@ -1,4 +1,4 @@
-"""The unified prefill/decode decoder graph (DESIGN.md's contract) for one DecoderVariant.
+"""The unified prefill/decode decoder graph (docs/model-contract.md) for one DecoderVariant.
 
 Choices made for speed on WebGPU (the seed's naive graph spent 2.5 s of a 3.4 s SwiftShader
 decode step in MatMul, 0.8 s in DequantizeLinear and 1.3 s in the output projection):
