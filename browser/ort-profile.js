@@ -15,6 +15,7 @@
 
 let capturing = null;
 let tapped = false;
+const VERBOSE_ORT_LINE = /\[V:onnxruntime:/;
 
 /** Wraps console.log and console.error once; they forward unless a capture is on. */
 export function installConsoleTap() {
@@ -24,7 +25,9 @@ export function installConsoleTap() {
 		const original = console[level].bind(console);
 		console[level] = (...parts) => {
 			if (capturing) capturing.push(parts.map(String).join(" "));
-			else original(...parts);
+			// profile=ops leaves the session logger verbose after creation; its
+			// per-run lines would flood the browser's log, so they are dropped.
+			else if (!VERBOSE_ORT_LINE.test(String(parts[0]))) original(...parts);
 		};
 	}
 }

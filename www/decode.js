@@ -1,5 +1,5 @@
-// The decode loop of the model contract (docs/architecture.md, "Model
-// contract"): prefill with the vision embeddings, BOS and positions 0..V; then
+// The decode loop of the model contract (docs/model-contract.md, "Prefill and
+// steps"): prefill with the vision embeddings, BOS and positions 0..V; then
 // one token per step at position V+1+i with the previous presents fed back as
 // pasts. The KV cache stays on the GPU (presents are requested as gpu-buffer,
 // which ORT feeds back zero-copy). Every tensor is disposed: an undisposed

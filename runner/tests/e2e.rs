@@ -36,7 +36,10 @@ const DEFAULT: &str = "";
 const EVERY_OTHER_VALUE: &str = "memory=default&loader=bytes&schedule=resident&decoder=gather-opt&scope=decoder&weights=external";
 const FIXED_KV: &str = "decoder=fixed-kv&schedule=resident&weights=external";
 const FP16: &str = "tier=242&decoder=fp16-matmul&memory=default&loader=bytes";
-const CONFIGURATIONS: [&str; 4] = [DEFAULT, EVERY_OTHER_VALUE, FIXED_KV, FP16];
+/// The decode probe's own parameters, in the decoder-only scope so that it costs three short
+/// prefills: a throttled queue kick, one warm-up run, two repeats, ORT's profiler.
+const KICKED: &str = "scope=decoder&poll=kick&kickMs=1&warmup=1&repeat=2&profile=ops";
+const CONFIGURATIONS: [&str; 5] = [DEFAULT, EVERY_OTHER_VALUE, FIXED_KV, FP16, KICKED];
 
 /// The seed's summary fields (docs/architecture.md), every one required.
 const SEED_FIELDS: [&str; 20] = [
@@ -87,7 +90,13 @@ const CASE_FIELDS: [&str; 12] = [
     "totalMs",
 ];
 /// Fields the architecture adds to the seed's (never renamed).
-const ADDED_FIELDS: [&str; 8] = [
+const ADDED_FIELDS: [&str; 14] = [
+    "decodeProbe",
+    "completion",
+    "completionBound",
+    "poll",
+    "repeats",
+    "pipelineCompilation",
     "weights",
     "maxTokens",
     "meanMs",
@@ -339,6 +348,8 @@ fn check_finished(run: &Run) {
             );
         }
     }
+    check_probe(summary);
+
     // The records carry who ran it where.
     assert!(
         result["browser"]["version"]
@@ -435,6 +446,185 @@ fn check_finished(run: &Run) {
     println!("sampler rate: {hz:.1} Hz");
 }
 
+fn number(value: &Value, what: &str) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {value}"))
+}
+
+/// The decode probe (docs/benchmark-protocol.md): typed, consistent with the case times, and
+/// with a completion floor per realm and a verdict in words.
+fn check_probe(summary: &Value) {
+    let config = &summary["config"];
+    let cases = summary["results"].as_array().expect("results");
+    let mut all_steps = Vec::new();
+    for case in cases {
+        let id = &case["id"];
+        let probe = &case["decodeProbe"];
+        let steps = case["decodeSteps"].as_u64().expect("decodeSteps") as usize;
+        let column = |name: &str| -> Vec<f64> {
+            probe[name]
+                .as_array()
+                .unwrap_or_else(|| panic!("case {id}: decodeProbe.{name} is not a list: {probe}"))
+                .iter()
+                .map(|v| number(v, name))
+                .collect()
+        };
+        let (submit, sync, choose) = (column("submitMs"), column("syncMs"), column("chooseMs"));
+        assert_eq!(
+            submit.len(),
+            steps,
+            "case {id}: one submitMs per decode step"
+        );
+        assert_eq!(sync.len(), steps, "case {id}: one syncMs per decode step");
+        assert_eq!(
+            choose.len(),
+            steps + 1,
+            "case {id}: one chooseMs per chosen token"
+        );
+        let prefill = number(&probe["prefillSubmitMs"], "prefillSubmitMs")
+            + number(&probe["prefillSyncMs"], "prefillSyncMs");
+        assert!(
+            (prefill - number(&case["prefillMs"], "prefillMs")).abs() < 1e-6,
+            "case {id}: prefillMs is its submit + sync"
+        );
+        let ttft = number(&case["timeToFirstTokenMs"], "timeToFirstTokenMs");
+        let expected_ttft = number(&case["visionMs"], "visionMs") + prefill + choose[0];
+        assert!(
+            (ttft - expected_ttft).abs() < 1e-6,
+            "case {id}: time to first token"
+        );
+        let latencies: Vec<f64> = (0..steps)
+            .map(|k| submit[k] + sync[k] + choose[k + 1])
+            .collect();
+        if let Some(max) = latencies.iter().copied().reduce(f64::max) {
+            assert!(
+                (number(&case["tokenLatency"]["maxMs"], "tokenLatency.maxMs") - max).abs() < 1e-6,
+                "case {id}: tokenLatency recomputed"
+            );
+            assert!(
+                number(&case["decodeMs"], "decodeMs") >= latencies.iter().sum::<f64>() - 1e-6,
+                "case {id}: the steps fit in decodeMs"
+            );
+        }
+        all_steps.extend(latencies);
+    }
+    let probe = &summary["decodeProbe"];
+    if !all_steps.is_empty() {
+        let mut sorted = all_steps.clone();
+        sorted.sort_by(f64::total_cmp);
+        let p50 = sorted[(sorted.len() as f64 * 0.5).ceil() as usize - 1];
+        assert!(
+            (number(&probe["tokenLatency"]["p50Ms"], "tokenLatency.p50Ms") - p50).abs() < 1e-6,
+            "run tokenLatency p50 recomputed from the cases"
+        );
+        for name in ["submit", "sync", "choose", "timeToFirstToken"] {
+            assert!(number(&probe[name]["p50Ms"], name) >= 0.0);
+        }
+        number(&probe["tokensPerSecond"], "tokensPerSecond");
+    }
+
+    // A completion floor in every realm that ran a session, and a verdict in words.
+    let realms: &[&str] =
+        if summary["scheduleMode"] == "staged" && summary["benchmarkScope"] != "decoder" {
+            &["page", "worker"]
+        } else {
+            &["page"]
+        };
+    for realm in realms {
+        let floor = &summary["completion"][realm];
+        for kind in ["emptyQueue", "dispatchReadback"] {
+            assert!(
+                number(&floor[kind]["p50Ms"], kind) >= 0.0,
+                "{realm} {kind}: {floor}"
+            );
+            let samples = floor[format!("{kind}Ms")]
+                .as_array()
+                .expect("samples")
+                .len();
+            assert_eq!(
+                samples,
+                floor["rounds"].as_u64().unwrap() as usize,
+                "{realm} {kind}"
+            );
+            assert!(samples >= 20, "{realm} {kind}: at least 20 rounds");
+        }
+        assert_eq!(
+            floor["poll"], config["poll"],
+            "{realm} floor measured with the run's poll mode"
+        );
+        if config["poll"] == "kick" {
+            assert!(
+                floor["kicks"].as_u64().is_some_and(|k| k > 0),
+                "{realm}: poll=kick kicked: {floor}"
+            );
+        }
+    }
+    let check = &summary["completion"]["check"];
+    assert!(
+        check["verdict"].as_str().is_some_and(|v| !v.is_empty()),
+        "completion verdict: {check}"
+    );
+    assert_eq!(summary["completionBound"], check["bound"]);
+    assert!(summary["completionBound"].is_boolean());
+    assert_eq!(summary["poll"]["mode"], config["poll"]);
+
+    // Warm-up runs kept apart, repeats summarised, the first run set against the steady state.
+    let warmup = config["warmup"].as_u64().expect("config.warmup") as usize;
+    let repeat = config["repeat"].as_u64().expect("config.repeat") as usize;
+    assert_eq!(
+        summary["warmupResults"]
+            .as_array()
+            .expect("warmupResults")
+            .len(),
+        warmup
+    );
+    let repeats = &summary["repeats"];
+    assert_eq!(repeats["count"].as_u64(), Some(repeat as u64));
+    assert_eq!(
+        repeats["perRepeat"].as_array().expect("perRepeat").len(),
+        repeat
+    );
+    assert_eq!(
+        repeats["tokensAgree"], true,
+        "greedy decoding repeats itself: {repeats}"
+    );
+    if repeat > 1 {
+        let interval = &repeats["interval"]["tokenP50Ms"];
+        assert!(
+            number(&interval["halfWidth"], "halfWidth") >= 0.0,
+            "{interval}"
+        );
+        assert_eq!(interval["n"].as_u64(), Some(repeat as u64));
+    }
+    assert_eq!(
+        summary["pipelineCompilation"]["first"]["warmup"],
+        Value::Bool(warmup > 0),
+        "the first run is the warm-up when there is one"
+    );
+    if config["profile"] == "ops" {
+        let decoder = &summary["profile"]["decoder"];
+        assert_eq!(decoder["available"], true, "decoder profile: {decoder}");
+        assert!(
+            decoder["ops"].as_array().is_some_and(|ops| !ops.is_empty()),
+            "per-op figures: {decoder}"
+        );
+        assert!(
+            decoder["placement"]["found"] == true,
+            "the node placement was logged: {}",
+            decoder["placement"]
+        );
+        eprintln!(
+            "e2e: profile=ops: {} ops, GPU timestamps {}, nodes off WebGPU {}",
+            decoder["ops"].as_array().map_or(0, Vec::len),
+            decoder["gpuTimestamps"],
+            decoder["placement"]["offDevice"]
+                .as_array()
+                .map_or(0, Vec::len)
+        );
+    }
+}
+
 /// On an adapter without `shader-f16` the fp16 configuration must be refused in words.
 fn check_refused_without_f16(run: &Run) {
     assert_eq!(run.exit_code, Some(1), "{}", run.describe());
@@ -478,6 +668,14 @@ fn chromium_default_configuration() {
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_default_configuration() {
     check_finished(&run("firefox", DEFAULT));
+}
+
+/// The queue kick in both realms of the staged schedule (the vision worker's too); Firefox
+/// only, where it costs about a minute on lavapipe (the decoder-only `KICKED` runs in both).
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_kicked_staged_configuration() {
+    check_finished(&run("firefox", "poll=kick"));
 }
 
 #[test]
