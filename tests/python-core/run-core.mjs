@@ -7,14 +7,14 @@
 //   "choose": [{"tokens": [id, ...]}, ...],   // one decoding state per case, BOS implied
 //   "normalize": [text, ...],
 //   "editDistance": [[left, right], ...],
-//   "summarize": [{"id", "expected", "actual"}, ...]
+//   "summarize": [[{"id", "expected", "actual"}, ...], ...]   // one list per evaluation set
 // }   (every key optional)
 // LOGITS.f32: one little-endian float32 vector of the vocabulary's size per "choose" case,
 // back to back (models/vocab.json's length + 4 values each).
 //
 // Prints one JSON object with the same keys: "choose" holds the chosen id or {"error": message}
 // per case, "contentIds" the ids the core's Vocabulary calls content, "size" the vocabulary's
-// size, "summarize" the core's summary (accuracy fields only).
+// size, "summarize" the core's summary of each set (its accuracy fields only).
 import { readFileSync } from "node:fs";
 import { loadCore, loadVocabulary } from "../parity/load-core.mjs";
 
@@ -56,8 +56,9 @@ if (request.choose) {
 if (request.normalize) reply.normalize = request.normalize.map((text) => core.normalize(text));
 if (request.editDistance) reply.editDistance = request.editDistance.map(([left, right]) => core.editDistance(left, right));
 if (request.summarize) {
-	const cases = request.summarize.map((c) => ({ ...c, totalMs: 0 }));
-	const { nCER, distance, characters, exact, perCase } = core.summarize(cases);
-	reply.summarize = { nCER, distance, characters, exact, perCase };
+	reply.summarize = request.summarize.map((set) => {
+		const { cases, nCER, distance, characters, exact, perCase } = core.summarize(set.map((c) => ({ ...c, totalMs: 0 })));
+		return { cases, nCER, distance, characters, exact, perCase };
+	});
 }
 process.stdout.write(JSON.stringify(reply));
