@@ -1,4 +1,5 @@
-"""Shared fixtures: one build of every model file per test session, and onnxruntime sessions.
+"""Shared fixtures: one build of every model file per test session, onnxruntime sessions, and
+run_core, which asks the page's wasm core (in Node) for its answers on generated inputs.
 
 The build in models/generated is reused when its build-info.json carries the current builder
 digest (so tests check what the page loads); otherwise a synthetic set is built into a

@@ -8,6 +8,7 @@ characters). test_scoring_matches_core.py holds these to the wasm core on genera
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import unicodedata
@@ -21,6 +22,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ocrmodel import spec  # noqa: E402
 from ocrmodel.resize import resize_for_model  # noqa: E402
+
+EVAL_DIR = Path(__file__).resolve().parents[2] / "models" / "eval"
+
+
+def eval_cases(name: str, limit: int = 0) -> list[dict]:
+    """The cases of the evaluation set models/eval/NAME; with `limit` > 0 only the first `limit`."""
+    path = EVAL_DIR / name / "cases.json"
+    if not path.is_file():
+        known = sorted(p.parent.name for p in EVAL_DIR.glob("*/cases.json"))
+        raise ValueError(f"no evaluation set {name!r} (no {path}); known: {known}")
+    if limit < 0:
+        raise ValueError(f"case limit {limit}: allowed: 0 (every case) or a positive count")
+    cases = json.loads(path.read_text(encoding="utf-8"))
+    return cases[:limit] if limit else cases
 
 
 def preprocess(path: Path) -> np.ndarray:
@@ -83,3 +98,18 @@ def summarise(scores: list[CaseScore]) -> dict:
 def format_ncer(summary: dict) -> str:
     ncer = summary["nCER"]
     return "n/a" if ncer is None else f"{ncer:.4f}"
+
+
+def score_set(name: str, cases: list[dict], tokens: list[list[int]], characters: list[str]) -> dict:
+    """An evaluation set's figures from the ids chosen for each case, in the layout of
+    models/checkpoint/eval-pytorch.json: the summary, then every case's reading and tokens."""
+    if len(tokens) != len(cases):
+        raise ValueError(f"{len(cases)} cases of {name} but {len(tokens)} token lists")
+    results, scores = [], []
+    for case, chosen in zip(cases, tokens):
+        text = decode_text(chosen, characters)
+        score = score_case(case["expected"], text)
+        scores.append(score)
+        results.append({"id": case["id"], "expected": case["expected"], "actual": text, "tokens": list(chosen),
+                        "distance": score.distance, "characters": score.characters})
+    return {"set": name, **summarise(scores), "results": results}
