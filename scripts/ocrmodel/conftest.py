@@ -1,4 +1,5 @@
-"""Shared fixtures: one build of every model file per test session, and onnxruntime sessions.
+"""Shared fixtures: one build of every model file per test session, onnxruntime sessions, and
+run_core, which asks the page's wasm core (in Node) for its answers on generated inputs.
 
 The build in models/generated is reused when its build-info.json carries the current builder
 digest (so tests check what the page loads); otherwise a synthetic set is built into a
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,3 +126,28 @@ def dequantized_matmulnbits(model: onnx.ModelProto) -> dict[str, np.ndarray]:
 def zero_cache(slots: int) -> dict[str, np.ndarray]:
     empty = np.zeros((1, spec.KV_HEADS, slots, spec.HEAD_DIM), dtype=np.float32)
     return {f"past_{kind}{layer}": empty for layer in range(spec.LAYERS) for kind in "kv"}
+
+
+CORE_RUNNER = Path(__file__).resolve().parents[2] / "tests" / "python-core" / "run-core.mjs"
+CORE_PKG = Path(__file__).resolve().parents[2] / "www" / "pkg" / "ocr_bench_core_bg.wasm"
+
+
+def run_core(tmp_path: Path, request: dict, logits: np.ndarray | None = None) -> dict:
+    """The page's wasm core (www/pkg, in Node) on `request` (tests/python-core/run-core.mjs says
+    what it takes and gives back); `logits` is a [cases, vocabulary] array for request["choose"]."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not on PATH: the core's answers cannot be computed (scripts/setup installs it)")
+    if not CORE_PKG.is_file():
+        pytest.skip(f"{CORE_PKG} is missing: build the wasm core first (scripts/build-wasm)")
+    request_path = tmp_path / "core-request.json"
+    request_path.write_text(json.dumps(request), encoding="utf-8")
+    arguments = [node, str(CORE_RUNNER), str(request_path)]
+    if logits is not None:
+        logits_path = tmp_path / "core-logits.f32"
+        np.ascontiguousarray(logits, dtype="<f4").tofile(logits_path)
+        arguments.append(str(logits_path))
+    finished = subprocess.run(arguments, capture_output=True, text=True, encoding="utf-8")
+    if finished.returncode != 0:
+        raise RuntimeError(f"{CORE_RUNNER.name} exited {finished.returncode}:\n{finished.stderr}")
+    return json.loads(finished.stdout)

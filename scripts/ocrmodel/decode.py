@@ -1,9 +1,11 @@
 """The seed page's prefill/decode loop and token choice in Python, over an onnxruntime session
 or over the numpy reference, so tests can run exactly what the page runs.
 
-Token choice (seed `chooseToken`): greedy over the logits after dividing positive (multiplying
-negative) scores of every id already in the sequence (BOS included) by 1.2, with a content
-character that already ran 12 times in a row blocked.
+Token choice (the core's `TokenChooser`, crate/src/choose.rs, the seed's `chooseToken` rule):
+greedy over the logits after dividing positive (multiplying negative) scores of every id already
+in the sequence (BOS included) by 1.2, in doubles, with a content character that already ran 12
+times in a row blocked; the first index wins a tie, NaN never wins, and when nothing scores
+above -Infinity it is an error. test_choose_matches_core.py holds this to the wasm core.
 """
 
 from __future__ import annotations
@@ -31,11 +33,20 @@ def content_ids(vocab_path: Path) -> set[int]:
             and unicodedata.category(character)[0] in "LN"}
 
 
+class NoCandidate(ValueError):
+    """No id scores above -Infinity: every score is NaN, -Infinity or blocked."""
+
+
 def choose_token(logits: np.ndarray, sequence: list[int], tokens: list[int], content: set[int]) -> int:
+    """The next id. `sequence` is BOS followed by `tokens`, the ids decoded so far."""
     scores = np.asarray(logits, dtype=np.float64).reshape(-1).copy()  # JS numbers are doubles
     seen = np.fromiter(set(sequence), dtype=np.int64)
+    if seen.size and not (0 <= seen.min() and seen.max() < scores.size):
+        raise ValueError(f"sequence ids must lie in 0..{scores.size - 1} (the logits' length); "
+                         f"got {seen.min()}..{seen.max()}")
     values = scores[seen]
     scores[seen] = np.where(values < 0, values * REPETITION_PENALTY, values / REPETITION_PENALTY)
+    blocked = None
     if tokens and tokens[-1] in content:
         last = tokens[-1]
         run = 0
@@ -44,8 +55,14 @@ def choose_token(logits: np.ndarray, sequence: list[int], tokens: list[int], con
                 break
             run += 1
         if run >= RUN_LIMIT:
+            blocked = last
             scores[last] = -np.inf
-    return int(np.argmax(scores))  # the first maximum, as the seed's strict `>` scan
+    scores[np.isnan(scores)] = -np.inf  # np.argmax would pick the first NaN
+    best = int(np.argmax(scores))  # the first maximum, as the seed's strict `>` scan
+    if not scores[best] > -np.inf:
+        raise NoCandidate(f"no token can be chosen: every score is NaN, -Infinity or blocked "
+                          f"({scores.size} logits, blocked id: {'none' if blocked is None else blocked})")
+    return best
 
 
 def greedy_loop(prefill: Callable[[], np.ndarray], step: Callable[[int, int], np.ndarray], max_tokens: int,

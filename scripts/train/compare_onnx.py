@@ -1,13 +1,16 @@
 """Check that the ONNX files built from the checkpoint read like the PyTorch model did.
 
 Runs the seed's loop (ocrmodel.decode) on onnxruntime CPU over an evaluation set for each
-(vision tier, decoder variant) asked for, and prints nCER and how many cases chose exactly the
-tokens that PyTorch chose in training's final evaluation (models/checkpoint/eval-pytorch.json;
-recorded with the plain Lanczos3 resize the checkpoint was trained with, while the images here
-go through ocrmodel.resize, the harness's current resize).
+(vision tier, decoder variant) asked for, scores it as the page does (scoring.score_set), and
+prints nCER, exact cases and how many cases chose exactly the tokens that PyTorch chose in
+training's final evaluation (models/checkpoint/eval-pytorch.json; recorded with the plain
+Lanczos3 resize the checkpoint was trained with, while the images here go through
+ocrmodel.resize, the harness's current resize).
 
     cd scripts && ../.venv/bin/python train/compare_onnx.py --build /tmp/gen --set hayai13 \
         --vision 121 --decoder baseline gather-opt fp16-matmul fixed-kv
+
+`--limit N` reads only the first N cases (test_compare_onnx.py runs 3 of hayai13).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ocrmodel import spec  # noqa: E402
 from ocrmodel.decode import OnnxDecoder, content_ids, greedy_loop  # noqa: E402
 from ocrmodel.variants import decoder_variant, vision_variant  # noqa: E402
-from scoring import levenshtein, normalise, preprocess  # noqa: E402
+from scoring import EVAL_DIR, eval_cases, format_ncer, preprocess, score_set  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 VOCAB = REPO / "models" / "vocab.json"
@@ -33,51 +36,67 @@ PYTORCH_REPORT = REPO / "models" / "checkpoint" / "eval-pytorch.json"
 
 
 def session(path: Path) -> ort.InferenceSession:
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: build the models there first "
+                         f"(cd scripts && ../.venv/bin/python -m ocrmodel.build_models --out {path.parent})")
     options = ort.SessionOptions()
     options.log_severity_level = 3
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def main() -> None:
+def pytorch_tokens(set_name: str) -> dict[str, list[int]]:
+    """Each case's tokens in training's final PyTorch evaluation (empty without the report)."""
+    if not PYTORCH_REPORT.is_file():
+        return {}
+    report = json.loads(PYTORCH_REPORT.read_text(encoding="utf-8"))
+    return {r["id"]: r["tokens"] for r in report["eval"].get(set_name, {}).get("results", [])}
+
+
+def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], limit: int = 0) -> list[dict]:
+    """One scoring.score_set result per (tier, decoder), with "tier", "decoder", "seconds" and
+    "samePyTorchTokens" (cases whose tokens equal PyTorch's) added; progress is printed."""
+    characters = json.loads(VOCAB.read_text(encoding="utf-8"))
+    content = content_ids(VOCAB)
+    cases = eval_cases(set_name, limit)
+    torch_tokens = pytorch_tokens(set_name)
+    pixels = {case["id"]: preprocess(EVAL_DIR / set_name / case["image"]) for case in cases}
+    results = []
+    for tier in tiers:
+        vision = session(build / vision_variant(tier).file)
+        embeds = {cid: vision.run(None, {"pixel_values": p})[0] for cid, p in pixels.items()}
+        for name in decoders:
+            variant = decoder_variant(name)
+            decoder = OnnxDecoder(session(build / variant.file), variant.fixed_kv)
+            started = time.perf_counter()
+            tokens = [greedy_loop(lambda: decoder.prefill(embeds[case["id"]]), decoder.step, spec.MAX_TOKENS, content)
+                      for case in cases]
+            scored = score_set(set_name, cases, tokens, characters)
+            same = 0
+            for case in scored["results"]:
+                if torch_tokens.get(case["id"]) == case["tokens"]:
+                    same += 1
+                elif case["id"] in torch_tokens:
+                    print(f"  {tier}/{name} {case['id']}: differs from PyTorch: {case['actual']}", flush=True)
+            scored.update(tier=tier, decoder=name, seconds=time.perf_counter() - started, samePyTorchTokens=same)
+            print(f"{set_name} tier={tier} decoder={name}: nCER {format_ncer(scored)} "
+                  f"({scored['distance']}/{scored['characters']}), exact {scored['exact']}/{scored['cases']}, "
+                  f"PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s", flush=True)
+            results.append(scored)
+    return results
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, required=True, help="folder the builder wrote (its --out)")
     parser.add_argument("--set", default="hayai13", help="evaluation set under models/eval")
     parser.add_argument("--vision", nargs="+", default=["121"], help="vision tiers")
     parser.add_argument("--decoder", nargs="+", default=["baseline"], help="decoder variants")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
-    args = parser.parse_args()
-
-    characters = json.loads(VOCAB.read_text(encoding="utf-8"))
-    content = content_ids(VOCAB)
-    cases = json.loads((REPO / "models" / "eval" / args.set / "cases.json").read_text(encoding="utf-8"))
-    if args.limit:
-        cases = cases[:args.limit]
-    torch_tokens = {}
-    if PYTORCH_REPORT.is_file():
-        report = json.loads(PYTORCH_REPORT.read_text(encoding="utf-8"))
-        torch_tokens = {r["id"]: r["tokens"] for r in report["eval"].get(args.set, {}).get("results", [])}
-    pixels = {case["id"]: preprocess(REPO / "models" / "eval" / args.set / case["image"]) for case in cases}
-    for tier in args.vision:
-        vision = session(args.build / vision_variant(tier).file)
-        embeds = {cid: vision.run(None, {"pixel_values": p})[0] for cid, p in pixels.items()}
-        for name in args.decoder:
-            variant = decoder_variant(name)
-            decoder = OnnxDecoder(session(args.build / variant.file), variant.fixed_kv)
-            started = time.perf_counter()
-            distance = total = same = 0
-            for case in cases:
-                tokens = greedy_loop(lambda: decoder.prefill(embeds[case["id"]]), decoder.step, spec.MAX_TOKENS, content)
-                text = "".join(characters[t - spec.VOCAB_OFFSET] for t in tokens if t >= spec.VOCAB_OFFSET)
-                expected = normalise(case["expected"])
-                distance += levenshtein(expected, normalise(text))
-                total += len(expected)
-                if torch_tokens.get(case["id"]) == tokens:
-                    same += 1
-                elif case["id"] in torch_tokens:
-                    print(f"  {tier}/{name} {case['id']}: differs from PyTorch: {text}", flush=True)
-            print(f"{args.set} tier={tier} decoder={name}: nCER {distance / total:.4f} ({distance}/{total}), "
-                  f"PyTorch tokens identical in {same}/{len(cases)} cases, "
-                  f"{time.perf_counter() - started:.1f} s", flush=True)
+    args = parser.parse_args(argv)
+    try:
+        return compare(args.build, args.set, args.vision, args.decoder, args.limit)
+    except (KeyError, ValueError) as error:  # an unknown tier, decoder or set, a negative limit
+        parser.error(str(error))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,18 @@
-"""The seed's preprocessing and scoring, without torch (shared by evaluate.py and compare_onnx.py)."""
+"""The harness's preprocessing and scoring, without torch (shared by evaluate.py and compare_onnx.py).
+
+Scoring is the core's (`crate/src/score.rs`, `crate/src/summary.rs`), which the page uses:
+NFKC, then JS whitespace (`\\s`) removed; Levenshtein over code points; a case is exact when the
+normalised texts are equal; nCER = total distance / total reference characters (None without
+characters). test_scoring_matches_core.py holds these to the wasm core on generated inputs.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +22,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ocrmodel import spec  # noqa: E402
 from ocrmodel.resize import resize_for_model  # noqa: E402
+
+EVAL_DIR = Path(__file__).resolve().parents[2] / "models" / "eval"
+
+
+def eval_cases(name: str, limit: int = 0) -> list[dict]:
+    """The cases of the evaluation set models/eval/NAME; with `limit` > 0 only the first `limit`."""
+    path = EVAL_DIR / name / "cases.json"
+    if not path.is_file():
+        known = sorted(p.parent.name for p in EVAL_DIR.glob("*/cases.json"))
+        raise ValueError(f"no evaluation set {name!r} (no {path}); known: {known}")
+    if limit < 0:
+        raise ValueError(f"case limit {limit}: allowed: 0 (every case) or a positive count")
+    cases = json.loads(path.read_text(encoding="utf-8"))
+    return cases[:limit] if limit else cases
 
 
 def preprocess(path: Path) -> np.ndarray:
@@ -27,8 +49,14 @@ def preprocess(path: Path) -> np.ndarray:
     return ((pixels - mean) / std).transpose(2, 0, 1)[None].astype(np.float32)
 
 
+# JS `\s` (ECMA-262 WhiteSpace and LineTerminator), spelled out: Python's `\s` also matches
+# U+001C..U+001F and U+0085, which JS keeps, and misses U+FEFF, which JS removes.
+JS_WHITESPACE = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
+
+
 def normalise(text: str) -> str:
-    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+    """The page's `normalize`: NFKC, then every JS-whitespace character removed."""
+    return JS_WHITESPACE.sub("", unicodedata.normalize("NFKC", text))
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -39,3 +67,49 @@ def levenshtein(a: str, b: str) -> int:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
         previous = current
     return previous[-1]
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    distance: int
+    characters: int
+    exact: bool
+
+
+def score_case(expected: str, actual: str) -> CaseScore:
+    """One case as the page scores it: normalised reference against normalised reading."""
+    expected, actual = normalise(expected), normalise(actual)
+    return CaseScore(levenshtein(expected, actual), len(expected), expected == actual)
+
+
+def decode_text(tokens: list[int], characters: list[str]) -> str:
+    """The text of decoded ids: vocab.json entry `id - VOCAB_OFFSET`; special ids add nothing."""
+    return "".join(characters[token - spec.VOCAB_OFFSET] for token in tokens if token >= spec.VOCAB_OFFSET)
+
+
+def summarise(scores: list[CaseScore]) -> dict:
+    """The summary's accuracy fields, with the page's names."""
+    distance = sum(score.distance for score in scores)
+    characters = sum(score.characters for score in scores)
+    return {"cases": len(scores), "nCER": distance / characters if characters else None, "distance": distance,
+            "characters": characters, "exact": sum(score.exact for score in scores)}
+
+
+def format_ncer(summary: dict) -> str:
+    ncer = summary["nCER"]
+    return "n/a" if ncer is None else f"{ncer:.4f}"
+
+
+def score_set(name: str, cases: list[dict], tokens: list[list[int]], characters: list[str]) -> dict:
+    """An evaluation set's figures from the ids chosen for each case, in the layout of
+    models/checkpoint/eval-pytorch.json: the summary, then every case's reading and tokens."""
+    if len(tokens) != len(cases):
+        raise ValueError(f"{len(cases)} cases of {name} but {len(tokens)} token lists")
+    results, scores = [], []
+    for case, chosen in zip(cases, tokens):
+        text = decode_text(chosen, characters)
+        score = score_case(case["expected"], text)
+        scores.append(score)
+        results.append({"id": case["id"], "expected": case["expected"], "actual": text, "tokens": list(chosen),
+                        "distance": score.distance, "characters": score.characters})
+    return {"set": name, **summarise(scores), "results": results}

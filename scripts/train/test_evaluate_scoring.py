@@ -1,0 +1,45 @@
+"""The scoring of evaluate.py (scoring.score_set; evaluate.py itself needs torch) reproduces
+training's recorded evaluation, models/checkpoint/eval-pytorch.json, from its recorded tokens:
+the README's PyTorch row (synth200: nCER 0.0002, 199/200 exact) is what this code computes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scoring import CaseScore, decode_text, eval_cases, format_ncer, score_set, summarise
+
+REPO = Path(__file__).resolve().parents[2]
+REPORT = json.loads((REPO / "models" / "checkpoint" / "eval-pytorch.json").read_text(encoding="utf-8"))
+CHARACTERS = json.loads((REPO / "models" / "vocab.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(REPORT["eval"]))
+def test_recorded_tokens_score_as_recorded(name):
+    recorded = REPORT["eval"][name]
+    cases = eval_cases(name)
+    assert [case["id"] for case in cases] == [r["id"] for r in recorded["results"]]
+    assert score_set(name, cases, [r["tokens"] for r in recorded["results"]], CHARACTERS) == recorded
+
+
+def test_the_readme_pytorch_figures():
+    synth = score_set("synth200", eval_cases("synth200"), [r["tokens"] for r in REPORT["eval"]["synth200"]["results"]],
+                      CHARACTERS)
+    assert (format_ncer(synth), synth["exact"], synth["cases"]) == ("0.0002", 199, 200)
+    hayai = REPORT["eval"]["hayai13"]
+    assert (hayai["nCER"], hayai["exact"], hayai["cases"]) == (0.0, 13, 13)
+
+
+def test_pure_pieces():
+    # Special ids (pad, BOS, EOS, unknown) decode to nothing; id 4 is vocab.json's first entry.
+    assert decode_text([0, 1, 4, 2, 3, 5], CHARACTERS) == CHARACTERS[0] + CHARACTERS[1]
+    assert summarise([]) == {"cases": 0, "nCER": None, "distance": 0, "characters": 0, "exact": 0}
+    assert format_ncer(summarise([CaseScore(1, 3, False), CaseScore(0, 5, True)])) == "0.1250"
+    with pytest.raises(ValueError, match="2 cases of smoke2 but 1 token lists"):
+        score_set("smoke2", eval_cases("smoke2"), [[]], CHARACTERS)
+    with pytest.raises(ValueError, match=r"known: \['hayai13', 'smoke2', 'synth200'\]"):
+        eval_cases("nope")
+    assert len(eval_cases("hayai13", 2)) == 2
