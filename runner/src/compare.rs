@@ -45,6 +45,32 @@ pub struct Run {
     pub config: Value,
     /// In the order the run finished them.
     pub cases: Vec<Case>,
+    /// The summary's timing figures, for the side-by-side lines.
+    pub timing: Timing,
+}
+
+/// A run's timing figures as its summary gives them (`None` where absent, as in records
+/// written before the decode probe existed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timing {
+    pub token_p50_ms: Option<f64>,
+    pub ms_per_token: Option<f64>,
+    pub median_case_ms: Option<f64>,
+    pub first_token_p50_ms: Option<f64>,
+    pub completion_bound: Option<bool>,
+}
+
+impl Timing {
+    fn from_summary(summary: &Value) -> Self {
+        let number = |pointer: &str| summary.pointer(pointer).and_then(Value::as_f64);
+        Self {
+            token_p50_ms: number("/decodeProbe/tokenLatency/p50Ms"),
+            ms_per_token: number("/msPerToken"),
+            median_case_ms: number("/medianMs"),
+            first_token_p50_ms: number("/decodeProbe/timeToFirstToken/p50Ms"),
+            completion_bound: summary.get("completionBound").and_then(Value::as_bool),
+        }
+    }
 }
 
 /// How one case id present in both runs compares.
@@ -151,10 +177,43 @@ impl Comparison {
             self.only_in_a.len(),
             self.only_in_b.len()
         );
+        self.render_timing(&mut out);
         for (side, run) in [("A", &self.a), ("B", &self.b)] {
             let _ = writeln!(out, "{side}: {}", describe(run));
         }
         out
+    }
+
+    /// One line per timing figure both runs have: A, B and B/A.
+    fn render_timing(&self, out: &mut String) {
+        let (a, b) = (&self.a.timing, &self.b.timing);
+        let figures = [
+            ("per-token p50", a.token_p50_ms, b.token_p50_ms),
+            ("ms per decode step", a.ms_per_token, b.ms_per_token),
+            (
+                "first token p50",
+                a.first_token_p50_ms,
+                b.first_token_p50_ms,
+            ),
+            ("median case", a.median_case_ms, b.median_case_ms),
+        ];
+        for (name, x, y) in figures {
+            let (Some(x), Some(y)) = (x, y) else { continue };
+            let ratio = if x > 0.0 {
+                format!("{:.3}", y / x)
+            } else {
+                "-".to_owned()
+            };
+            let _ = writeln!(out, "{name}: A {x:.2} ms, B {y:.2} ms, B/A {ratio}");
+        }
+        for (side, timing) in [("A", a), ("B", b)] {
+            if timing.completion_bound == Some(true) {
+                let _ = writeln!(
+                    out,
+                    "{side} is completion-bound: its token times are the browser's GPU-completion timer, not the model"
+                );
+            }
+        }
     }
 }
 
@@ -351,6 +410,10 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
             .to_owned(),
         config: result.get("config").cloned().unwrap_or(Value::Null),
         cases,
+        timing: result
+            .get("summary")
+            .map(Timing::from_summary)
+            .unwrap_or_default(),
     })
 }
 
@@ -444,6 +507,41 @@ mod tests {
 
     fn parse(text: &str) -> Run {
         parse_run(text, Path::new("x.jsonl"), None).unwrap()
+    }
+
+    #[test]
+    fn timing_is_set_side_by_side_with_the_ratio() {
+        let with_summary = |summary: Value| {
+            run_jsonl("r", "firefox", &[("1", &[5, 6], "ab")])
+                .replace(r#""summary":{}"#, &format!(r#""summary":{summary}"#))
+        };
+        let a = parse(&with_summary(
+            json!({ "msPerToken": 100.1, "medianMs": 2400.0,
+            "decodeProbe": { "tokenLatency": { "p50Ms": 100.1 }, "timeToFirstToken": { "p50Ms": 300.0 } },
+            "completionBound": true }),
+        ));
+        let b = parse(&with_summary(
+            json!({ "msPerToken": 12.9, "medianMs": 500.0,
+            "decodeProbe": { "tokenLatency": { "p50Ms": 12.7 }, "timeToFirstToken": { "p50Ms": 40.0 } },
+            "completionBound": false }),
+        ));
+        let text = compare(a, b).render();
+        assert!(
+            text.contains("per-token p50: A 100.10 ms, B 12.70 ms, B/A 0.127"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ms per decode step: A 100.10 ms, B 12.90 ms, B/A 0.129"),
+            "{text}"
+        );
+        assert!(text.contains("A is completion-bound"), "{text}");
+        assert!(!text.contains("B is completion-bound"), "{text}");
+        // Records from before the decode probe have no such figures: no line, no error.
+        let old = compare(
+            parse(&run_jsonl("r", "x", &[("1", &[5], "a")])),
+            parse(&run_jsonl("r", "y", &[("1", &[5], "a")])),
+        );
+        assert!(!old.render().contains("per-token p50"), "{}", old.render());
     }
 
     #[test]
