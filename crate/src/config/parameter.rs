@@ -329,7 +329,7 @@ impl ParameterValue for Milliseconds {
     }
     fn allowed(range: &Self::Rule) -> String {
         format!(
-            "milliseconds {}..={} with at most 3 decimals, like 0.5",
+            "a number of milliseconds {}..={} with at most 3 decimals, like 0.5",
             range.start(),
             range.end()
         )
