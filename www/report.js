@@ -1,6 +1,7 @@
 // Shows the runs of a results JSONL (what `ocr-bench serve|run|sweep`
 // appends, one record per line) side by side: one column per run, finished
-// or failed. ?file= names the file (served from the repository root).
+// or failed. ?file= names the file (served from the repository root). The
+// configuration rows are the core's parameters (www/pkg), in its order.
 
 const params = new URLSearchParams(location.search);
 const file = params.get("file") ?? "/results/results.jsonl";
@@ -53,7 +54,7 @@ function phasePeak(run, phase) {
 	return total.peakPssBytes == null ? `${mib(total.peakRssBytes)} / —` : `${mib(total.peakRssBytes)} / ${mib(total.peakPssBytes)}`;
 }
 
-function rows(runs) {
+function rows(runs, parameterNames) {
 	const config = (key) => (run) => run.summary?.config?.[key] ?? run.start?.config?.[key] ?? (run.query ? `${new URLSearchParams(run.query).get(key) ?? "(default)"}` : "—");
 	const summary = (read) => (run) => (run.summary ? read(run.summary) : "—");
 	const phases = [...new Set(runs.flatMap((run) => Object.keys(run.processMemory?.phases ?? {})))];
@@ -62,7 +63,7 @@ function rows(runs) {
 			const { name = "", version = "" } = run.browser ?? {};
 			return (version.toLowerCase().includes(name.toLowerCase()) ? version : `${name} ${version}`).trim() || "—";
 		}],
-		...["tier", "decoder", "schedule", "scope", "memory", "loader", "weights", "cases", "maxTokens"].map((key) => [key, config(key)]),
+		...parameterNames.map((key) => [key, config(key)]),
 		["status", (run) => (run.error ? `FAILED in ${run.error.phase}: ${run.error.message}` : "finished")],
 		["nCER", summary((s) => (s.accuracyApplicable === false ? "n/a" : fixed(s.nCER, 4)))],
 		["exact", summary((s) => (s.accuracyApplicable === false ? "n/a" : `${s.exact}/${s.cases}`))],
@@ -83,10 +84,10 @@ function rows(runs) {
 	];
 }
 
-function render(runs) {
+function render(runs, parameterNames) {
 	const table = document.querySelector("#runs");
 	table.replaceChildren();
-	for (const [name, read] of rows(runs)) {
+	for (const [name, read] of rows(runs, parameterNames)) {
 		const values = runs.map((run) => String(read(run)));
 		const row = table.insertRow();
 		const differs = new Set(values).size > 1;
@@ -103,17 +104,29 @@ function render(runs) {
 	}
 }
 
+/** The parameter names from the core; a core that cannot load is reported, not hidden. */
+async function loadParameterNames() {
+	try {
+		const core = await import("./pkg/ocr_bench_core.js");
+		await core.default();
+		return core.parameters().map((parameter) => parameter.name);
+	} catch (error) {
+		throw new Error(`the core could not load (scripts/build-wasm writes www/pkg/): ${error.message}`);
+	}
+}
+
 try {
+	const parameterNames = await loadParameterNames();
 	const response = await fetch(file);
 	if (!response.ok) throw new Error(`HTTP ${response.status}${response.status === 404 ? " (no runs recorded yet? ./scripts/bench writes results/results.jsonl)" : ""}`);
 	const { records, problems } = parseLines(await response.text());
 	const runs = collectRuns(records);
-	render(runs);
+	render(runs, parameterNames);
 	const status = document.querySelector("#status");
 	status.textContent = `${runs.length} run(s) from ${file}${problems.length ? `; unreadable lines skipped: ${problems.join("; ")}` : ""}.`;
 	status.className = problems.length ? "failed" : "done";
 } catch (error) {
 	const status = document.querySelector("#status");
-	status.textContent = `Could not read ${file}: ${error.message}`;
+	status.textContent = `Could not show ${file}: ${error.message}`;
 	status.className = "failed";
 }

@@ -11,6 +11,7 @@ pub mod latency;
 pub mod preprocess;
 pub mod score;
 pub mod summary;
+pub mod sweep_grid;
 pub mod vocab;
 
 use std::cell::RefCell;
@@ -21,8 +22,9 @@ use js_sys::{Float32Array, Int32Array, Object, Uint8Array, Uint8ClampedArray};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-pub use config::{expand_sweep, expand_sweep_from, parameters, parse_query, Config};
+pub use config::{parameters, parse_query, Config};
 pub use error::CoreError;
+pub use sweep_grid::{expand_sweep, expand_sweep_from};
 
 #[wasm_bindgen(start)]
 pub fn start() {
@@ -39,6 +41,8 @@ export type Schedule = "staged" | "resident";
 export type Decoder = "baseline" | "gather-opt" | "fp16-matmul" | "fixed-kv";
 export type Scope = "full" | "decoder";
 export type Weights = "embedded" | "external";
+export type Poll = "none" | "kick";
+export type Profile = "none" | "ops";
 
 export interface Config {
     tier: Tier;
@@ -54,11 +58,21 @@ export interface Config {
     weights: Weights;
     /** 1..=128 */
     maxTokens: number;
+    /** How the page waits for GPU work: plain awaits, or an empty queue submit every kickMs. */
+    poll: Poll;
+    /** Milliseconds between kicks with poll = "kick", 0.05..=100 with at most 3 decimals. */
+    kickMs: number;
+    /** Cases run first and not timed into the summary, 0..=32. */
+    warmup: number;
+    /** Every case this many times, 1..=100. */
+    repeat: number;
+    /** "ops": per-operator GPU time and the nodes placed off the WebGPU device. */
+    profile: Profile;
 }
 
 export interface ParameterDescription {
     name: string;
-    kind: "choice" | "integer" | "name" | "url";
+    kind: "choice" | "integer" | "decimal" | "name" | "url";
     /** The allowed values of a choice parameter; empty otherwise. */
     values: string[];
     min: number | null;

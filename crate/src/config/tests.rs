@@ -1,0 +1,417 @@
+use super::*;
+use proptest::prelude::*;
+
+#[test]
+fn empty_query_is_the_seed_default() {
+    let c = parse_query("").unwrap();
+    assert_eq!(c, Config::default());
+    assert_eq!(c.tier, Tier::Int4);
+    assert_eq!(c.memory, Memory::Lean);
+    assert_eq!(c.loader, Loader::Url);
+    assert_eq!(c.schedule, Schedule::Staged);
+    assert_eq!(c.decoder, Decoder::Baseline);
+    assert_eq!(c.scope, Scope::Full);
+    assert_eq!(c.cases, "hayai13");
+    assert_eq!(c.manifest, "/models/manifest.json");
+    assert_eq!(c.weights, Weights::Embedded);
+    assert_eq!(c.max_tokens, 128);
+    assert_eq!(c.poll, Poll::Plain);
+    assert_eq!(c.kick_ms, Milliseconds::from_micros(500));
+    assert_eq!(c.warmup, 0);
+    assert_eq!(c.repeat, 1);
+    assert_eq!(c.profile, Profile::Off);
+    assert_eq!(parse_query("?").unwrap(), Config::default());
+    assert_eq!(c.to_query(), "");
+}
+
+#[test]
+fn parses_every_parameter() {
+    let c = parse_query(
+        "?tier=242&memory=default&loader=bytes&schedule=resident&decoder=fixed-kv\
+         &scope=decoder&cases=short_3&manifest=%2Fm%2Fx.json&weights=external&maxTokens=8",
+    )
+    .unwrap();
+    assert_eq!(c.tier, Tier::Fp16);
+    assert_eq!(c.memory, Memory::Default);
+    assert_eq!(c.loader, Loader::Bytes);
+    assert_eq!(c.schedule, Schedule::Resident);
+    assert_eq!(c.decoder, Decoder::FixedKv);
+    assert_eq!(c.scope, Scope::Decoder);
+    assert_eq!(c.cases, "short_3");
+    assert_eq!(c.manifest, "/m/x.json");
+    assert_eq!(c.weights, Weights::External);
+    assert_eq!(c.max_tokens, 8);
+}
+
+#[test]
+fn decodes_like_url_search_params() {
+    // `+` is a space, so a manifest URL with `+` must be sent as %2B.
+    let c = parse_query("manifest=a%2Bb.json&decoder=gather%2Dopt").unwrap();
+    assert_eq!(c.manifest, "a+b.json");
+    assert_eq!(c.decoder, Decoder::GatherOpt);
+    let err = parse_query("manifest=a+b.json").unwrap_err();
+    assert!(err.to_string().contains("manifest"), "{err}");
+    // Empty pieces are skipped, as URLSearchParams does.
+    assert_eq!(parse_query("&&tier=242&").unwrap().tier, Tier::Fp16);
+}
+
+#[test]
+fn errors_name_the_parameter_and_the_allowed_values() {
+    let err = parse_query("tier=999").unwrap_err().to_string();
+    assert!(err.contains("`tier`") && err.contains("121, 242"), "{err}");
+    let err = parse_query("decoder=fast").unwrap_err().to_string();
+    assert!(
+        err.contains("baseline, gather-opt, fp16-matmul, fixed-kv"),
+        "{err}"
+    );
+    let err = parse_query("colour=red").unwrap_err().to_string();
+    assert!(
+        err.contains("`colour`") && err.contains("maxTokens"),
+        "{err}"
+    );
+    let err = parse_query("tier=121&tier=242").unwrap_err();
+    assert_eq!(
+        err,
+        CoreError::DuplicateParameter {
+            name: "tier".into()
+        }
+    );
+    for bad in ["0", "129", "-1", "+5", " 5", "5.0", "", "99999999999"] {
+        let err = parse_query(&format!("maxTokens={bad}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("maxTokens") && err.contains("1..=128"),
+            "{bad}: {err}"
+        );
+    }
+    for bad in ["", "a/b", "..", "a b", "é"] {
+        let query = format!("cases={}", urlencode(bad));
+        let err = parse_query(&query).unwrap_err().to_string();
+        assert!(err.contains("`cases`"), "{bad}: {err}");
+    }
+    // Case matters, as in the seed's Set lookups.
+    assert!(parse_query("scope=Full").is_err());
+    assert!(parse_query("Tier=121").is_err());
+}
+
+fn urlencode(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+#[test]
+fn full_query_lists_everything_and_parses_back() {
+    let c = Config::default();
+    let q = c.to_full_query();
+    assert!(q.starts_with("tier=121&memory=lean"), "{q}");
+    // The seed's ten first, then the additive five at the end of the order.
+    assert!(
+        q.ends_with("maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none"),
+        "{q}"
+    );
+    assert_eq!(parse_query(&q).unwrap(), c);
+}
+
+#[test]
+fn serde_uses_camel_case_and_query_spellings() {
+    let c = parse_query("tier=242&maxTokens=16&decoder=fp16-matmul").unwrap();
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["tier"], "242");
+    assert_eq!(json["maxTokens"], 16);
+    assert_eq!(json["decoder"], "fp16-matmul");
+    let back: Config = serde_json::from_value(json).unwrap();
+    assert_eq!(back, c);
+    // Partial objects fill in defaults; a numeric tier is accepted.
+    let partial: Config = serde_json::from_str(r#"{"tier": 242}"#).unwrap();
+    assert_eq!(partial.tier, Tier::Fp16);
+    assert_eq!(partial.max_tokens, 128);
+    for bad in [
+        r#"{"tier": "7"}"#,
+        r#"{"maxTokens": 0}"#,
+        r#"{"cases": "../x"}"#,
+        r#"{"colour": "red"}"#,
+    ] {
+        assert!(serde_json::from_str::<Config>(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn parameter_descriptions_cover_every_parameter() {
+    let params = parameters();
+    let names: Vec<_> = params.iter().map(|p| p.name).collect();
+    assert_eq!(names, PARAMETER_NAMES);
+    let defaults = Config::default();
+    for p in &params {
+        assert_eq!(p.default, defaults.get(p.name).unwrap(), "{}", p.name);
+        let mut c = Config::default();
+        c.set(p.name, &p.default).unwrap();
+        for v in &p.values {
+            c.set(p.name, v).unwrap();
+        }
+    }
+    let decoder = &params[4];
+    assert_eq!(
+        decoder.values,
+        ["baseline", "gather-opt", "fp16-matmul", "fixed-kv"]
+    );
+}
+
+#[test]
+fn parses_the_added_parameters() {
+    let c = parse_query("poll=kick&kickMs=0.25&warmup=2&repeat=5&profile=ops").unwrap();
+    assert_eq!(c.poll, Poll::Kick);
+    assert_eq!(c.kick_ms, Milliseconds::from_micros(250));
+    assert_eq!(c.warmup, 2);
+    assert_eq!(c.repeat, 5);
+    assert_eq!(c.profile, Profile::Ops);
+    assert_eq!(
+        c.to_query(),
+        "poll=kick&kickMs=0.25&warmup=2&repeat=5&profile=ops"
+    );
+    // Spelt at their defaults they leave the short query empty, so the `query` of every
+    // configuration recorded before they existed stays the same.
+    let defaults = parse_query("poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none").unwrap();
+    assert_eq!(defaults, Config::default());
+    assert_eq!(defaults.to_query(), "");
+    assert_eq!(
+        parse_query("tier=242&maxTokens=8").unwrap().to_query(),
+        "tier=242&maxTokens=8"
+    );
+    assert_eq!(parse_query("warmup=32&repeat=100").unwrap().repeat, 100);
+}
+
+#[test]
+fn kick_ms_is_exact_in_milliseconds() {
+    for (text, micros, back) in [
+        ("0.5", 500, "0.5"),
+        ("2", 2000, "2"),
+        ("0.25", 250, "0.25"),
+        ("0.05", 50, "0.05"),
+        ("100", 100_000, "100"),
+        ("2.500", 2500, "2.5"),
+        ("07.125", 7125, "7.125"),
+    ] {
+        let c = parse_query(&format!("kickMs={text}")).unwrap();
+        assert_eq!(c.kick_ms.as_micros(), micros, "{text}");
+        assert_eq!(c.get("kickMs").unwrap(), back, "{text}");
+    }
+    for bad in [
+        "NaN",
+        "inf",
+        "-inf",
+        "1e2",
+        "1E-1",
+        "-1",
+        "+1",
+        "",
+        " 1",
+        "0x10",
+        ".5",
+        "5.",
+        "0.5.1",
+        "0,5",
+        "0.0001",
+        "0.049",
+        "0",
+        "100.001",
+        "101",
+        "99999999999",
+    ] {
+        let err = parse_query(&format!("kickMs={}", urlencode(bad)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`kickMs`") && err.contains("0.05..=100"),
+            "{bad}: {err}"
+        );
+    }
+}
+
+#[test]
+fn added_integers_and_choices_reject_with_their_allowed_values() {
+    for (query, allowed) in [
+        ("warmup=33", "0..=32"),
+        ("warmup=-1", "0..=32"),
+        ("warmup=", "0..=32"),
+        ("warmup=1.5", "0..=32"),
+        ("repeat=0", "1..=100"),
+        ("repeat=101", "1..=100"),
+        ("repeat=+2", "1..=100"),
+        ("poll=busy", "none, kick"),
+        ("poll=Kick", "none, kick"),
+        ("profile=all", "none, ops"),
+    ] {
+        let err = parse_query(query).unwrap_err().to_string();
+        let name = query.split('=').next().unwrap();
+        assert!(
+            err.contains(&format!("`{name}`")) && err.contains(allowed),
+            "{query}: {err}"
+        );
+    }
+    let err = parse_query("speed=1").unwrap_err().to_string();
+    assert!(err.contains("kickMs") && err.contains("profile"), "{err}");
+}
+
+#[test]
+fn added_parameters_in_json() {
+    let c = parse_query("poll=kick&kickMs=0.5&warmup=3&repeat=2&profile=ops").unwrap();
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["poll"], "kick");
+    assert_eq!(json["kickMs"], 0.5);
+    assert_eq!(json["warmup"], 3);
+    assert_eq!(json["repeat"], 2);
+    assert_eq!(json["profile"], "ops");
+    assert_eq!(serde_json::from_value::<Config>(json).unwrap(), c);
+    let partial: Config = serde_json::from_str(r#"{"kickMs": 2, "poll": "kick"}"#).unwrap();
+    assert_eq!(partial.kick_ms, Milliseconds::from_micros(2000));
+    assert_eq!(partial.repeat, 1);
+    for (bad, words) in [
+        (r#"{"kickMs": 0.30000000000000004}"#, "0.05..=100"),
+        (r#"{"kickMs": 1000}"#, "0.05..=100"),
+        (r#"{"kickMs": "0.5"}"#, "expected a number"),
+        (r#"{"warmup": 40}"#, "0..=32"),
+        (r#"{"repeat": 0}"#, "1..=100"),
+        (r#"{"repeat": 2.5}"#, "1..=100"),
+        (r#"{"maxTokens": "8"}"#, "expected a number"),
+        (r#"{"cases": 5}"#, "expected a string"),
+        (r#"{"profile": "all"}"#, "none, ops"),
+        (r#"{"poll": null}"#, "a string or a number"),
+        (r#"{"tier": "242", "tier": "121"}"#, "more than once"),
+    ] {
+        let err = serde_json::from_str::<Config>(bad).unwrap_err().to_string();
+        assert!(err.contains(words), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn validate_checks_a_config_built_by_hand() {
+    assert_eq!(Config::default().validate(), Ok(()));
+    let c = Config {
+        kick_ms: Milliseconds::from_micros(20),
+        ..Config::default()
+    };
+    let err = c.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("`kickMs`") && err.contains("\"0.02\""),
+        "{err}"
+    );
+    let c = Config {
+        repeat: 0,
+        ..Config::default()
+    };
+    assert!(c.validate().unwrap_err().to_string().contains("`repeat`"));
+}
+
+#[test]
+fn added_parameters_are_described() {
+    let params = parameters();
+    let find = |name: &str| params.iter().find(|p| p.name == name).unwrap();
+    let poll = find("poll");
+    assert_eq!(
+        (poll.kind, poll.values.as_slice(), poll.default.as_str()),
+        (ParameterKind::Choice, ["none", "kick"].as_slice(), "none")
+    );
+    assert!(poll.description.contains("kickMs"), "{}", poll.description);
+    let kick = find("kickMs");
+    assert_eq!(
+        (kick.kind, kick.min, kick.max, kick.default.as_str()),
+        (ParameterKind::Decimal, Some(0.05), Some(100.0), "0.5")
+    );
+    assert!(kick.allowed.contains("0.05..=100"), "{}", kick.allowed);
+    let warmup = find("warmup");
+    assert_eq!(
+        (warmup.kind, warmup.min, warmup.max, warmup.default.as_str()),
+        (ParameterKind::Integer, Some(0.0), Some(32.0), "0")
+    );
+    let repeat = find("repeat");
+    assert_eq!(
+        (repeat.min, repeat.max, repeat.default.as_str()),
+        (Some(1.0), Some(100.0), "1")
+    );
+    let profile = find("profile");
+    assert_eq!(profile.values, ["none", "ops"]);
+    assert!(profile.description.contains("per-operator"));
+    for p in &params {
+        assert!(
+            !p.description.is_empty() && !p.allowed.is_empty(),
+            "{}",
+            p.name
+        );
+        assert_eq!(Config::kind(p.name), Ok(p.kind), "{}", p.name);
+    }
+    let json = serde_json::to_value(kick).unwrap();
+    assert_eq!(
+        (json["kind"].clone(), json["min"].clone()),
+        ("decimal".into(), 0.05.into())
+    );
+}
+
+fn any_config() -> impl Strategy<Value = Config> {
+    (
+        (
+            prop::sample::select(Tier::ALL),
+            prop::sample::select(Memory::ALL),
+            prop::sample::select(Loader::ALL),
+            prop::sample::select(Schedule::ALL),
+            prop::sample::select(Decoder::ALL),
+        ),
+        (
+            prop::sample::select(Scope::ALL),
+            "[A-Za-z0-9_-]{1,64}",
+            // Any non-blank URL-ish text, including `+`, `&`, `=`, `%` and non-ASCII.
+            "[/a-z0-9.+&=%?#é日]{1,30}",
+            prop::sample::select(Weights::ALL),
+            1u32..=128,
+        ),
+        (
+            prop::sample::select(Poll::ALL),
+            (50u32..=100_000).prop_map(Milliseconds::from_micros),
+            0u32..=32,
+            1u32..=100,
+            prop::sample::select(Profile::ALL),
+        ),
+    )
+        .prop_map(
+            |(
+                (tier, memory, loader, schedule, decoder),
+                (scope, cases, manifest, weights, max_tokens),
+                (poll, kick_ms, warmup, repeat, profile),
+            )| Config {
+                tier,
+                memory,
+                loader,
+                schedule,
+                decoder,
+                scope,
+                cases,
+                manifest,
+                weights,
+                max_tokens,
+                poll,
+                kick_ms,
+                warmup,
+                repeat,
+                profile,
+            },
+        )
+}
+
+proptest! {
+    #[test]
+    fn query_round_trips(c in any_config()) {
+        prop_assert_eq!(parse_query(&c.to_query()).unwrap(), c.clone());
+        prop_assert_eq!(parse_query(&format!("?{}", c.to_full_query())).unwrap(), c);
+    }
+
+    #[test]
+    fn json_round_trips(c in any_config()) {
+        let json = serde_json::to_string(&c).unwrap();
+        prop_assert_eq!(serde_json::from_str::<Config>(&json).unwrap(), c.clone());
+        prop_assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn parse_never_panics(q in ".{0,80}") {
+        let _ = parse_query(&q);
+    }
+}
