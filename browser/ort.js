@@ -5,9 +5,13 @@
 // returns zeros for fp16 graphs on adapters without shader-f16.
 import * as ort from "/node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs";
 import { installConsoleTap } from "./ort-profile.js";
+import { installWasmMemoryTap } from "./wasm-memory.js";
 
-// Before any session: ORT binds the console when its WASM starts (profile=ops reads it).
+// Before any session: ORT binds the console when its WASM starts (profile=ops
+// reads it), and its heap is noted as it is instantiated (as is the core's,
+// which the page starts after its imports).
 installConsoleTap();
+installWasmMemoryTap();
 
 export const ORT_DIST_URL = new URL("/node_modules/onnxruntime-web/dist/", self.location.href).href;
 

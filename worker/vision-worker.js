@@ -17,11 +17,17 @@ import { serializeError } from "../browser/errors.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
+import { trackGpuMemory } from "../browser/gpu-memory.js";
+import { wasmHeaps } from "../browser/wasm-memory.js";
 
 let device = null;
 let waiter = null;
 let vision = null;
 let placementLines = null;
+let gpuMemory = null;
+
+/** This realm's GPU bytes and WASM heaps, sent with every answer that changes them. */
+const memoryReport = () => ({ gpu: gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() });
 
 const handlers = {
 	/** payload: { tier, model, requires, loader, memory, poll, kickMs, profile } as resolved by the page. */
@@ -31,6 +37,7 @@ const handlers = {
 		// Checked before any byte of the model is fetched: refuse, do not run.
 		checkRequirements(adapter, "vision tier", tier, requires);
 		device = await createDevice(adapter);
+		gpuMemory = trackGpuMemory(device);
 		waiter = createGpuWaiter(device, { poll, kickMs });
 		const completionFloor = await measureCompletionFloor(device, waiter);
 		const created = await createSession({
@@ -47,7 +54,7 @@ const handlers = {
 		vision = created.session;
 		placementLines = created.placementLines;
 		checkVisionIo(vision);
-		return { createMs: created.createMs, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, completionFloor };
+		return { createMs: created.createMs, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, completionFloor, memory: memoryReport() };
 	},
 
 	/** payload: { pixels: Float32Array(3*224*224), size }. */
@@ -64,7 +71,7 @@ const handlers = {
 		if (!(values.buffer instanceof ArrayBuffer) || values.byteLength !== values.buffer.byteLength) values = values.slice();
 		const dims = [...embeds.dims];
 		embeds.dispose();
-		return { payload: { values, dims, visionMs }, transfer: [values.buffer] };
+		return { payload: { values, dims, visionMs, memory: memoryReport() }, transfer: [values.buffer] };
 	},
 
 	/** profile=ops: the vision session's operators and placement (one-shot: ORT then stops profiling). */
@@ -81,7 +88,7 @@ const handlers = {
 		// ORT never destroys a device it was given; the worker's owner does.
 		device?.destroy();
 		device = null;
-		return {};
+		return { memory: memoryReport() };
 	},
 };
 

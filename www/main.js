@@ -11,6 +11,8 @@ import { checkDecoder, checkVision } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
+import { trackGpuMemory } from "../browser/gpu-memory.js";
+import { wasmHeaps } from "../browser/wasm-memory.js";
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
 import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
@@ -19,6 +21,7 @@ import { createReporter } from "./server.js";
 import { createSchedule } from "./schedules.js";
 import { buildSummary, caseResult, timingNotes } from "./summary.js";
 import { buildPlan } from "./plan.js";
+import { gpuMemorySummary } from "./memory-summary.js";
 import { createView } from "./view.js";
 
 // Decoder-only scope: the seed forces this non-EOS id (the vocabulary's first
@@ -26,7 +29,7 @@ import { createView } from "./view.js";
 const FORCED_TOKEN = 4;
 
 const view = createView();
-const owned = { worker: null, vision: null, decoder: null, device: null, waiter: null };
+const owned = { worker: null, vision: null, decoder: null, device: null, waiter: null, gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -77,7 +80,14 @@ async function run() {
 	const environment = { userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION, crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency };
 	await reporter.start({ config, userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION });
 
-	const memory = createMemorySampler(view.log);
+	// Each sample: the page's GPU bytes (its device, once made) with the peak since
+	// the last sample, the realm's WASM heaps, and the worker's last report.
+	let workerMemory = null;
+	const memory = createMemorySampler(view.log, () => ({
+		gpu: owned.gpuMemory ? { ...owned.gpuMemory.snapshot(), windowPeakBytes: owned.gpuMemory.takePeak() } : null,
+		wasmHeaps: wasmHeaps(),
+		...(workerMemory ? { worker: workerMemory } : {}),
+	}));
 	const sessionMs = {};
 	const placement = {};
 	// The page's device, its waiter and its completion floor, made at first use
@@ -86,6 +96,7 @@ async function run() {
 	const ensureDevice = async () => {
 		if (!owned.device) {
 			owned.device = await createDevice(adapter);
+			owned.gpuMemory = trackGpuMemory(owned.device);
 			owned.waiter = createGpuWaiter(owned.device, { poll: config.poll, kickMs: config.kickMs });
 			pageCompletionFloor = await measureCompletionFloor(owned.device, owned.waiter);
 			view.log(`COMPLETION_FLOOR page ${JSON.stringify({ emptyQueueMs: core.latencyStats(Float64Array.from(pageCompletionFloor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(pageCompletionFloor.dispatchReadbackMs)) })}`);
@@ -99,6 +110,10 @@ async function run() {
 	const shared = {
 		config, capability, visionEntry, owned, memory, environment, sessionMs, view, enter,
 		workerCompletionFloor: null,
+		/** The vision worker's GPU bytes and heaps, as it last reported them. */
+		noteWorkerMemory: (report) => {
+			workerMemory = report;
+		},
 		waiter: () => owned.waiter,
 		loadPixels: (url) => loadPixels(url, core.preprocess),
 		async loadVision() {
@@ -177,7 +192,9 @@ async function run() {
 
 	const stats = core.summarize(finished, { accuracyApplicable: !decoderOnly });
 	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor };
+	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory);
 	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, core });
+	summary.gpuMemory = gpuMemory;
 	summary.processMemory = await reporter.result(summary);
 	window.__benchmarkResult = summary;
 	window.__benchmarkDone = true;

@@ -12,7 +12,12 @@
 // the run goes on; while that measurement is still pending no new one starts.
 const USER_AGENT_MEMORY_TIMEOUT_MS = 5000;
 
-export function createMemorySampler(log) {
+/**
+ * extras(): what else each sample records (the realms' GPU bytes and WASM
+ * heaps, browser/gpu-memory.js and wasm-memory.js), taken first, before the
+ * slower user-agent measurement.
+ */
+export function createMemorySampler(log, extras = () => ({})) {
 	const samples = [];
 	let pending = null;
 	const measureUserAgent = async (entry) => {
@@ -40,7 +45,7 @@ export function createMemorySampler(log) {
 	};
 	const sample = async (label) => {
 		const started = performance.now();
-		const entry = { label, atMs: started };
+		const entry = { label, atMs: started, ...extras() };
 		if (performance.memory) {
 			entry.jsHeapSizeLimit = performance.memory.jsHeapSizeLimit;
 			entry.totalJSHeapSize = performance.memory.totalJSHeapSize;

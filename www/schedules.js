@@ -87,6 +87,7 @@ function staged(run) {
 			run.sessionMs.vision = ready.createMs;
 			run.environment.workerAdapter = ready.adapter;
 			run.workerCompletionFloor = ready.completionFloor;
+			run.noteWorkerMemory(ready.memory);
 			await run.memory.sample("vision-worker-session-ready");
 			await run.enter("vision-encode");
 			for (const [index, item] of plan.entries()) {
@@ -94,13 +95,15 @@ function staged(run) {
 				const pixels = await run.loadPixels(item.testCase.imageUrl);
 				const encoded = await owned.worker.call("encode", { pixels, size: capability.imageSize }, [pixels.buffer]);
 				visionMs.push(encoded.visionMs);
+				run.noteWorkerMemory(encoded.memory);
 				embeddings.set(item.testCase.id, encoded);
 				lastUse.set(item.testCase.id, index);
 			}
 			await run.memory.sample("all-vision-embeddings-ready");
 			await run.enter("vision-release");
 			if (config.profile === "ops") visionProfile = await owned.worker.call("profile", {});
-			await owned.worker.call("close", {});
+			const closed = await owned.worker.call("close", {});
+			run.noteWorkerMemory(closed.memory);
 			owned.worker.terminate();
 			owned.worker = null;
 			await sleep(100);

@@ -1,0 +1,34 @@
+// The summary's GPU-memory figures from the page's samples: per realm the
+// peak and what is live at the end, and the leak check. With every KV cache
+// and output disposed, the live GPU bytes after each case should not grow:
+// onnxruntime-web keeps disposed buffers in its cache for reuse, so a longer
+// case may still add some once; the same case in a later repeat must not.
+
+/** samples: memory.js's; page: the page tracker's last snapshot; worker: the worker's last report. */
+export function gpuMemorySummary(samples, page, worker) {
+	const afterCases = samples.filter((sample) => sample.label.startsWith("after-case-") && sample.gpu).map((sample) => ({ label: sample.label, liveBytes: sample.gpu.liveBytes }));
+	const first = afterCases[0]?.liveBytes ?? null;
+	const grownBytes = afterCases.length ? Math.max(...afterCases.map((sample) => sample.liveBytes)) - first : 0;
+	// The same case id in a later repeat against its first pass.
+	const firstPass = new Map();
+	let repeatGrownBytes = 0;
+	for (const sample of afterCases) {
+		const id = sample.label.replace(/^after-case-/, "").replace(/-repeat-\d+$/, "");
+		if (!firstPass.has(id)) firstPass.set(id, sample.liveBytes);
+		else repeatGrownBytes = Math.max(repeatGrownBytes, sample.liveBytes - firstPass.get(id));
+	}
+	const grows = grownBytes > 0;
+	const verdict = !afterCases.length
+		? "not checked: no after-case sample has GPU bytes"
+		: repeatGrownBytes > 0
+			? `leak: the same case left ${repeatGrownBytes} more live GPU bytes in a later repeat`
+			: grows
+				? `grew by ${grownBytes} bytes over the cases (onnxruntime-web's buffer cache keeps disposed buffers for reuse; run repeat=2 to tell that from a leak)`
+				: "steady: the same live GPU bytes after every case";
+	return {
+		measuredBy: "wrapped GPUDevice.createBuffer/createTexture/destroy on the device handed to onnxruntime-web, per realm",
+		page,
+		worker: worker?.gpu ?? null,
+		leakCheck: { afterCases, grows, grownBytes, repeatGrownBytes, verdict },
+	};
+}
