@@ -15,7 +15,7 @@
 
 let capturing = null;
 let tapped = false;
-const VERBOSE_ORT_LINE = /\[V:onnxruntime:/;
+const VERBOSE_ORT_LINE = /\[[VI]:onnxruntime:/;
 
 /** Wraps console.log and console.error once; they forward unless a capture is on. */
 export function installConsoleTap() {
@@ -26,7 +26,9 @@ export function installConsoleTap() {
 		console[level] = (...parts) => {
 			if (capturing) capturing.push(parts.map(String).join(" "));
 			// profile=ops leaves the session logger verbose after creation; its
-			// per-run lines would flood the browser's log, so they are dropped.
+			// per-run verbose and info lines ("Starting program …" for every
+			// kernel) would flood the browser's log and, measured on the H200,
+			// slow a hayai13 run past 110 s, so they are dropped.
 			else if (!VERBOSE_ORT_LINE.test(String(parts[0]))) original(...parts);
 		};
 	}
