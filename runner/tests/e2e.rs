@@ -157,12 +157,26 @@ fn run_timeout() -> u64 {
 fn descendants() -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![std::process::id()];
+    let own = std::process::id();
     while let Some(pid) = stack.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
+        // A descendant may be gone by now; this process's own tree must be readable, or the
+        // orphan check would pass without having looked.
+        let tasks = match std::fs::read_dir(format!("/proc/{pid}/task")) {
+            Ok(tasks) => tasks,
+            Err(e) if pid == own => {
+                panic!("cannot read /proc/{pid}/task, so no orphan check is possible: {e}")
+            }
+            Err(_) => continue,
         };
         for task in tasks.flatten() {
-            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            let text = match std::fs::read_to_string(task.path().join("children")) {
+                Ok(text) => text,
+                Err(e) if pid == own => panic!(
+                    "cannot read {}: {e}; the orphan check needs /proc/PID/task/TID/children (a kernel with CONFIG_PROC_CHILDREN)",
+                    task.path().join("children").display()
+                ),
+                Err(_) => String::new(),
+            };
             for child in text
                 .split_whitespace()
                 .filter_map(|c| c.parse::<u32>().ok())
