@@ -9,6 +9,7 @@ pub mod error;
 pub mod lanczos;
 pub mod latency;
 pub mod preprocess;
+pub mod record;
 pub mod score;
 pub mod summary;
 pub mod sweep_grid;
