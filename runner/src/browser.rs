@@ -191,7 +191,7 @@ pub struct Browser {
 }
 
 /// What stopping the browser found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StopReport {
     /// Processes of the browser that had to be killed with SIGKILL.
