@@ -3,6 +3,7 @@
 //! the JavaScript boundary only: it converts arguments, calls a module, converts the result.
 
 pub mod box_reduce;
+pub mod build_summary;
 pub mod choose;
 pub mod config;
 pub mod error;

@@ -204,6 +204,16 @@ pub struct Completion {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompletionFloor {
+    #[serde(flatten)]
+    pub rounds: FloorRounds,
+    pub empty_queue: Option<LatencyStats>,
+    pub dispatch_readback: Option<LatencyStats>,
+}
+
+/// The rounds as the page measured them (3 warm-up rounds, then 20 timed ones).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FloorRounds {
     pub rounds: u32,
     pub warmup_rounds: u32,
     pub empty_queue_ms: Vec<f64>,
@@ -211,8 +221,6 @@ pub struct CompletionFloor {
     pub poll: String,
     pub kick_ms: Option<f64>,
     pub kicks: u64,
-    pub empty_queue: Option<LatencyStats>,
-    pub dispatch_readback: Option<LatencyStats>,
 }
 
 /// The decode probe over every timed case of the run.
@@ -236,7 +244,7 @@ pub struct RunProbe {
 pub struct Repeats {
     pub count: u32,
     pub per_repeat: Vec<RepeatFigures>,
-    pub interval: BTreeMap<String, Option<MeanInterval>>,
+    pub interval: RepeatIntervals,
     /// False when a repeat decoded other tokens for a case (greedy decoding is deterministic).
     pub tokens_agree: bool,
 }
@@ -253,6 +261,20 @@ pub struct RepeatFigures {
     pub token_p90_ms: Option<f64>,
     pub ms_per_token: Option<f64>,
     pub tokens_per_second: Option<f64>,
+}
+
+/// The mean and 95 % interval of each figure of [`RepeatFigures`] across the passes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepeatIntervals {
+    pub case_p50_ms: Option<MeanInterval>,
+    pub vision_p50_ms: Option<MeanInterval>,
+    pub prefill_p50_ms: Option<MeanInterval>,
+    pub time_to_first_token_p50_ms: Option<MeanInterval>,
+    pub token_p50_ms: Option<MeanInterval>,
+    pub token_p90_ms: Option<MeanInterval>,
+    pub ms_per_token: Option<MeanInterval>,
+    pub tokens_per_second: Option<MeanInterval>,
 }
 
 /// The first run (warm-up or timed) against the steady state of the rest.
@@ -287,7 +309,7 @@ pub struct SteadyState {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The `result` record the runner wrote before these types existed (Firefox, smoke2).
@@ -303,7 +325,12 @@ mod tests {
     }
 
     /// Equal JSON, or a panic naming the first path where they differ.
-    fn assert_same(written: &Value, posted: &Value, path: &str) {
+    pub(crate) fn assert_same(written: &Value, posted: &Value, path: &str) {
+        assert_within(written, posted, path, 0.0);
+    }
+
+    /// As [`assert_same`], numbers within `relative` of each other.
+    pub(crate) fn assert_within(written: &Value, posted: &Value, path: &str, relative: f64) {
         match (written, posted) {
             (Value::Object(a), Value::Object(b)) => {
                 for key in a.keys().chain(b.keys()) {
@@ -312,16 +339,22 @@ mod tests {
                         a.get(key).unwrap_or(&missing),
                         b.get(key).unwrap_or(&missing),
                     );
-                    assert_same(x, y, &format!("{path}.{key}"));
+                    assert_within(x, y, &format!("{path}.{key}"), relative);
                 }
             }
             (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
                 for (index, (x, y)) in a.iter().zip(b).enumerate() {
-                    assert_same(x, y, &format!("{path}[{index}]"));
+                    assert_within(x, y, &format!("{path}[{index}]"), relative);
                 }
             }
             // JavaScript has one number type: `0` and `0.0` are the same value.
-            (Value::Number(a), Value::Number(b)) => assert_eq!(a.as_f64(), b.as_f64(), "at {path}"),
+            (Value::Number(a), Value::Number(b)) => {
+                let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+                assert!(
+                    (a - b).abs() <= relative * a.abs().max(b.abs()),
+                    "at {path}: {a} != {b}"
+                );
+            }
             _ => assert_eq!(written, posted, "at {path}"),
         }
     }
