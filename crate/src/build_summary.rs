@@ -11,7 +11,7 @@
 //! - A decode step's GPU wait, which the completion check compares with the floor, is
 //!   `submitMs + syncMs` (run() plus the logits' readback, the span the timer quantises).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::Config;
@@ -22,7 +22,7 @@ use crate::score::score_case;
 use crate::summary::{summarize, CaseInput, SummaryOptions};
 
 /// What the page measured for one case.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CaseRun {
     pub id: String,
@@ -45,7 +45,7 @@ pub struct CaseRun {
 }
 
 /// What the page gathered for the summary, besides its cases.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SummaryInput {
     pub run_id: String,
@@ -65,7 +65,7 @@ pub struct SummaryInput {
 }
 
 /// Each realm's completion-floor rounds, as measured (null where it did not run).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompletionFloors {
     pub page: Option<FloorRounds>,
@@ -367,4 +367,4 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

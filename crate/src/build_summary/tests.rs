@@ -11,7 +11,7 @@ const ULPS: f64 = 1e-15;
 /// The summary the page built before these figures moved into the core (Firefox, smoke2).
 const LEGACY: &str = include_str!("../../../runner/tests/data/legacy-smoke2.jsonl");
 
-fn legacy_summary() -> PageSummary {
+pub(crate) fn legacy_summary() -> PageSummary {
     let result = LEGACY
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
@@ -21,7 +21,7 @@ fn legacy_summary() -> PageSummary {
 }
 
 /// What the page measured for a case, read back out of its result.
-fn measured(case: &CaseResult, accuracy_applicable: bool) -> CaseRun {
+pub(crate) fn measured(case: &CaseResult, accuracy_applicable: bool) -> CaseRun {
     CaseRun {
         id: case.id.clone(),
         expected: case.expected.clone(),
@@ -39,7 +39,7 @@ fn measured(case: &CaseResult, accuracy_applicable: bool) -> CaseRun {
     }
 }
 
-fn input_of(summary: &PageSummary) -> SummaryInput {
+pub(crate) fn input_of(summary: &PageSummary) -> SummaryInput {
     SummaryInput {
         run_id: summary.run_id.clone(),
         config: summary.config.clone(),
