@@ -450,8 +450,8 @@ fn record_to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 pub fn case_result_js(
     #[wasm_bindgen(unchecked_param_type = "CaseRun")] run: JsValue,
 ) -> Result<JsValue, JsError> {
-    let run: build_summary::CaseRun = serde_wasm_bindgen::from_value(run)
-        .map_err(|e| into_error(format!("caseResult: {e}")))?;
+    let run: build_summary::CaseRun =
+        serde_wasm_bindgen::from_value(run).map_err(|e| into_error(format!("caseResult: {e}")))?;
     record_to_js(&build_summary::case_result(run))
 }
 

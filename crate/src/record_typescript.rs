@@ -95,7 +95,10 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         ("RepeatIntervals", vec![keys(&summary.repeats.interval)]),
         ("Repeats", vec![keys(&summary.repeats)]),
         ("FirstRun", vec![keys(&compilation.first)]),
-        ("SteadyState", vec![keys(compilation.steady.as_ref().unwrap())]),
+        (
+            "SteadyState",
+            vec![keys(compilation.steady.as_ref().unwrap())],
+        ),
         ("PipelineCompilation", vec![keys(&compilation)]),
         ("PageSummary", vec![keys(&summary)]),
     ];
@@ -105,7 +108,10 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         .keys()
         .filter(|name| !checked.contains(name.as_str()))
         .collect();
-    assert!(unchecked.is_empty(), "interfaces without a Rust sample: {unchecked:?}");
+    assert!(
+        unchecked.is_empty(),
+        "interfaces without a Rust sample: {unchecked:?}"
+    );
     for (name, serialized) in samples {
         let fields = declared
             .get(name)
@@ -124,7 +130,10 @@ fn every_interface_names_the_fields_of_its_rust_type() {
             seen.extend(keys);
         }
         for field in fields.keys() {
-            assert!(seen.contains(field), "{name}: `{field}` is declared but no Rust field writes it");
+            assert!(
+                seen.contains(field),
+                "{name}: `{field}` is declared but no Rust field writes it"
+            );
         }
     }
 }
@@ -134,6 +143,9 @@ fn the_parser_reads_optional_fields_and_extends() {
     let parsed = interfaces(
         "export interface A {\n    /** note: with a colon */\n    a: number;\n    b?: string;\n}\nexport interface B extends A {\n    c: A | null;\n}\n",
     );
-    assert_eq!(parsed["A"], BTreeMap::from([("a".into(), false), ("b".into(), true)]));
+    assert_eq!(
+        parsed["A"],
+        BTreeMap::from([("a".into(), false), ("b".into(), true)])
+    );
     assert_eq!(parsed["B"].len(), 3);
 }

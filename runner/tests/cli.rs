@@ -193,7 +193,10 @@ fn endpoints_append_one_flushed_record_per_request() {
         &json!({ "runId": "r1", "case": { "id": "c1", "distance": 0 } }),
     );
     assert_eq!(status, 400);
-    assert!(answer["error"].as_str().unwrap().contains("missing field"), "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("missing field"),
+        "{answer}"
+    );
     assert_eq!(records(&results).len(), 3);
     let error = json!({ "runId": "r1", "phase": "decoder-load", "error": { "name": "Error", "message": "boom", "stack": "s" } });
     assert_eq!(post(base, "/benchmark-error", &error).0, 200);
@@ -386,7 +389,10 @@ fn compare_and_its_exit_status_read_the_committed_results_file() {
         stdout.contains("2 cases compared, 2 with identical tokens; 4/4 token positions agree"),
         "{stdout}"
     );
-    assert!(stdout.contains("firefox (Mozilla Firefox 153.8.0esr)"), "{stdout}");
+    assert!(
+        stdout.contains("firefox (Mozilla Firefox 153.8.0esr)"),
+        "{stdout}"
+    );
 }
 
 #[test]
