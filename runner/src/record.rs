@@ -277,6 +277,24 @@ pub(crate) mod tests {
             .all(|l| l.query.as_deref() == Some("cases=smoke2&maxTokens=2")));
     }
 
+    /// The same run written by this layout: each fact once.
+    const CURRENT: &str = include_str!("../tests/data/smoke2.jsonl");
+
+    #[test]
+    fn a_file_of_this_layout_reads_back_and_writes_the_same_lines() {
+        let texts: Vec<&str> = CURRENT.lines().collect();
+        for line in parse_lines(CURRENT) {
+            let (number, line) = line.unwrap();
+            let original: Value = serde_json::from_str(texts[number - 1]).unwrap();
+            assert_eq!(serde_json::to_value(&line).unwrap(), original, "line {number}");
+            if let Record::Result { summary, .. } = &line.record {
+                let summary = summary.benchmark().expect("the page's summary");
+                assert!(summary.extra.is_empty(), "{:?}", summary.extra.keys());
+                assert!(original.get("runId").is_none() && original.get("config").is_none());
+            }
+        }
+    }
+
     #[test]
     fn a_line_that_is_not_a_record_names_its_line() {
         let mark = LEGACY
