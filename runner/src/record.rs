@@ -286,7 +286,11 @@ pub(crate) mod tests {
         for line in parse_lines(CURRENT) {
             let (number, line) = line.unwrap();
             let original: Value = serde_json::from_str(texts[number - 1]).unwrap();
-            assert_eq!(serde_json::to_value(&line).unwrap(), original, "line {number}");
+            assert_eq!(
+                serde_json::to_value(&line).unwrap(),
+                original,
+                "line {number}"
+            );
             if let Record::Result { summary, .. } = &line.record {
                 let summary = summary.benchmark().expect("the page's summary");
                 assert!(summary.extra.is_empty(), "{:?}", summary.extra.keys());
