@@ -2,6 +2,10 @@
 // appends, one record per line) side by side: one column per run, finished
 // or failed. ?file= names the file (served from the repository root). The
 // configuration rows are the core's parameters (www/pkg), in its order.
+// Each fact is read from the one record that holds it (runner/README.md,
+// "Results file"): the run id at a record's top (a result's in its summary),
+// the configuration in the summary (the start record's for a failed run),
+// the adapter and ORT version in the start record.
 
 const params = new URLSearchParams(location.search);
 const file = params.get("file") ?? "/results/results.jsonl";
@@ -29,19 +33,22 @@ function parseLines(text) {
 function collectRuns(records) {
 	const runs = new Map();
 	for (const record of records) {
-		const runId = record.runId ?? record.body?.runId;
+		const runId = record.kind === "result" ? record.summary?.runId : record.runId;
 		if (!runId) continue;
 		const run = runs.get(runId) ?? { runId, cases: 0 };
 		runs.set(runId, run);
 		run.browser ??= record.browser;
 		run.query ??= record.query;
-		run.machine ??= record.machine;
-		if (record.kind === "start") run.start = record.body;
+		if (record.kind === "start") {
+			run.start = record.body;
+			run.machine = record.machine;
+		}
 		if (record.kind === "progress") run.cases += 1;
+		// The page's own phase; the sampler's when the page named none.
 		if (record.kind === "error") run.error = { phase: record.body?.phase ?? record.phase, ...record.body?.error };
 		if (record.kind === "result") {
 			run.summary = record.summary;
-			run.processMemory = record.processMemory ?? record.summary?.processMemory;
+			run.processMemory = record.processMemory;
 		}
 	}
 	return [...runs.values()].filter((run) => run.summary || run.error);
@@ -55,7 +62,7 @@ function phasePeak(run, phase) {
 }
 
 function rows(runs, parameterNames) {
-	const config = (key) => (run) => run.summary?.config?.[key] ?? run.start?.config?.[key] ?? (run.query ? `${new URLSearchParams(run.query).get(key) ?? "(default)"}` : "—");
+	const config = (key) => (run) => (run.summary ?? run.start)?.config?.[key] ?? "—";
 	const summary = (read) => (run) => (run.summary ? read(run.summary) : "—");
 	const phases = [...new Set(runs.flatMap((run) => Object.keys(run.processMemory?.phases ?? {})))];
 	return [
@@ -76,10 +83,10 @@ function rows(runs, parameterNames) {
 		["wall", summary((s) => ms(s.wallMs))],
 		...phases.map((phase) => [`peak RSS / PSS: ${phase}`, (run) => phasePeak(run, phase)]),
 		["adapter", (run) => {
-			const adapter = run.summary?.environment?.adapter ?? run.start?.adapter;
+			const adapter = run.start?.adapter;
 			return adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.features?.includes("shader-f16") ? "(shader-f16)" : "(no shader-f16)"}` : "—";
 		}],
-		["onnxruntime-web", (run) => run.summary?.environment?.ortVersion ?? run.start?.ortVersion ?? "—"],
+		["onnxruntime-web", (run) => run.start?.ortVersion ?? "—"],
 		["runId", (run) => run.runId],
 	];
 }

@@ -1,6 +1,8 @@
 // The summary that /benchmark-result receives and window.__benchmarkResult
 // holds: the seed's field names unchanged, additions after them
-// (docs/architecture.md, "Summary"). Scoring itself is the core's.
+// (docs/architecture.md, "Summary"). Its types are the core's
+// (crate/src/record.rs, TypeScript in www/pkg/ocr_bench_core.d.ts); the core
+// scores the cases and computes every statistic, this file only gathers.
 
 /** What each time means; shown on the page and kept in the record. */
 export function timingNotes(config, ortVersion) {
@@ -27,76 +29,51 @@ export function timingNotes(config, ortVersion) {
 	return notes;
 }
 
-import { caseProbe, probeSummary } from "./probe-summary.js";
-
-const DECODE_FIELDS = ["id", "expected", "actual", "distance", "characters", "exact", "text", "tokens", "visionMs", "prefillMs", "decodeMs", "totalMs"];
-
-/** One case as the seed records it, then the additions. */
-export function caseResult(testCase, run, scored, accuracyApplicable, item, core) {
-	const result = {
+/** One case as the seed records it, then the additions: built by the core from what was measured. */
+export function caseResult(testCase, run, _scored, accuracyApplicable, item, core) {
+	return core.caseResult({
 		id: testCase.id,
 		expected: testCase.expected,
-		actual: run.text,
-		distance: accuracyApplicable ? scored.distance : null,
-		characters: accuracyApplicable ? scored.characters : null,
-		exact: accuracyApplicable ? scored.exact : null,
 		text: run.text,
-		tokens: run.tokens.length,
+		tokenIds: run.tokens,
 		visionMs: run.visionMs,
 		prefillMs: run.prefillMs,
 		decodeMs: run.decodeMs,
 		totalMs: run.totalMs,
-		tokenIds: run.tokens,
 		decodeSteps: run.decodeSteps,
-	};
-	if (run.visionCallMs !== undefined) result.visionCallMs = run.visionCallMs;
-	Object.assign(result, caseProbe(run, core), { repeat: item.repeat });
-	return Object.fromEntries([...DECODE_FIELDS, ...Object.keys(result).filter((key) => !DECODE_FIELDS.includes(key))].map((key) => [key, result[key]]));
+		visionCallMs: run.visionCallMs ?? null,
+		probe: run.probe,
+		repeat: item.repeat,
+		accuracyApplicable,
+	});
 }
 
-export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, core }) {
-	const accuracyApplicable = config.scope !== "decoder";
-	return {
+/** The whole summary: the page gathers, the core computes every statistic (crate/src/build_summary.rs). */
+export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, core }) {
+	const { layers, hiddenSize, intermediateSize, attentionHeads, kvHeads, vocabulary, maxTokens } = manifest.capability;
+	return core.buildSummary({
 		runId,
-		tier: config.tier,
-		memoryMode: config.memory,
-		loaderMode: config.loader,
-		scheduleMode: config.schedule,
-		decoderMode: config.decoder,
-		benchmarkScope: config.scope,
+		config,
 		capability: {
-			layers: manifest.capability.layers,
-			hiddenSize: manifest.capability.hiddenSize,
-			intermediateSize: manifest.capability.intermediateSize,
-			attentionHeads: manifest.capability.attentionHeads,
-			kvHeads: manifest.capability.kvHeads,
-			vocabulary: manifest.capability.vocabulary,
-			maxTokens: manifest.capability.maxTokens,
+			layers,
+			hiddenSize,
+			intermediateSize,
+			attentionHeads,
+			kvHeads,
+			vocabulary,
+			maxTokens,
 			vision: visionEntry ? visionEntry.description : "not loaded (decoder-only scope)",
 			decoder: decoderEntry.description,
 		},
-		cases: stats.cases,
-		nCER: accuracyApplicable ? stats.nCER : null,
-		distance: accuracyApplicable ? stats.distance : null,
-		characters: accuracyApplicable ? stats.characters : null,
-		exact: accuracyApplicable ? stats.exact : null,
-		medianMs: stats.medianMs,
-		peakCaseMs: stats.peakCaseMs,
-		memorySamples,
+		manifest: { url: manifest.url, name: manifest.name ?? null, vision: visionEntry?.model ?? null, decoder: decoderEntry.model },
 		results,
-		config,
-		casesName: accuracyApplicable ? config.cases : "synthetic",
-		weights: config.weights,
-		maxTokens: config.maxTokens,
-		accuracyApplicable,
-		meanMs: stats.meanMs,
-		p90Ms: stats.p90Ms,
-		msPerToken: stats.msPerToken,
+		warmupResults,
+		memorySamples,
 		environment,
-		timingNotes: notes,
 		sessionMs,
 		wallMs,
-		manifest: { url: manifest.url, name: manifest.name ?? null, vision: visionEntry?.model ?? null, decoder: decoderEntry.model },
-		...probeSummary({ config, results, warmupResults, completionFloors, profile, core }),
-	};
+		timingNotes: notes,
+		completionFloors: { page: completionFloors.page ?? null, worker: completionFloors.worker ?? null },
+		profile: profile ?? null,
+	});
 }

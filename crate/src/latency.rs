@@ -10,7 +10,7 @@
 //!   kick brought the step to 12.7 ms. Chrome's same empty wait takes about 0.07 ms.
 //! - The interval across repeats is the mean ± Student's t (two-sided 95 %) × s / √n.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A floor below this is GPU work or IPC, not a polling timer: the kicked Firefox floor measured
 /// 0.5 ms and Chrome's 0.07 ms, the timer 100 ms. Below it nothing is called completion-bound.
@@ -25,7 +25,7 @@ pub const BOUND_SHARE: f64 = 0.8;
 pub const MIN_WAITS: usize = 3;
 
 /// The distribution of one kind of latency, in milliseconds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LatencyStats {
     pub count: usize,
@@ -64,7 +64,7 @@ pub fn latency_stats(values: &[f64]) -> Option<LatencyStats> {
 }
 
 /// Whether a run's GPU waits are the browser's completion timer, and the words for it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompletionCheck {
     pub floor_ms: f64,
@@ -135,7 +135,7 @@ pub fn completion_check(floor_ms: f64, waits_ms: &[f64], kicked: bool) -> Comple
 }
 
 /// A mean across repeats with its two-sided 95 % confidence interval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MeanInterval {
     pub n: usize,

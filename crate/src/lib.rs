@@ -3,12 +3,16 @@
 //! the JavaScript boundary only: it converts arguments, calls a module, converts the result.
 
 pub mod box_reduce;
+pub mod build_summary;
 pub mod choose;
 pub mod config;
 pub mod error;
 pub mod lanczos;
 pub mod latency;
 pub mod preprocess;
+pub mod record;
+#[cfg(test)]
+mod record_typescript;
 pub mod score;
 pub mod summary;
 pub mod sweep_grid;
@@ -424,6 +428,41 @@ pub fn summarize_js(
     let options: summary::SummaryOptions =
         from_js("summarize options", options.into(), &["accuracyApplicable"])?;
     to_js(&summary::summarize(&cases, options)?)
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const RECORD_TYPES: &'static str = include_str!("record.d.ts");
+
+/// The record's values out: as [`to_js`], and maps (the open JSON parts, `sessionMs`) as
+/// plain objects, so `JSON.stringify` writes them.
+fn record_to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    value
+        .serialize(
+            &serde_wasm_bindgen::Serializer::new()
+                .serialize_missing_as_null(true)
+                .serialize_maps_as_objects(true),
+        )
+        .map_err(into_error)
+}
+
+/// One case's result from what the page measured: its score and decode-probe figures.
+#[wasm_bindgen(js_name = caseResult, unchecked_return_type = "CaseResult")]
+pub fn case_result_js(
+    #[wasm_bindgen(unchecked_param_type = "CaseRun")] run: JsValue,
+) -> Result<JsValue, JsError> {
+    let run: build_summary::CaseRun =
+        serde_wasm_bindgen::from_value(run).map_err(|e| into_error(format!("caseResult: {e}")))?;
+    record_to_js(&build_summary::case_result(run))
+}
+
+/// The whole summary the page posts, every statistic computed here.
+#[wasm_bindgen(js_name = buildSummary, unchecked_return_type = "PageSummary")]
+pub fn build_summary_js(
+    #[wasm_bindgen(unchecked_param_type = "SummaryInput")] input: JsValue,
+) -> Result<JsValue, JsError> {
+    let input: build_summary::SummaryInput = serde_wasm_bindgen::from_value(input)
+        .map_err(|e| into_error(format!("buildSummary: {e}")))?;
+    record_to_js(&build_summary::build_summary(input)?)
 }
 
 #[wasm_bindgen(typescript_custom_section)]

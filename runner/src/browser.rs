@@ -13,11 +13,11 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::procfs::{self, describe_process, is_alive, process_group_members};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BrowserKind {
     Chromium,
@@ -65,7 +65,7 @@ impl FromStr for BrowserKind {
 }
 
 /// A browser found on this machine.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BrowserInfo {
     pub name: BrowserKind,
     pub executable: PathBuf,
@@ -191,7 +191,7 @@ pub struct Browser {
 }
 
 /// What stopping the browser found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StopReport {
     /// Processes of the browser that had to be killed with SIGKILL.

@@ -3,13 +3,20 @@
 //! From each results file it takes one run that has a `result` record (the last one, or the
 //! one `--run-a`/`--run-b` names), collects that run's `progress` records (one per finished
 //! case; the `result` record's `summary.results` when the run has none) and compares the
-//! cases' `tokenIds` by case id.
+//! cases' `tokenIds` by case id. Reading the file is `read.rs`'s job.
+
+mod read;
+#[cfg(test)]
+mod tests;
+
+pub use read::{load_run, parse_run};
 
 use std::collections::BTreeSet;
 use std::fmt::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde_json::Value;
+use ocr_bench_core::record::PageSummary;
+use ocr_bench_core::Config;
 
 /// Why a results file cannot be compared: the command exits 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,16 +48,16 @@ pub struct Run {
     pub browser: Option<(String, String)>,
     /// The canonical query string ("" for the default configuration).
     pub query: String,
-    /// The `config` object of the `result` record.
-    pub config: Value,
+    /// The summary's configuration (null when another page posted the result).
+    pub config: Option<Config>,
     /// In the order the run finished them.
     pub cases: Vec<Case>,
     /// The summary's timing figures, for the side-by-side lines.
     pub timing: Timing,
 }
 
-/// A run's timing figures as its summary gives them (`None` where absent, as in records
-/// written before the decode probe existed).
+/// A run's timing figures as its summary gives them (`None` where the summary has none, or
+/// another page posted the result).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Timing {
     pub token_p50_ms: Option<f64>,
@@ -61,14 +68,14 @@ pub struct Timing {
 }
 
 impl Timing {
-    fn from_summary(summary: &Value) -> Self {
-        let number = |pointer: &str| summary.pointer(pointer).and_then(Value::as_f64);
+    fn from_summary(summary: &PageSummary) -> Self {
+        let probe = &summary.decode_probe;
         Self {
-            token_p50_ms: number("/decodeProbe/tokenLatency/p50Ms"),
-            ms_per_token: number("/msPerToken"),
-            median_case_ms: number("/medianMs"),
-            first_token_p50_ms: number("/decodeProbe/timeToFirstToken/p50Ms"),
-            completion_bound: summary.get("completionBound").and_then(Value::as_bool),
+            token_p50_ms: probe.token_latency.as_ref().map(|s| s.p50_ms),
+            ms_per_token: summary.ms_per_token,
+            median_case_ms: summary.median_ms,
+            first_token_p50_ms: probe.time_to_first_token.as_ref().map(|s| s.p50_ms),
+            completion_bound: Some(summary.completion_bound),
         }
     }
 }
@@ -232,196 +239,16 @@ fn describe(run: &Run) -> String {
     } else {
         run.query.clone()
     };
-    let config = match run.config.as_object() {
-        Some(map) if !map.is_empty() => map
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => format!("{k}={s}"),
-                other => format!("{k}={other}"),
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => "no config".to_owned(),
+    let config = match &run.config {
+        Some(config) if config.to_query().is_empty() => "config: the defaults".to_owned(),
+        Some(config) => format!("config: {}", config.to_query()),
+        None => "no config".to_owned(),
     };
     format!(
         "{} run {}: {browser} · {query} · {config}",
         run.file.display(),
         run.run_id
     )
-}
-
-/// The run id of a record: top-level `runId`, else `body.runId`.
-fn run_id_of(record: &Value) -> Option<&str> {
-    record
-        .get("runId")
-        .and_then(Value::as_str)
-        .or_else(|| record.pointer("/body/runId").and_then(Value::as_str))
-}
-
-/// A case object (`progress` record's `body.case`, or an entry of `summary.results`).
-fn parse_case(case: &Value, file: &Path, line: usize) -> Result<Case, InputError> {
-    let at = || format!("{}:{line}", file.display());
-    let id = match case.get("id") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => return Err(InputError(format!("{}: a case without an id", at()))),
-    };
-    let token_ids = case
-        .get("tokenIds")
-        .and_then(Value::as_array)
-        .ok_or_else(|| InputError(format!("{}: case {id} has no tokenIds array", at())))?
-        .iter()
-        .map(Value::as_i64)
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| {
-            InputError(format!(
-                "{}: case {id} has a tokenIds entry that is not an integer",
-                at()
-            ))
-        })?;
-    let actual = case
-        .get("actual")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    Ok(Case {
-        id,
-        token_ids,
-        actual,
-    })
-}
-
-/// Reads one finished run from JSONL text; `file` names it in messages.
-pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, InputError> {
-    let mut records = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record: Value = serde_json::from_str(line).map_err(|e| {
-            InputError(format!(
-                "{}:{}: not a JSON record: {e}",
-                file.display(),
-                index + 1
-            ))
-        })?;
-        if !record.is_object() {
-            return Err(InputError(format!(
-                "{}:{}: not a JSON object",
-                file.display(),
-                index + 1
-            )));
-        }
-        records.push((index + 1, record));
-    }
-    let kind = |r: &Value, k: &str| r.get("kind").and_then(Value::as_str) == Some(k);
-
-    // Every run id in file order, and the finished ones (those with a `result` record).
-    let mut all_ids: Vec<&str> = Vec::new();
-    let mut finished: Vec<(usize, &Value)> = Vec::new();
-    for (line, record) in &records {
-        if let Some(id) = run_id_of(record) {
-            if !all_ids.contains(&id) {
-                all_ids.push(id);
-            }
-            if kind(record, "result") {
-                finished.push((*line, record));
-            }
-        }
-    }
-    let finished_ids: Vec<&str> = finished.iter().filter_map(|(_, r)| run_id_of(r)).collect();
-    let unfinished: Vec<&str> = all_ids
-        .iter()
-        .copied()
-        .filter(|id| !finished_ids.contains(id))
-        .collect();
-    let list = |ids: &[&str]| {
-        if ids.is_empty() {
-            "none".to_owned()
-        } else {
-            ids.join(", ")
-        }
-    };
-    let chosen = match run_id {
-        Some(wanted) => finished
-            .iter()
-            .rev()
-            .find(|(_, r)| run_id_of(r) == Some(wanted))
-            .ok_or_else(|| {
-                InputError(format!(
-                    "{} has no finished run with runId {wanted:?}; finished runs: {}; runs without a result record: {}",
-                    file.display(),
-                    list(&finished_ids),
-                    list(&unfinished)
-                ))
-            })?,
-        None => finished.last().ok_or_else(|| {
-            InputError(format!(
-                "{} has no finished run (no result record); runs without a result record: {}",
-                file.display(),
-                list(&unfinished)
-            ))
-        })?,
-    };
-    let (result_line, result) = *chosen;
-    let id = run_id_of(result).unwrap_or_default().to_owned();
-
-    let mut cases: Vec<Case> = Vec::new();
-    for (line, record) in &records {
-        if !kind(record, "progress") || run_id_of(record) != Some(id.as_str()) {
-            continue;
-        }
-        let case = record.pointer("/body/case").ok_or_else(|| {
-            InputError(format!(
-                "{}:{line}: a progress record without body.case",
-                file.display()
-            ))
-        })?;
-        let case = parse_case(case, file, *line)?;
-        // A case reported twice counts once, as last reported.
-        cases.retain(|c| c.id != case.id);
-        cases.push(case);
-    }
-    if cases.is_empty() {
-        if let Some(results) = result.pointer("/summary/results").and_then(Value::as_array) {
-            for case in results {
-                cases.push(parse_case(case, file, result_line)?);
-            }
-        }
-    }
-
-    let browser = result.get("browser").and_then(|b| {
-        Some((
-            b.get("name")?.as_str()?.to_owned(),
-            b.get("version")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown version")
-                .to_owned(),
-        ))
-    });
-    Ok(Run {
-        file: file.to_owned(),
-        run_id: id,
-        browser,
-        query: result
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        config: result.get("config").cloned().unwrap_or(Value::Null),
-        cases,
-        timing: result
-            .get("summary")
-            .map(Timing::from_summary)
-            .unwrap_or_default(),
-    })
-}
-
-/// Reads one finished run from a results file.
-pub fn load_run(file: &Path, run_id: Option<&str>) -> Result<Run, InputError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| InputError(format!("reading {}: {e}", file.display())))?;
-    parse_run(&text, file, run_id)
 }
 
 fn compare_case(a: &Case, b: &Case) -> CaseComparison {
@@ -477,250 +304,4 @@ fn ids_missing_from(cases: &[Case], other: &BTreeSet<&str>) -> Vec<String> {
         .filter(|c| !other.contains(c.id.as_str()))
         .map(|c| c.id.clone())
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// A finished run as JSONL: start, one progress record per case, result, run.
-    fn run_jsonl(run_id: &str, browser: &str, cases: &[(&str, &[i64], &str)]) -> String {
-        let mut lines = vec![json!({"kind": "start", "runId": run_id, "body": {}}).to_string()];
-        for (id, tokens, actual) in cases {
-            lines.push(
-                json!({"kind": "progress", "runId": run_id, "body": {"runId": run_id, "case": {
-                    "id": id, "expected": actual, "actual": actual, "tokenIds": tokens,
-                    "exact": true, "distance": 0}}})
-                .to_string(),
-            );
-        }
-        lines.push(
-            json!({"kind": "result", "runId": run_id, "config": {"tier": "121"},
-                "browser": {"name": browser, "version": format!("{browser} 1.0")},
-                "query": "cases=smoke2", "summary": {}})
-            .to_string(),
-        );
-        lines.push(json!({"kind": "run", "outcome": "result"}).to_string());
-        lines.join("\n") + "\n"
-    }
-
-    fn parse(text: &str) -> Run {
-        parse_run(text, Path::new("x.jsonl"), None).unwrap()
-    }
-
-    #[test]
-    fn timing_is_set_side_by_side_with_the_ratio() {
-        let with_summary = |summary: Value| {
-            run_jsonl("r", "firefox", &[("1", &[5, 6], "ab")])
-                .replace(r#""summary":{}"#, &format!(r#""summary":{summary}"#))
-        };
-        let a = parse(&with_summary(
-            json!({ "msPerToken": 100.1, "medianMs": 2400.0,
-            "decodeProbe": { "tokenLatency": { "p50Ms": 100.1 }, "timeToFirstToken": { "p50Ms": 300.0 } },
-            "completionBound": true }),
-        ));
-        let b = parse(&with_summary(
-            json!({ "msPerToken": 12.9, "medianMs": 500.0,
-            "decodeProbe": { "tokenLatency": { "p50Ms": 12.7 }, "timeToFirstToken": { "p50Ms": 40.0 } },
-            "completionBound": false }),
-        ));
-        let text = compare(a, b).render();
-        assert!(
-            text.contains("per-token p50: A 100.10 ms, B 12.70 ms, B/A 0.127"),
-            "{text}"
-        );
-        assert!(
-            text.contains("ms per decode step: A 100.10 ms, B 12.90 ms, B/A 0.129"),
-            "{text}"
-        );
-        assert!(text.contains("A is completion-bound"), "{text}");
-        assert!(!text.contains("B is completion-bound"), "{text}");
-        // Records from before the decode probe have no such figures: no line, no error.
-        let old = compare(
-            parse(&run_jsonl("r", "x", &[("1", &[5], "a")])),
-            parse(&run_jsonl("r", "y", &[("1", &[5], "a")])),
-        );
-        assert!(!old.render().contains("per-token p50"), "{}", old.render());
-    }
-
-    #[test]
-    fn identical_runs_compare_identical() {
-        let cases: &[(&str, &[i64], &str)] = &[("01", &[5, 6, 7], "abc"), ("02", &[9], "d")];
-        let a = parse(&run_jsonl("r1", "chromium", cases));
-        let b = parse(&run_jsonl("r2", "firefox", cases));
-        let c = compare(a, b);
-        assert!(c.identical());
-        assert_eq!(c.cases.len(), 2);
-        assert_eq!(c.identical_cases(), 2);
-        assert_eq!(c.positions(), (4, 4));
-        let text = c.render();
-        assert!(text.contains("01    ") && text.contains("same"), "{text}");
-        assert!(
-            text.contains("2 cases compared, 2 with identical tokens; 4/4 token positions agree"),
-            "{text}"
-        );
-        assert!(
-            text.contains("A: x.jsonl run r1: chromium (chromium 1.0) · cases=smoke2 · tier=121")
-        );
-        assert!(text.contains("B: x.jsonl run r2: firefox (firefox 1.0)"));
-    }
-
-    #[test]
-    fn one_differing_token_is_located() {
-        let a = parse(&run_jsonl(
-            "r1",
-            "chromium",
-            &[("01", &[5, 6, 7], "abc"), ("02", &[9], "d")],
-        ));
-        let b = parse(&run_jsonl(
-            "r2",
-            "firefox",
-            &[("01", &[5, 8, 7], "axc"), ("02", &[9], "d")],
-        ));
-        let c = compare(a, b);
-        assert!(!c.identical());
-        assert_eq!(
-            c.cases[0].first_difference,
-            Some(Difference {
-                position: 1,
-                token_a: Some(6),
-                token_b: Some(8)
-            })
-        );
-        assert_eq!(c.cases[1].first_difference, None);
-        assert_eq!(c.identical_cases(), 1);
-        assert_eq!(c.positions(), (4, 3));
-        let text = c.render();
-        assert!(
-            text.contains(r#"differ at 1: A 6 B 8; A "abc" B "axc""#),
-            "{text}"
-        );
-        assert!(text.contains("3/4 token positions agree"), "{text}");
-    }
-
-    #[test]
-    fn a_shorter_sequence_differs_where_it_ends() {
-        let a = parse(&run_jsonl("r1", "chromium", &[("01", &[5, 6], "ab")]));
-        let b = parse(&run_jsonl("r2", "firefox", &[("01", &[5, 6, 7], "abc")]));
-        let c = compare(a, b);
-        assert!(!c.identical());
-        assert_eq!(
-            c.cases[0].first_difference,
-            Some(Difference {
-                position: 2,
-                token_a: None,
-                token_b: Some(7)
-            })
-        );
-        assert_eq!(c.positions(), (3, 2));
-        assert!(c.render().contains("differ at 2: A (end) B 7"));
-    }
-
-    #[test]
-    fn a_case_in_one_file_only_is_listed_and_counted() {
-        let a = parse(&run_jsonl(
-            "r1",
-            "chromium",
-            &[("01", &[5], "a"), ("02", &[9], "d")],
-        ));
-        let b = parse(&run_jsonl(
-            "r2",
-            "firefox",
-            &[("01", &[5], "a"), ("03", &[4], "e")],
-        ));
-        let c = compare(a, b);
-        assert!(!c.identical());
-        assert_eq!(c.cases.len(), 1);
-        assert_eq!(c.only_in_a, vec!["02".to_owned()]);
-        assert_eq!(c.only_in_b, vec!["03".to_owned()]);
-        let text = c.render();
-        assert!(text.contains("only in A (1): 02"), "{text}");
-        assert!(text.contains("only in B (1): 03"), "{text}");
-        assert!(
-            text.contains("1 cases compared, 1 with identical tokens; 1/1 token positions agree; 1 only in A, 1 only in B"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn the_last_finished_run_is_taken_unless_one_is_named() {
-        let text = run_jsonl("old", "chromium", &[("01", &[1], "a")])
-            + &run_jsonl("new", "chromium", &[("01", &[2], "b")])
-            // Started but never finished: not a candidate.
-            + &json!({"kind": "start", "runId": "crashed", "body": {}}).to_string()
-            + "\n";
-        let last = parse(&text);
-        assert_eq!(last.run_id, "new");
-        assert_eq!(last.cases[0].token_ids, vec![2]);
-        let named = parse_run(&text, Path::new("x.jsonl"), Some("old")).unwrap();
-        assert_eq!(named.cases[0].token_ids, vec![1]);
-        let err = parse_run(&text, Path::new("x.jsonl"), Some("nope")).unwrap_err();
-        assert_eq!(
-            err.0,
-            "x.jsonl has no finished run with runId \"nope\"; finished runs: old, new; runs without a result record: crashed"
-        );
-        let err = parse_run(&text, Path::new("x.jsonl"), Some("crashed")).unwrap_err();
-        assert!(err.0.contains("runs without a result record: crashed"));
-    }
-
-    #[test]
-    fn a_file_without_a_finished_run_is_refused() {
-        let text = json!({"kind": "start", "runId": "r1", "body": {}}).to_string()
-            + "\n"
-            + &json!({"kind": "progress", "runId": "r1", "body": {"case": {"id": "01", "tokenIds": [1]}}})
-                .to_string()
-            + "\n";
-        let err = parse_run(&text, Path::new("a.jsonl"), None).unwrap_err();
-        assert_eq!(
-            err.0,
-            "a.jsonl has no finished run (no result record); runs without a result record: r1"
-        );
-        let err = parse_run("", Path::new("empty.jsonl"), None).unwrap_err();
-        assert_eq!(
-            err.0,
-            "empty.jsonl has no finished run (no result record); runs without a result record: none"
-        );
-    }
-
-    #[test]
-    fn a_malformed_line_is_named_by_file_and_line() {
-        let mut text = run_jsonl("r1", "chromium", &[("01", &[1], "a")]);
-        text.insert(0, '\n'); // blank lines are skipped but still counted
-        let mut lines: Vec<&str> = text.lines().collect();
-        lines.insert(3, "{\"kind\": \"progress\", \"runId\": ");
-        let err = parse_run(&lines.join("\n"), Path::new("b.jsonl"), None).unwrap_err();
-        assert!(
-            err.0.starts_with("b.jsonl:4: not a JSON record"),
-            "{}",
-            err.0
-        );
-    }
-
-    #[test]
-    fn a_case_without_token_ids_is_refused() {
-        let text = json!({"kind": "progress", "runId": "r1", "body": {"case": {"id": "07", "actual": "a"}}})
-            .to_string()
-            + "\n"
-            + &json!({"kind": "result", "runId": "r1", "summary": {}}).to_string();
-        let err = parse_run(&text, Path::new("c.jsonl"), None).unwrap_err();
-        assert_eq!(err.0, "c.jsonl:1: case 07 has no tokenIds array");
-    }
-
-    #[test]
-    fn summary_results_stand_in_when_a_run_has_no_progress_records() {
-        let text = json!({"kind": "result", "runId": "r1", "summary": {"results": [
-            {"id": "01", "actual": "a", "tokenIds": [3, 4]}]}})
-        .to_string();
-        let run = parse(&text);
-        assert_eq!(
-            run.cases,
-            vec![Case {
-                id: "01".to_owned(),
-                token_ids: vec![3, 4],
-                actual: "a".to_owned()
-            }]
-        );
-        assert_eq!(run.browser, None);
-    }
 }

@@ -7,6 +7,7 @@ pub mod machine;
 pub mod memory;
 pub mod process_type;
 pub mod procfs;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod server;

@@ -3,11 +3,11 @@
 //! service a process hosts, for example) so that a background service never passes as the
 //! model's memory.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Process types of the architecture: Chromium's `--type=` switch, Firefox's
 /// `-contentproc` trailing type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProcessType {
     Browser,

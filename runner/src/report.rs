@@ -3,10 +3,21 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
+use ocr_bench_core::latency::LatencyStats;
+use ocr_bench_core::record::PageSummary;
+
+use crate::memory::ProcessMemory;
+use crate::process_type::ProcessType;
+use crate::record::{Posted, ProcessMemoryAnswer};
 
 const MIB: f64 = 1024.0 * 1024.0;
-const TYPES: [&str; 5] = ["browser", "gpu", "renderer", "utility", "other"];
+const TYPES: [ProcessType; 5] = [
+    ProcessType::Browser,
+    ProcessType::Gpu,
+    ProcessType::Renderer,
+    ProcessType::Utility,
+    ProcessType::Other,
+];
 
 fn mib(value: Option<u64>) -> String {
     value.map_or_else(
@@ -15,34 +26,26 @@ fn mib(value: Option<u64>) -> String {
     )
 }
 
-fn ms(value: &Value) -> String {
-    value
-        .as_f64()
-        .map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
 }
 
 /// nCER as a number, or "n/a" where accuracy does not apply (the decoder-only scope).
-fn ncer(summary: &Value) -> String {
-    match summary.get("nCER").and_then(Value::as_f64) {
-        Some(v) => format!("{v:.4}"),
-        None => "n/a".to_owned(),
-    }
+fn ncer(summary: &PageSummary) -> String {
+    summary
+        .ncer
+        .map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}"))
 }
 
-fn exact(summary: &Value) -> String {
-    match (
-        summary.get("exact").and_then(Value::as_u64),
-        summary.get("cases").and_then(Value::as_u64),
-    ) {
-        (Some(e), Some(c)) => format!("{e}/{c}"),
-        (None, Some(_)) => "n/a".to_owned(),
-        _ => "-".to_owned(),
-    }
+fn exact(summary: &PageSummary) -> String {
+    summary
+        .exact
+        .map_or_else(|| "n/a".to_owned(), |e| format!("{e}/{}", summary.cases))
 }
 
 /// Milliseconds with the precision a GPU step needs (12.70, 0.50), or "-".
-fn fine_ms(value: Option<&Value>) -> String {
-    value.and_then(Value::as_f64).map_or_else(
+fn fine_ms(value: Option<f64>) -> String {
+    value.map_or_else(
         || "-".to_owned(),
         |v| {
             if v < 10.0 {
@@ -54,59 +57,48 @@ fn fine_ms(value: Option<&Value>) -> String {
     )
 }
 
+fn p50(stats: &Option<LatencyStats>) -> Option<f64> {
+    stats.as_ref().map(|s| s.p50_ms)
+}
+
 /// The decode probe's lines: per-token latency, its split, first token, and the completion verdict.
-fn probe_lines(out: &mut String, summary: &Value) {
-    let Some(probe) = summary.get("decodeProbe").filter(|p| p.is_object()) else {
-        return;
-    };
-    let p50 = |name: &str| fine_ms(probe.pointer(&format!("/{name}/p50Ms")));
+fn probe_lines(out: &mut String, summary: &PageSummary) {
+    let probe = &summary.decode_probe;
+    let token = probe.token_latency.as_ref();
     let _ = writeln!(
         out,
         "per token p50 {} ms  p90 {} ms  max {} ms  (p50 submit {} / sync {} / choose {} ms)  first token p50 {} ms  {} tokens/s",
-        p50("tokenLatency"),
-        fine_ms(probe.pointer("/tokenLatency/p90Ms")),
-        fine_ms(probe.pointer("/tokenLatency/maxMs")),
-        p50("submit"),
-        p50("sync"),
-        p50("choose"),
-        p50("timeToFirstToken"),
+        fine_ms(token.map(|s| s.p50_ms)),
+        fine_ms(token.map(|s| s.p90_ms)),
+        fine_ms(token.map(|s| s.max_ms)),
+        fine_ms(p50(&probe.submit)),
+        fine_ms(p50(&probe.sync)),
+        fine_ms(p50(&probe.choose)),
+        fine_ms(p50(&probe.time_to_first_token)),
         probe
-            .get("tokensPerSecond")
-            .and_then(Value::as_f64)
+            .tokens_per_second
             .map_or_else(|| "-".to_owned(), |v| format!("{v:.1}")),
     );
-    if let Some(completion) = summary.get("completion") {
-        let poll = summary
-            .pointer("/poll/mode")
-            .and_then(Value::as_str)
-            .unwrap_or("none");
-        let _ = writeln!(
-            out,
-            "completion floor {} ms (dispatch + readback; empty queue {} ms; poll={poll}): {}",
-            fine_ms(completion.pointer("/page/dispatchReadback/p50Ms")),
-            fine_ms(completion.pointer("/page/emptyQueue/p50Ms")),
-            completion
-                .pointer("/check/verdict")
-                .and_then(Value::as_str)
-                .unwrap_or("not judged"),
-        );
-    }
-}
-
-/// True when the body looks like the benchmark page's summary (others are printed as JSON).
-pub fn is_benchmark_summary(summary: &Value) -> bool {
-    ["cases", "medianMs", "peakCaseMs", "results"]
-        .iter()
-        .all(|f| summary.get(f).is_some())
+    let page = summary.completion.page.as_ref();
+    let _ = writeln!(
+        out,
+        "completion floor {} ms (dispatch + readback; empty queue {} ms; poll={}): {}",
+        fine_ms(page.and_then(|p| p50(&p.dispatch_readback))),
+        fine_ms(page.and_then(|p| p50(&p.empty_queue))),
+        summary.poll.mode,
+        summary.completion.check.verdict,
+    );
 }
 
 /// The largest total of a field over every phase.
-fn overall_peak(process_memory: &Value, field: &str) -> Option<u64> {
-    process_memory
-        .get("phases")?
-        .as_object()?
-        .values()
-        .filter_map(|p| p.pointer(&format!("/total/{field}"))?.as_u64())
+fn overall_peak(
+    memory: &ProcessMemory,
+    field: fn(&crate::memory::Extent) -> Option<u64>,
+) -> Option<u64> {
+    memory
+        .phases
+        .iter()
+        .filter_map(|(_, p)| field(&p.total))
         .max()
 }
 
@@ -114,8 +106,8 @@ fn overall_peak(process_memory: &Value, field: &str) -> Option<u64> {
 pub fn run_table(
     browser: &str,
     query: &str,
-    summary: &Value,
-    process_memory: &Value,
+    summary: &PageSummary,
+    process_memory: &ProcessMemoryAnswer,
     wall_seconds: f64,
 ) -> String {
     let mut out = String::new();
@@ -127,29 +119,21 @@ pub fn run_table(
     let _ = writeln!(
         out,
         "{browser} · {config} · {} in {wall_seconds:.1} s",
-        summary
-            .get("casesName")
-            .and_then(Value::as_str)
-            .unwrap_or("cases")
+        summary.cases_name
     );
     let _ = writeln!(
         out,
         "cases {}  nCER {}  exact {}  median {} ms  peak {} ms  mean {} ms/token",
-        summary
-            .get("cases")
-            .map_or("-".to_owned(), Value::to_string),
+        summary.cases,
         ncer(summary),
         exact(summary),
-        ms(&summary["medianMs"]),
-        ms(&summary["peakCaseMs"]),
-        summary.get("msPerToken").map_or("-".to_owned(), ms),
+        ms(summary.median_ms),
+        ms(summary.peak_case_ms),
+        ms(summary.ms_per_token),
     );
     probe_lines(&mut out, summary);
-    let Some(phases) = process_memory.get("phases").and_then(Value::as_object) else {
-        let reason = process_memory
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("not measured");
+    let Some(memory) = &process_memory.measured else {
+        let reason = process_memory.reason.as_deref().unwrap_or("not measured");
         let _ = writeln!(out, "process memory: {reason}");
         return out;
     };
@@ -162,37 +146,56 @@ pub fn run_table(
         "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
         "phase", "samples", "browser", "gpu", "renderer", "utility", "other", "RSS", "PSS"
     );
-    for (name, phase) in phases {
-        let by_type = |t: &str| {
-            phase
-                .pointer(&format!("/byType/{t}/peakRssBytes"))
-                .and_then(Value::as_u64)
-        };
+    for (name, phase) in &memory.phases {
+        let by_type = |t: ProcessType| phase.by_type.get(&t).map(|e| e.peak_rss);
         let _ = writeln!(
             out,
             "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
             name,
-            phase["samples"].as_u64().unwrap_or(0),
+            phase.samples,
             mib(by_type(TYPES[0])),
             mib(by_type(TYPES[1])),
             mib(by_type(TYPES[2])),
             mib(by_type(TYPES[3])),
             mib(by_type(TYPES[4])),
-            mib(phase.pointer("/total/peakRssBytes").and_then(Value::as_u64)),
-            mib(phase.pointer("/total/peakPssBytes").and_then(Value::as_u64)),
+            mib(Some(phase.total.peak_rss)),
+            mib(phase.total.peak_pss),
         );
     }
-    if let Some(s) = process_memory.get("sampler") {
-        let _ = writeln!(
-            out,
-            "sampler: RSS {:.1} Hz, PSS {:.1} Hz ({:.1} ms CPU per pass), {:.1}% of one core in all",
-            s["achievedHz"].as_f64().unwrap_or(0.0),
-            s["pssHz"].as_f64().unwrap_or(0.0),
-            s["meanPssPassCpuMs"].as_f64().unwrap_or(0.0),
-            s["cpuShareOfOneCore"].as_f64().unwrap_or(0.0) * 100.0,
-        );
-    }
+    let s = &memory.sampler;
+    let _ = writeln!(
+        out,
+        "sampler: RSS {:.1} Hz, PSS {:.1} Hz ({:.1} ms CPU per pass), {:.1}% of one core in all",
+        s.achieved_hz,
+        s.pss_hz,
+        s.mean_pss_pass_cpu_ms,
+        s.cpu_share_of_one_core * 100.0,
+    );
     out
+}
+
+/// What a run prints: the table for the benchmark page's summary, else the JSON it posted
+/// with the process memory added.
+pub fn run_report(
+    browser: &str,
+    query: &str,
+    summary: &Posted,
+    process_memory: &ProcessMemoryAnswer,
+    wall_seconds: f64,
+) -> String {
+    match summary {
+        Posted::Benchmark(summary) => {
+            run_table(browser, query, summary, process_memory, wall_seconds)
+        }
+        Posted::Other(figures) => {
+            let mut shown = figures.clone();
+            if let Some(object) = shown.as_object_mut() {
+                let memory = serde_json::to_value(process_memory).unwrap_or_default();
+                object.insert("processMemory".into(), memory);
+            }
+            serde_json::to_string_pretty(&shown).unwrap_or_default() + "\n"
+        }
+    }
 }
 
 /// One row of the sweep table.
@@ -200,8 +203,8 @@ pub struct SweepRow {
     pub browser: String,
     pub query: String,
     pub outcome: String,
-    pub summary: Option<Value>,
-    pub process_memory: Option<Value>,
+    pub summary: Option<PageSummary>,
+    pub process_memory: Option<ProcessMemoryAnswer>,
 }
 
 /// The table of a sweep, one row per combination.
@@ -232,41 +235,42 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
         } else {
             &row.query
         };
-        match (&row.summary, &row.process_memory) {
-            (Some(summary), memory) => {
-                let memory = memory.clone().unwrap_or(Value::Null);
-                // A completion-bound token time is the browser's timer: marked, never bare.
-                let bound = summary.get("completionBound") == Some(&Value::Bool(true));
-                let token = fine_ms(summary.pointer("/decodeProbe/tokenLatency/p50Ms"));
-                let _ = writeln!(
-                    out,
-                    "{:<9} {:<width$} {:>8} {:>6} {:>9} {:>9} {:>12} {:>9} {:>9}",
-                    row.browser,
-                    query,
-                    ncer(summary),
-                    exact(summary),
-                    ms(&summary["medianMs"]),
-                    ms(&summary["peakCaseMs"]),
-                    if bound {
-                        format!("{token} (bound)")
-                    } else {
-                        token
-                    },
-                    mib(overall_peak(&memory, "peakRssBytes")),
-                    mib(overall_peak(&memory, "peakPssBytes")),
-                );
-            }
-            (None, _) => {
-                let _ = writeln!(out, "{:<9} {:<width$} {}", row.browser, query, row.outcome);
-            }
-        }
+        let Some(summary) = &row.summary else {
+            let _ = writeln!(out, "{:<9} {:<width$} {}", row.browser, query, row.outcome);
+            continue;
+        };
+        let memory = row
+            .process_memory
+            .as_ref()
+            .and_then(|m| m.measured.as_ref());
+        let peak = |field: fn(&crate::memory::Extent) -> Option<u64>| {
+            memory.and_then(|m| overall_peak(m, field))
+        };
+        // A completion-bound token time is the browser's timer: marked, never bare.
+        let token = fine_ms(p50(&summary.decode_probe.token_latency));
+        let _ = writeln!(
+            out,
+            "{:<9} {:<width$} {:>8} {:>6} {:>9} {:>9} {:>12} {:>9} {:>9}",
+            row.browser,
+            query,
+            ncer(summary),
+            exact(summary),
+            ms(summary.median_ms),
+            ms(summary.peak_case_ms),
+            if summary.completion_bound {
+                format!("{token} (bound)")
+            } else {
+                token
+            },
+            mib(peak(|e| Some(e.peak_rss))),
+            mib(peak(|e| e.peak_pss)),
+        );
     }
     let _ = writeln!(out, "(memory in MiB: the largest total over all phases; per-phase figures are in the results file)");
-    if rows.iter().any(|r| {
-        r.summary
-            .as_ref()
-            .is_some_and(|s| s.get("completionBound") == Some(&Value::Bool(true)))
-    }) {
+    if rows
+        .iter()
+        .any(|r| r.summary.as_ref().is_some_and(|s| s.completion_bound))
+    {
         let _ = writeln!(out, "(bound: completion-bound, the token time is the browser's GPU-completion timer, not the model; run with poll=kick)");
     }
     out
@@ -275,22 +279,41 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::record::{self, Record};
+    use ocr_bench_core::latency::{CompletionCheck, LatencyStats};
 
-    fn memory() -> Value {
-        json!({
-            "sampler": { "achievedHz": 39.5, "pssHz": 3.2, "meanPssPassCpuMs": 2.0, "cpuShareOfOneCore": 0.02 },
-            "phases": {
-                "baseline": { "samples": 3, "byType": { "browser": { "peakRssBytes": 100 * 1024 * 1024 } }, "total": { "peakRssBytes": 100 * 1024 * 1024, "peakPssBytes": 80 * 1024 * 1024 } },
-                "decoder-run": { "samples": 9, "byType": { "gpu": { "peakRssBytes": 300 * 1024 * 1024 } }, "total": { "peakRssBytes": 500 * 1024 * 1024 } }
-            }
+    /// The summary and process memory of the committed results file (Firefox, smoke2).
+    fn legacy() -> (PageSummary, ProcessMemoryAnswer) {
+        let lines = record::parse_lines(record::tests::LEGACY);
+        lines
+            .map(|line| line.unwrap().1.record)
+            .find_map(|r| match r {
+                Record::Result {
+                    summary: Posted::Benchmark(summary),
+                    process_memory,
+                } => Some((*summary, process_memory)),
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    fn stats(p50_ms: f64, p90_ms: f64, max_ms: f64) -> Option<LatencyStats> {
+        Some(LatencyStats {
+            count: 3,
+            min_ms: p50_ms,
+            p50_ms,
+            p90_ms,
+            max_ms,
+            mean_ms: p50_ms,
         })
     }
 
     #[test]
     fn run_table_shows_accuracy_times_and_phases_in_order() {
-        let summary = json!({ "cases": 2, "nCER": 0.125, "exact": 1, "medianMs": 1500.4, "peakCaseMs": 2100.0, "results": [], "casesName": "smoke2" });
-        let text = run_table("chromium", "tier=242", &summary, &memory(), 12.3);
+        let (mut summary, memory) = legacy();
+        (summary.ncer, summary.exact) = (Some(0.125), Some(1));
+        (summary.median_ms, summary.peak_case_ms) = (Some(1500.4), Some(2100.0));
+        let text = run_table("firefox", "cases=smoke2", &summary, &memory, 12.3);
         assert!(
             text.contains("nCER 0.1250") && text.contains("exact 1/2"),
             "{text}"
@@ -299,33 +322,36 @@ mod tests {
             text.contains("median 1500 ms") && text.contains("peak 2100 ms"),
             "{text}"
         );
-        let baseline = text.find("baseline").unwrap();
-        let run = text.find("decoder-run").unwrap();
-        assert!(baseline < run, "{text}");
         assert!(
-            text.contains("  baseline               3      100"),
+            text.starts_with("firefox · cases=smoke2 · smoke2 in 12.3 s"),
             "{text}"
         );
-        assert!(text.contains("39.5 Hz"), "{text}");
+        let startup = text.find("  startup").unwrap();
+        let baseline = text.find("  baseline").unwrap();
+        let run = text.find("  decoder-run").unwrap();
+        assert!(startup < baseline && baseline < run, "{text}");
+        assert!(text.contains("RSS 40.0 Hz"), "{text}");
     }
 
     #[test]
     fn the_decode_probe_and_a_completion_bound_run_are_said_in_words() {
-        let summary = json!({
-            "cases": 13, "nCER": 0.0, "exact": 13, "medianMs": 2400.0, "peakCaseMs": 4100.0, "results": [],
-            "decodeProbe": {
-                "tokenLatency": { "p50Ms": 100.1, "p90Ms": 100.3, "maxMs": 200.2 },
-                "submit": { "p50Ms": 14.9 }, "sync": { "p50Ms": 85.2 }, "choose": { "p50Ms": 0.04 },
-                "timeToFirstToken": { "p50Ms": 295.0 }, "tokensPerSecond": 9.99
-            },
-            "poll": { "mode": "none", "kickMs": null },
-            "completion": {
-                "page": { "dispatchReadback": { "p50Ms": 100.1 }, "emptyQueue": { "p50Ms": 100.1 } },
-                "check": { "bound": true, "verdict": "completion-bound: 230 of 238 GPU waits ..." }
-            },
-            "completionBound": true
-        });
-        let text = run_table("firefox", "", &summary, &memory(), 32.0);
+        let (mut summary, memory) = legacy();
+        let probe = &mut summary.decode_probe;
+        probe.token_latency = stats(100.1, 100.3, 200.2);
+        probe.submit = stats(14.9, 15.0, 15.0);
+        probe.sync = stats(85.2, 86.0, 86.0);
+        probe.choose = stats(0.04, 0.05, 0.05);
+        probe.time_to_first_token = stats(295.0, 300.0, 300.0);
+        probe.tokens_per_second = Some(9.99);
+        summary.completion.check = CompletionCheck {
+            floor_ms: 100.1,
+            waits: 238,
+            at_multiples: 230,
+            bound: true,
+            verdict: "completion-bound: 230 of 238 GPU waits ...".into(),
+        };
+        summary.completion_bound = true;
+        let text = run_table("firefox", "", &summary, &memory, 32.0);
         assert!(
             text.contains("per token p50 100.1 ms  p90 100.3 ms  max 200.2 ms"),
             "{text}"
@@ -344,7 +370,7 @@ mod tests {
             query: String::new(),
             outcome: "result".into(),
             summary: Some(summary),
-            process_memory: Some(memory()),
+            process_memory: Some(memory),
         }];
         let table = sweep_table(&rows);
         assert!(table.contains("100.1 (bound)"), "{table}");
@@ -352,33 +378,49 @@ mod tests {
     }
 
     #[test]
-    fn decoder_scope_reads_not_applicable() {
-        let summary = json!({ "cases": 2, "nCER": null, "exact": null, "medianMs": 1.0, "peakCaseMs": 2.0, "results": [] });
+    fn decoder_scope_and_serve_mode_read_not_applicable() {
+        let (mut summary, _) = legacy();
+        (summary.ncer, summary.exact) = (None, None);
         let text = run_table(
             "firefox",
             "scope=decoder",
             &summary,
-            &json!({ "available": false, "reason": "serve mode" }),
+            &ProcessMemoryAnswer::not_sampled(),
             1.0,
         );
         assert!(
             text.contains("nCER n/a") && text.contains("exact n/a"),
             "{text}"
         );
-        assert!(text.contains("process memory: serve mode"), "{text}");
+        assert!(
+            text.contains("process memory: the browser was not started by ocr-bench"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn another_pages_figures_print_as_json_with_the_memory() {
+        let figures = Posted::Other(serde_json::json!({ "preprocessMs": 1.5 }));
+        let text = run_report("x", "", &figures, &ProcessMemoryAnswer::not_sampled(), 1.0);
+        let shown: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(shown["preprocessMs"], 1.5);
+        assert_eq!(shown["processMemory"]["available"], false);
     }
 
     #[test]
     fn sweep_table_has_a_row_per_combination() {
+        let (summary, memory) = legacy();
+        let peak_rss = memory
+            .measured
+            .as_ref()
+            .and_then(|m| overall_peak(m, |e| Some(e.peak_rss)));
         let rows = vec![
             SweepRow {
-                browser: "chromium".into(),
+                browser: "firefox".into(),
                 query: String::new(),
                 outcome: "result".into(),
-                summary: Some(
-                    json!({ "cases": 2, "nCER": 0.0, "exact": 2, "medianMs": 10, "peakCaseMs": 12 }),
-                ),
-                process_memory: Some(memory()),
+                summary: Some(summary),
+                process_memory: Some(memory),
             },
             SweepRow {
                 browser: "chromium".into(),
@@ -389,10 +431,8 @@ mod tests {
             },
         ];
         let text = sweep_table(&rows);
-        assert!(
-            text.contains("(default)") && text.contains("500") && text.contains("80"),
-            "{text}"
-        );
+        assert!(text.contains("(default)"), "{text}");
+        assert!(text.contains(&format!(" {} ", mib(peak_rss))), "{text}");
         assert!(
             text.contains("tier=242") && text.contains("error: needs shader-f16"),
             "{text}"

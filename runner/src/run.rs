@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::browser::{Browser, BrowserInfo, StopReport};
 use crate::memory::Sampler;
-use crate::server::{self, AppState, PageEvent, RunContext};
+use crate::record::{ErrorBody, Posted, ProcessMemoryAnswer, Record, RunEnd};
+use crate::server::{self, AppState, RunContext};
 
 /// The benchmark page; its query is checked with the core before a browser starts.
 pub const DEFAULT_PAGE: &str = "www/index.html";
@@ -34,8 +35,8 @@ pub struct RunOptions {
 pub enum Outcome {
     /// The page posted its summary; `process_memory` is what the server answered.
     Finished {
-        summary: Value,
-        process_memory: Value,
+        summary: Posted,
+        process_memory: ProcessMemoryAnswer,
     },
     /// The page reported an error (its own message).
     PageError {
@@ -97,24 +98,10 @@ pub struct RunReport {
     pub browser_log_tail: String,
 }
 
-/// A page error body `{ phase, error: { name, message, stack } }` as one line.
-fn page_error_message(body: &Value) -> (Option<String>, String) {
-    let phase = body
-        .get("phase")
-        .and_then(Value::as_str)
-        .filter(|p| !p.is_empty())
-        .map(str::to_owned);
-    let error = body.get("error").unwrap_or(&Value::Null);
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .unwrap_or_else(|| error.to_string());
-    let message = match error.get("name").and_then(Value::as_str) {
-        Some(name) if !name.is_empty() && name != "Error" => format!("{name}: {message}"),
-        _ => message,
-    };
-    (phase, message)
+/// A page error body `{ phase, error: { name, message, stack } }`: its phase and one line.
+fn page_error_message(body: &ErrorBody) -> (Option<String>, String) {
+    let phase = body.phase.clone().filter(|p| !p.is_empty());
+    (phase, body.message())
 }
 
 /// Runs the page once in a fresh browser. `on_status` hears the phase and case progress.
@@ -169,25 +156,24 @@ pub async fn run_once(
     let outcome = loop {
         tokio::select! {
             event = events.recv() => match event {
-                Some(PageEvent::Start) => on_status("started"),
-                Some(PageEvent::Mark(p)) => {
+                Some(Record::Start { .. }) => on_status("started"),
+                Some(Record::Mark { phase: p, .. }) => {
                     on_status(&p);
                     phase = p;
                 }
-                Some(PageEvent::Progress(body)) => {
+                Some(Record::Progress { body, .. }) => {
                     cases_done += 1;
-                    let id = body.pointer("/case/id").and_then(Value::as_str).unwrap_or("?");
-                    on_status(&format!("{phase}: case {cases_done} ({id}) done"));
+                    on_status(&format!("{phase}: case {cases_done} ({}) done", body.case.id));
                 }
-                Some(PageEvent::Error(body)) => {
+                Some(Record::Error { body, .. }) => {
                     let (error_phase, message) = page_error_message(&body);
                     // The page's own phase, else the one it marked last.
                     break Outcome::PageError { phase: error_phase.unwrap_or_else(|| phase.clone()), message };
                 }
-                Some(PageEvent::Result(summary)) => {
-                    let process_memory = sampler.snapshot();
+                Some(Record::Result { summary, process_memory }) => {
                     break Outcome::Finished { summary, process_memory };
                 }
+                Some(Record::Run(_)) => unreachable!("only the runner writes `run` records"),
                 None => unreachable!("the server holds the sender for the whole run"),
             },
             _ = tokio::time::sleep_until(deadline) => {
@@ -216,15 +202,13 @@ pub async fn run_once(
     server_task.abort();
 
     let wall = started.elapsed();
-    let mut record = serde_json::Map::new();
-    record.insert("outcome".into(), json!(outcome.label()));
-    if let Some(message) = outcome.failure_message(browser.name.name(), options.timeout) {
-        record.insert("message".into(), json!(message));
-    }
-    record.insert("wallSeconds".into(), json!(wall.as_secs_f64()));
-    record.insert("stop".into(), serde_json::to_value(&stop)?);
-    record.insert("url".into(), json!(url));
-    state.append("run", record)?;
+    state.append(Record::Run(RunEnd {
+        outcome: outcome.label().to_owned(),
+        message: outcome.failure_message(browser.name.name(), options.timeout),
+        wall_seconds: wall.as_secs_f64(),
+        stop: stop.clone(),
+        url,
+    }))?;
     Ok(RunReport {
         outcome,
         wall,
@@ -245,18 +229,20 @@ fn page_url(address: std::net::SocketAddr, page: &str, query: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn page_errors_read_as_one_line() {
         let body = json!({ "runId": "x", "phase": "vision-load", "error": { "name": "UnsupportedAdapterError", "message": "tier 242 needs shader-f16", "stack": "…" } });
         assert_eq!(
-            page_error_message(&body),
+            page_error_message(&serde_json::from_value(body).unwrap()),
             (
                 Some("vision-load".to_owned()),
                 "UnsupportedAdapterError: tier 242 needs shader-f16".to_owned()
             )
         );
         let plain = json!({ "error": { "name": "Error", "message": "boom" } });
+        let plain = serde_json::from_value(plain).unwrap();
         assert_eq!(page_error_message(&plain), (None, "boom".to_owned()));
     }
 

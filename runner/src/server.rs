@@ -16,27 +16,18 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::browser::BrowserInfo;
 use crate::memory::Sampler;
+use crate::record::{Line, ProcessMemoryAnswer, Record};
 
 /// The summary of a full run with its memory samples and per-case results runs to a few
 /// hundred KiB; allow far more than that.
 const BODY_LIMIT_BYTES: usize = 64 << 20;
-
-/// What the page told the server, for the run that waits on it.
-#[derive(Debug, Clone)]
-pub enum PageEvent {
-    Start,
-    Mark(String),
-    Progress(Value),
-    Error(Value),
-    Result(Value),
-}
 
 /// Who is being measured: the runner's own browser (under `run`), or a person's (`serve`).
 #[derive(Debug, Clone, Default)]
@@ -53,9 +44,8 @@ pub struct AppState {
     results: Mutex<File>,
     context: RunContext,
     sampler: Option<Arc<Sampler>>,
-    events: Option<UnboundedSender<PageEvent>>,
-    /// The last `/benchmark-start` body: its adapter and versions go into the result record.
-    start: Mutex<Option<Value>>,
+    /// Every record the page's requests produced, for the run that waits on it.
+    events: Option<UnboundedSender<Record>>,
 }
 
 impl AppState {
@@ -64,7 +54,7 @@ impl AppState {
         results_path: &Path,
         context: RunContext,
         sampler: Option<Arc<Sampler>>,
-        events: Option<UnboundedSender<PageEvent>>,
+        events: Option<UnboundedSender<Record>>,
     ) -> Result<Self> {
         if let Some(dir) = results_path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -80,48 +70,111 @@ impl AppState {
             context,
             sampler,
             events,
-            start: Mutex::new(None),
         })
     }
 
     /// Appends one record (one line, one `write` call) with the time and this run's context.
-    pub fn append(&self, kind: &str, mut record: serde_json::Map<String, Value>) -> Result<()> {
-        let now = SystemTime::now();
-        record.insert("kind".into(), json!(kind));
-        record.insert(
-            "time".into(),
-            json!(humantime::format_rfc3339_millis(now).to_string()),
-        );
+    pub fn append(&self, record: Record) -> Result<()> {
         let ctx = &self.context;
-        record.insert("browser".into(), serde_json::to_value(&ctx.browser)?);
-        record.insert("query".into(), json!(ctx.query));
-        record.insert("page".into(), json!(ctx.page));
-        let mut line = serde_json::to_string(&Value::Object(record))?;
-        line.push('\n');
+        let line = Line {
+            record,
+            time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            browser: ctx.browser.clone(),
+            query: ctx.query.clone(),
+            page: ctx.page.clone(),
+        };
+        let mut text = serde_json::to_string(&line)?;
+        text.push('\n');
         let mut file = self.results.lock().unwrap_or_else(|e| e.into_inner());
-        file.write_all(line.as_bytes())
+        file.write_all(text.as_bytes())
             .and_then(|()| file.flush())
             .with_context(|| format!("appending to {}", self.results_path.display()))
     }
 
-    fn notify(&self, event: PageEvent) {
-        if let Some(events) = &self.events {
-            let _ = events.send(event);
+    /// The `processMemory` answer of `/benchmark-result`.
+    fn process_memory(&self) -> ProcessMemoryAnswer {
+        match &self.sampler {
+            Some(sampler) => ProcessMemoryAnswer::measured(sampler.process_memory()),
+            None => ProcessMemoryAnswer::not_sampled(),
         }
     }
 
-    /// The `processMemory` answer of `/benchmark-result`.
-    fn process_memory(&self) -> Value {
-        match &self.sampler {
-            Some(sampler) => {
-                let mut snapshot = sampler.snapshot();
-                snapshot["available"] = json!(true);
-                snapshot
+    /// The record of one request's body; `Err` says what was wrong and what is allowed.
+    fn record(&self, endpoint: Endpoint, mut body: Map<String, Value>) -> Result<Record, String> {
+        // The summary keeps its own `runId`; the other bodies' moves to the record's top.
+        let run_id = match endpoint {
+            Endpoint::Result => None,
+            _ => match body.remove("runId") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(id)) => Some(id),
+                Some(other) => return Err(format!("`runId` must be a string, got {other}")),
+            },
+        };
+        let parse_error = |e: serde_json::Error| format!("{e}; {}", endpoint.allowed());
+        let body = Value::Object(body);
+        Ok(match endpoint {
+            Endpoint::Start => Record::Start {
+                run_id,
+                machine: self.context.machine.clone(),
+                body: serde_json::from_value(body).map_err(parse_error)?,
+            },
+            Endpoint::Mark => {
+                let phase = body
+                    .get("phase")
+                    .and_then(Value::as_str)
+                    .filter(|p| !p.is_empty())
+                    .ok_or_else(|| format!("{}, got {body}", endpoint.allowed()))?
+                    .to_owned();
+                // Mark first, then write: the samples of the new phase start as early as possible.
+                if let Some(sampler) = &self.sampler {
+                    sampler.mark(&phase);
+                }
+                Record::Mark { run_id, phase }
             }
-            None => json!({
-                "available": false,
-                "reason": "the browser was not started by ocr-bench (serve mode), so its processes are not sampled; use `ocr-bench run`",
-            }),
+            Endpoint::Progress => Record::Progress {
+                run_id,
+                body: serde_json::from_value(body).map_err(parse_error)?,
+            },
+            Endpoint::Error => Record::Error {
+                run_id,
+                phase: self.sampler.as_ref().map(|s| s.current_phase()),
+                body: serde_json::from_value(body).map_err(parse_error)?,
+            },
+            Endpoint::Result => Record::Result {
+                summary: serde_json::from_value(body).map_err(parse_error)?,
+                process_memory: self.process_memory(),
+            },
+        })
+    }
+}
+
+/// The endpoints the page reports to, one record kind each.
+#[derive(Debug, Clone, Copy)]
+enum Endpoint {
+    Start,
+    Mark,
+    Progress,
+    Error,
+    Result,
+}
+
+impl Endpoint {
+    const ALL: [(Endpoint, &'static str); 5] = [
+        (Endpoint::Start, "/benchmark-start"),
+        (Endpoint::Mark, "/benchmark-mark"),
+        (Endpoint::Progress, "/benchmark-progress"),
+        (Endpoint::Error, "/benchmark-error"),
+        (Endpoint::Result, "/benchmark-result"),
+    ];
+
+    /// What the body must be, for the error answer.
+    fn allowed(self) -> &'static str {
+        match self {
+            Endpoint::Start => "the body is { runId, config, userAgent, adapter, ortVersion }",
+            Endpoint::Mark => "`phase` must be a non-empty string (baseline, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release)",
+            Endpoint::Progress => "the body is { runId, case } with one case result (docs/architecture.md, \"Summary\")",
+            Endpoint::Error => "the body is { runId, phase, error: { name, message, stack } }",
+            Endpoint::Result => "the body is the page's summary, or any JSON object another page posts",
         }
     }
 }
@@ -144,138 +197,27 @@ fn write_failed(error: anyhow::Error) -> Response {
         .into_response()
 }
 
-/// The 400 response for a body that is not a JSON object, or `None` when it is one.
-fn not_an_object(body: &Value) -> Option<Response> {
-    (!body.is_object()).then(|| bad_request(format!("the body must be a JSON object, got {body}")))
-}
-
-fn ok() -> Response {
-    Json(json!({ "ok": true })).into_response()
-}
-
-async fn start(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    if let Some(response) = not_an_object(&body) {
-        return response;
-    }
-    let mut record = serde_json::Map::new();
-    record.insert(
-        "runId".into(),
-        body.get("runId").cloned().unwrap_or(Value::Null),
-    );
-    record.insert("machine".into(), state.context.machine.clone());
-    record.insert("body".into(), body.clone());
-    if let Err(e) = state.append("start", record) {
-        return write_failed(e);
-    }
-    *state.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(body.clone());
-    state.notify(PageEvent::Start);
-    ok()
-}
-
-async fn mark(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    let Some(phase) = body
-        .get("phase")
-        .and_then(Value::as_str)
-        .filter(|p| !p.is_empty())
-    else {
-        return bad_request(format!("`phase` must be a non-empty string (baseline, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release), got {body}"));
+/// Every endpoint: the body typed into its record, appended, passed to the waiting run, and
+/// answered (`/benchmark-result` with the process memory, the others with `ok`).
+async fn receive(state: Arc<AppState>, endpoint: Endpoint, body: Value) -> Response {
+    let Value::Object(body) = body else {
+        return bad_request(format!("the body must be a JSON object, got {body}"));
     };
-    let phase = phase.to_owned();
-    // Mark first, then write: the samples of the new phase start as early as possible.
-    if let Some(sampler) = &state.sampler {
-        sampler.mark(&phase);
-    }
-    let mut record = serde_json::Map::new();
-    record.insert(
-        "runId".into(),
-        body.get("runId").cloned().unwrap_or(Value::Null),
-    );
-    record.insert("phase".into(), json!(phase));
-    if let Err(e) = state.append("mark", record) {
+    let record = match state.record(endpoint, body) {
+        Ok(record) => record,
+        Err(message) => return bad_request(message),
+    };
+    let answer = match &record {
+        Record::Result { process_memory, .. } => Json(process_memory).into_response(),
+        _ => Json(json!({ "ok": true })).into_response(),
+    };
+    if let Err(e) = state.append(record.clone()) {
         return write_failed(e);
     }
-    state.notify(PageEvent::Mark(phase));
-    ok()
-}
-
-async fn progress(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    if let Some(response) = not_an_object(&body) {
-        return response;
+    if let Some(events) = &state.events {
+        let _ = events.send(record);
     }
-    let mut record = serde_json::Map::new();
-    record.insert(
-        "runId".into(),
-        body.get("runId").cloned().unwrap_or(Value::Null),
-    );
-    record.insert("body".into(), body.clone());
-    if let Err(e) = state.append("progress", record) {
-        return write_failed(e);
-    }
-    state.notify(PageEvent::Progress(body));
-    ok()
-}
-
-async fn error(State(state): State<Arc<AppState>>, Json(body): Json<Value>) -> Response {
-    if let Some(response) = not_an_object(&body) {
-        return response;
-    }
-    let mut record = serde_json::Map::new();
-    record.insert(
-        "runId".into(),
-        body.get("runId").cloned().unwrap_or(Value::Null),
-    );
-    record.insert(
-        "phase".into(),
-        state
-            .sampler
-            .as_ref()
-            .map(|s| json!(s.current_phase()))
-            .unwrap_or(Value::Null),
-    );
-    record.insert("body".into(), body.clone());
-    if let Err(e) = state.append("error", record) {
-        return write_failed(e);
-    }
-    state.notify(PageEvent::Error(body));
-    ok()
-}
-
-async fn result(State(state): State<Arc<AppState>>, Json(summary): Json<Value>) -> Response {
-    if let Some(response) = not_an_object(&summary) {
-        return response;
-    }
-    let process_memory = state.process_memory();
-    let start = state
-        .start
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone()
-        .unwrap_or(Value::Null);
-    let mut record = serde_json::Map::new();
-    record.insert(
-        "runId".into(),
-        summary.get("runId").cloned().unwrap_or(Value::Null),
-    );
-    let config = summary
-        .get("config")
-        .or_else(|| start.get("config"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    record.insert("config".into(), config);
-    for field in ["adapter", "ortVersion", "userAgent"] {
-        record.insert(
-            field.into(),
-            start.get(field).cloned().unwrap_or(Value::Null),
-        );
-    }
-    record.insert("machine".into(), state.context.machine.clone());
-    record.insert("summary".into(), summary.clone());
-    record.insert("processMemory".into(), process_memory.clone());
-    if let Err(e) = state.append("result", record) {
-        return write_failed(e);
-    }
-    state.notify(PageEvent::Result(summary));
-    Json(process_memory).into_response()
+    answer
 }
 
 /// The MIME types the architecture fixes; `mime_guess` would call `.mjs`
@@ -311,16 +253,17 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
         ("cross-origin-resource-policy", "same-origin"),
         ("cache-control", "no-store"),
     ];
-    let mut app = Router::new()
-        .route(
-            "/",
-            get(|| async { Redirect::temporary("/www/index.html") }),
-        )
-        .route("/benchmark-start", post(start))
-        .route("/benchmark-mark", post(mark))
-        .route("/benchmark-progress", post(progress))
-        .route("/benchmark-error", post(error))
-        .route("/benchmark-result", post(result))
+    let mut app = Router::new().route(
+        "/",
+        get(|| async { Redirect::temporary("/www/index.html") }),
+    );
+    for (endpoint, path) in Endpoint::ALL {
+        app = app.route(
+            path,
+            post(move |State(state), Json(body)| receive(state, endpoint, body)),
+        );
+    }
+    let mut app = app
         .fallback_service(ServeDir::new(root))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(middleware::from_fn(fix_content_type))

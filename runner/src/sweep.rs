@@ -7,9 +7,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::Value;
 
 use crate::browser::{self, BrowserInfo, BrowserKind};
+use crate::record::{self, Line, Record};
 use crate::report::{self, SweepRow};
 use crate::run::{self, Outcome, RunOptions};
 
@@ -32,42 +32,48 @@ pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
     Ok((name.to_owned(), values))
 }
 
-/// A combination is finished when a closing `run` record says the page posted its result (or
-/// its own error, unless `retry_failed`). Timeouts, crashes and interruptions run again.
-fn finished_runs(results: &Path, retry_failed: bool) -> Result<HashSet<(String, String, String)>> {
-    let mut done = HashSet::new();
-    let text = match fs::read_to_string(results) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", results.display())),
-    };
-    for line in text.lines() {
-        // A line cut short by a crash is skipped: its run is simply done again.
-        let Ok(record) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if record["kind"] != "run" {
-            continue;
-        }
-        let finished = match record["outcome"].as_str() {
-            Some("result") => true,
-            Some("error") => !retry_failed,
-            _ => false,
-        };
-        if finished {
-            done.insert(run_key(&record));
-        }
-    }
-    Ok(done)
+/// Which combination a record belongs to: browser, page and query.
+type RunKey = (String, String, String);
+
+fn run_key(line: &Line) -> RunKey {
+    (
+        line.browser
+            .as_ref()
+            .map(|b| b.name.name().to_owned())
+            .unwrap_or_default(),
+        line.page.clone().unwrap_or_default(),
+        line.query.clone().unwrap_or_default(),
+    )
 }
 
-fn run_key(record: &Value) -> (String, String, String) {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    (
-        text(&record["browser"]["name"]),
-        text(&record["page"]),
-        text(&record["query"]),
-    )
+/// The records of a results file; a line cut short by a crash is skipped, so its run is
+/// simply done again.
+fn read_records(results: &Path) -> Result<Vec<Line>> {
+    let text = match fs::read_to_string(results) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", results.display())),
+    };
+    Ok(record::parse_lines(&text)
+        .filter_map(|line| line.ok().map(|(_, line)| line))
+        .collect())
+}
+
+/// A combination is finished when a closing `run` record says the page posted its result (or
+/// its own error, unless `retry_failed`). Timeouts, crashes and interruptions run again.
+fn finished_runs(records: &[Line], retry_failed: bool) -> HashSet<RunKey> {
+    records
+        .iter()
+        .filter(|line| match &line.record {
+            Record::Run(end) => match end.outcome.as_str() {
+                "result" => true,
+                "error" => !retry_failed,
+                _ => false,
+            },
+            _ => false,
+        })
+        .map(run_key)
+        .collect()
 }
 
 /// The latest record of each combination, for the closing table.
@@ -76,12 +82,7 @@ fn table_rows(
     combinations: &[(BrowserInfo, String)],
     page: &str,
 ) -> Result<Vec<SweepRow>> {
-    let text =
-        fs::read_to_string(results).with_context(|| format!("reading {}", results.display()))?;
-    let records: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let records = read_records(results)?;
     let rows = combinations
         .iter()
         .map(|(info, query)| {
@@ -90,24 +91,34 @@ fn table_rows(
                 records
                     .iter()
                     .rev()
-                    .find(|r| r["kind"] == kind && run_key(r) == key)
+                    .find(|line| line.record.kind() == kind && run_key(line) == key)
+                    .map(|line| &line.record)
             };
-            let closing = mine("run");
+            let closing = match mine("run") {
+                Some(Record::Run(end)) => Some(end),
+                _ => None,
+            };
             let outcome = closing.map_or_else(
                 || "not run".to_owned(),
-                |r| match r["message"].as_str() {
-                    Some(message) => format!("{}: {message}", r["outcome"].as_str().unwrap_or("?")),
-                    None => r["outcome"].as_str().unwrap_or("?").to_owned(),
+                |end| match &end.message {
+                    Some(message) => format!("{}: {message}", end.outcome),
+                    None => end.outcome.clone(),
                 },
             );
-            let finished = closing.is_some_and(|r| r["outcome"] == "result");
-            let result = mine("result").filter(|_| finished);
+            let finished = closing.is_some_and(|end| end.outcome == "result");
+            let (summary, process_memory) = match mine("result").filter(|_| finished) {
+                Some(Record::Result {
+                    summary,
+                    process_memory,
+                }) => (summary.benchmark().cloned(), Some(process_memory.clone())),
+                _ => (None, None),
+            };
             SweepRow {
                 browser: info.name.name().to_owned(),
                 query: query.clone(),
                 outcome,
-                summary: result.map(|r| r["summary"].clone()),
-                process_memory: result.map(|r| r["processMemory"].clone()),
+                summary,
+                process_memory,
             }
         })
         .collect();
@@ -165,7 +176,7 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
                 .map(move |info| (info.clone(), config.to_query()))
         })
         .collect();
-    let done = finished_runs(&options.run.results, options.retry_failed)?;
+    let done = finished_runs(&read_records(&options.run.results)?, options.retry_failed);
     let page = options.run.page.clone();
     let todo: Vec<&(BrowserInfo, String)> = combinations
         .iter()
@@ -209,11 +220,13 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         let line = match &report.outcome {
             Outcome::Finished { summary, .. } => format!(
                 "done  {label}: nCER {}, median {} ms, {:.0} s",
-                summary["nCER"]
-                    .as_f64()
+                summary
+                    .benchmark()
+                    .and_then(|s| s.ncer)
                     .map_or("n/a".to_owned(), |v| format!("{v:.4}")),
-                summary["medianMs"]
-                    .as_f64()
+                summary
+                    .benchmark()
+                    .and_then(|s| s.median_ms)
                     .map_or("-".to_owned(), |v| format!("{v:.0}")),
                 report.wall.as_secs_f64()
             ),
@@ -276,31 +289,75 @@ mod tests {
             .contains("empty value"));
     }
 
+    /// The committed file's closing record with another outcome and query.
+    fn closing(outcome: &str, browser: &str, query: &str) -> String {
+        let legacy = crate::record::tests::LEGACY;
+        let mut run: serde_json::Value =
+            serde_json::from_str(legacy.lines().last().unwrap()).unwrap();
+        run["outcome"] = outcome.into();
+        run["browser"]["name"] = browser.into();
+        run["query"] = query.into();
+        run.to_string()
+    }
+
     #[test]
     fn resume_skips_results_and_page_errors_but_not_timeouts() {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         let lines = [
-            r#"{"kind":"run","outcome":"result","browser":{"name":"chromium"},"page":"www/index.html","query":""}"#,
-            r#"{"kind":"run","outcome":"error","browser":{"name":"chromium"},"page":"www/index.html","query":"tier=242"}"#,
-            r#"{"kind":"run","outcome":"timeout","browser":{"name":"firefox"},"page":"www/index.html","query":""}"#,
-            r#"{"kind":"result","browser":{"name":"firefox"},"page":"www/index.html","query":"memory=default"}"#,
-            r#"{"kind":"run","outcome":"res"#,
+            closing("result", "chromium", ""),
+            closing("error", "chromium", "tier=242"),
+            closing("timeout", "firefox", ""),
+            // A result without its closing record (the runner died) and a line cut short.
+            crate::record::tests::LEGACY
+                .lines()
+                .nth(10)
+                .unwrap()
+                .replace("maxTokens=2", "maxTokens=3"),
+            r#"{"kind":"run","outcome":"res"#.to_owned(),
         ];
         for line in lines {
             writeln!(file, "{line}").unwrap();
         }
+        let records = read_records(file.path()).unwrap();
+        assert_eq!(records.len(), 4, "the cut line is skipped");
         let key = |b: &str, q: &str| (b.to_owned(), "www/index.html".to_owned(), q.to_owned());
-        let done = finished_runs(file.path(), false).unwrap();
         assert_eq!(
-            done,
+            finished_runs(&records, false),
             HashSet::from([key("chromium", ""), key("chromium", "tier=242")])
         );
-        let retry = finished_runs(file.path(), true).unwrap();
-        assert_eq!(retry, HashSet::from([key("chromium", "")]));
-        assert!(
-            finished_runs(Path::new("/nonexistent/results.jsonl"), false)
-                .unwrap()
-                .is_empty()
+        assert_eq!(
+            finished_runs(&records, true),
+            HashSet::from([key("chromium", "")])
         );
+        assert!(read_records(Path::new("/nonexistent/results.jsonl"))
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn a_results_file_of_todays_runner_resumes_and_fills_the_table() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(crate::record::tests::LEGACY.as_bytes())
+            .unwrap();
+        let records = read_records(file.path()).unwrap();
+        let query = "cases=smoke2&maxTokens=2";
+        assert_eq!(
+            finished_runs(&records, false),
+            HashSet::from([(
+                "firefox".to_owned(),
+                "www/index.html".to_owned(),
+                query.to_owned()
+            )])
+        );
+        let firefox = records[0].browser.clone().unwrap();
+        let rows = table_rows(
+            file.path(),
+            &[(firefox, query.to_owned())],
+            "www/index.html",
+        )
+        .unwrap();
+        assert_eq!(rows[0].outcome, "result");
+        assert_eq!(rows[0].summary.as_ref().map(|s| s.cases), Some(2));
+        assert!(rows[0].process_memory.as_ref().is_some_and(|m| m.available));
     }
 }

@@ -181,10 +181,21 @@ fn endpoints_append_one_flushed_record_per_request() {
         post(
             base,
             "/benchmark-progress",
-            &json!({ "runId": "r1", "case": { "id": "c1", "distance": 0 } })
+            &json!({ "runId": "r1", "case": legacy_case() })
         )
         .0,
         200
+    );
+    // A case must be a whole case result: the answer names the missing field.
+    let (status, answer) = post(
+        base,
+        "/benchmark-progress",
+        &json!({ "runId": "r1", "case": { "id": "c1", "distance": 0 } }),
+    );
+    assert_eq!(status, 400);
+    assert!(
+        answer["error"].as_str().unwrap().contains("missing field"),
+        "{answer}"
     );
     assert_eq!(records(&results).len(), 3);
     let error = json!({ "runId": "r1", "phase": "decoder-load", "error": { "name": "Error", "message": "boom", "stack": "s" } });
@@ -207,15 +218,23 @@ fn endpoints_append_one_flushed_record_per_request() {
     assert_eq!(kinds, ["start", "mark", "progress", "error", "result"]);
     assert!(all
         .iter()
-        .all(|r| r["runId"] == "r1" && r["time"].as_str().is_some_and(|t| t.ends_with('Z'))));
+        .all(|r| r["time"].as_str().is_some_and(|t| t.ends_with('Z'))));
+    // The run id once per record: at the top, or in the summary the page posted.
+    assert!(all[..4]
+        .iter()
+        .all(|r| r["runId"] == "r1" && r["body"].get("runId").is_none()));
+    assert_eq!(all[4]["summary"]["runId"], "r1");
+    assert!(all[4].get("runId").is_none());
     assert_eq!(all[0]["body"]["ortVersion"], "1.30.0");
+    assert_eq!(all[0]["body"]["adapter"]["features"][0], "shader-f16");
     assert!(all[0]["machine"]["cores"].as_u64().unwrap() >= 1);
     assert_eq!(all[1]["phase"], "baseline");
-    assert_eq!(all[2]["body"]["case"]["id"], "c1");
+    assert_eq!(all[2]["body"]["case"], legacy_case());
     assert_eq!(all[3]["body"]["error"]["message"], "boom");
-    // The result record carries what the start message said about the environment.
-    assert_eq!(all[4]["adapter"]["features"][0], "shader-f16");
-    assert_eq!(all[4]["ortVersion"], "1.30.0");
+    // The environment is the start record's; the result does not repeat it.
+    for field in ["adapter", "ortVersion", "userAgent", "machine", "config"] {
+        assert!(all[4].get(field).is_none(), "result repeats `{field}`");
+    }
     assert_eq!(all[4]["summary"]["cases"], 1);
     assert_eq!(all[4]["processMemory"]["available"], false);
 }
@@ -312,24 +331,68 @@ fn help_lists_the_page_parameters_from_the_core() {
     }
 }
 
-/// A finished run as JSONL: start, one progress record per case, result, run.
+/// The results file today's runner wrote (Firefox, smoke2, two cases).
+const LEGACY: &str = include_str!("data/legacy-smoke2.jsonl");
+
+/// The n-th record of that kind in the committed results file.
+fn legacy(kind: &str, n: usize) -> Value {
+    LEGACY
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["kind"] == kind)
+        .nth(n)
+        .unwrap()
+}
+
+fn legacy_case() -> Value {
+    legacy("progress", 0)["body"]["case"].clone()
+}
+
+/// A finished run as JSONL, made of the committed file's records: start, one progress
+/// record per case, result, run.
 fn finished_run(run_id: &str, browser: &str, cases: &[(&str, &[i64], &str)]) -> String {
-    let mut lines = vec![json!({"kind": "start", "runId": run_id, "body": {}}).to_string()];
+    let named = |mut record: Value| {
+        record["browser"]["name"] = browser.into();
+        record["browser"]["version"] = format!("{browser} 9").into();
+        record.to_string()
+    };
+    let mut start = legacy("start", 0);
+    start["runId"] = run_id.into();
+    let mut lines = vec![named(start)];
     for (id, tokens, actual) in cases {
-        lines.push(
-            json!({"kind": "progress", "runId": run_id, "body": {"runId": run_id, "case": {
-                "id": id, "expected": actual, "actual": actual, "tokenIds": tokens}}})
-            .to_string(),
-        );
+        let mut progress = legacy("progress", 0);
+        progress["runId"] = (*run_id).into();
+        let case = &mut progress["body"]["case"];
+        (case["id"], case["tokenIds"], case["actual"]) =
+            ((*id).into(), json!(tokens), (*actual).into());
+        lines.push(named(progress));
     }
-    lines.push(
-        json!({"kind": "result", "runId": run_id, "config": {"cases": "smoke2"},
-            "browser": {"name": browser, "version": format!("{browser} 9")},
-            "query": "cases=smoke2", "summary": {}})
-        .to_string(),
-    );
-    lines.push(json!({"kind": "run", "outcome": "result"}).to_string());
+    let mut result = legacy("result", 0);
+    result["summary"]["runId"] = run_id.into();
+    lines.push(named(result));
+    lines.push(named(legacy("run", 0)));
     lines.join("\n") + "\n"
+}
+
+#[test]
+fn compare_and_its_exit_status_read_the_committed_results_file() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy-smoke2.jsonl");
+    let out = Command::new(BIN)
+        .arg("compare")
+        .arg(&file)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("2 cases compared, 2 with identical tokens; 4/4 token positions agree"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("firefox (Mozilla Firefox 153.8.0esr)"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -392,7 +455,7 @@ fn compare_reports_token_differences_through_its_exit_status() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("run ra: chromium (chromium 9) · cases=smoke2"),
+        stdout.contains("run ra: chromium (chromium 9) · cases=smoke2&maxTokens=2"),
         "{stdout}"
     );
     assert!(stdout.contains("run rb: firefox (firefox 9)"), "{stdout}");
@@ -407,7 +470,7 @@ fn compare_reports_token_differences_through_its_exit_status() {
     let (code, stdout, stderr) = compare(&a, &bad);
     assert_eq!(code, Some(2), "{stdout}");
     assert!(
-        stderr.contains(&format!("{}:2: not a JSON record", bad.display())),
+        stderr.contains(&format!("{}:1: not a results record", bad.display())),
         "{stderr}"
     );
 

@@ -59,22 +59,16 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
             summary,
             process_memory,
         } => {
-            if report::is_benchmark_summary(summary) {
-                print!(
-                    "{}",
-                    report::run_table(
-                        &info.version,
-                        &options.query,
-                        summary,
-                        process_memory,
-                        report.wall.as_secs_f64()
-                    )
-                );
-            } else {
-                let mut shown = summary.clone();
-                shown["processMemory"] = process_memory.clone();
-                println!("{}", serde_json::to_string_pretty(&shown)?);
-            }
+            print!(
+                "{}",
+                report::run_report(
+                    &info.version,
+                    &options.query,
+                    summary,
+                    process_memory,
+                    report.wall.as_secs_f64()
+                )
+            );
             0
         }
         other => {

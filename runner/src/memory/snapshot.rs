@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Serialize, Serializer};
+use std::borrow::Cow;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::stats::{Extent, Measured};
 use crate::process_type::ProcessType;
@@ -12,21 +15,21 @@ use crate::process_type::ProcessType;
 /// How the sampler reads memory, carried in every answer.
 const SOURCE: &str = "RSS from /proc/PID/statm every tick; PSS from /proc/PID/smaps_rollup on a second thread, within 5% of one core";
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessMemory {
     pub sampler: SamplerFigures,
     pub interval_ms: f64,
     /// Phases in the order they began, serialized as one object keyed by phase name.
-    #[serde(serialize_with = "ordered_map")]
+    #[serde(serialize_with = "ordered_map", deserialize_with = "ordered_entries")]
     pub phases: Vec<(String, PhaseMemory)>,
 }
 
 /// What the sampler itself achieved and cost over the run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SamplerFigures {
-    pub source: &'static str,
+    pub source: Cow<'static, str>,
     pub ticks: u64,
     pub achieved_hz: f64,
     pub rss_cpu_share_of_one_core: f64,
@@ -41,7 +44,7 @@ pub struct SamplerFigures {
 
 /// One phase: its sample counts, how long it lasted, and peak and end memory per process
 /// type, in all, and per label.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PhaseMemory {
     pub samples: u64,
@@ -57,6 +60,27 @@ fn ordered_map<S: Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.collect_map(phases.iter().map(|(name, phase)| (name, phase)))
+}
+
+/// The phases object read back in file order (a map type would sort the names).
+fn ordered_entries<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<(String, PhaseMemory)>, D::Error> {
+    struct Entries;
+    impl<'de> Visitor<'de> for Entries {
+        type Value = Vec<(String, PhaseMemory)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object of phases keyed by phase name")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut phases = Vec::new();
+            while let Some(entry) = map.next_entry()? {
+                phases.push(entry);
+            }
+            Ok(phases)
+        }
+    }
+    deserializer.deserialize_map(Entries)
 }
 
 impl ProcessMemory {
@@ -103,7 +127,7 @@ impl ProcessMemory {
             .collect();
         ProcessMemory {
             sampler: SamplerFigures {
-                source: SOURCE,
+                source: Cow::Borrowed(SOURCE),
                 ticks: m.ticks,
                 achieved_hz: per_second(m.ticks),
                 rss_cpu_share_of_one_core: share(m.rss_cpu),

@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::process_type::{Classified, ProcessType};
 
 /// Peak and end of one process type (or of all of them) within one phase, as it appears in
 /// `processMemory`: the PSS fields only once a PSS pass has counted towards the phase.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Extent {
     #[serde(rename = "peakRssBytes")]
     pub peak_rss: u64,

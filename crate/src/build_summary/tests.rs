@@ -1,0 +1,175 @@
+use serde_json::{json, Value};
+
+use super::*;
+use crate::record::tests::assert_within;
+
+/// The committed file was written by a runner whose JSON parser could read a time one ulp off
+/// (serde_json without `float_roundtrip`), so what the page derived from the exact time can
+/// differ from what the core derives from the file in the last bit.
+const ULPS: f64 = 1e-15;
+
+/// The summary the page built before these figures moved into the core (Firefox, smoke2).
+const LEGACY: &str = include_str!("../../../runner/tests/data/legacy-smoke2.jsonl");
+
+pub(crate) fn legacy_summary() -> PageSummary {
+    let result = LEGACY
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|record| record["kind"] == "result")
+        .unwrap();
+    serde_json::from_value(result["summary"].clone()).unwrap()
+}
+
+/// What the page measured for a case, read back out of its result.
+pub(crate) fn measured(case: &CaseResult, accuracy_applicable: bool) -> CaseRun {
+    CaseRun {
+        id: case.id.clone(),
+        expected: case.expected.clone(),
+        text: case.text.clone(),
+        token_ids: case.token_ids.clone(),
+        vision_ms: case.vision_ms,
+        prefill_ms: case.prefill_ms,
+        decode_ms: case.decode_ms,
+        total_ms: case.total_ms,
+        decode_steps: case.decode_steps,
+        vision_call_ms: case.vision_call_ms,
+        probe: case.decode_probe.clone(),
+        repeat: case.repeat,
+        accuracy_applicable,
+    }
+}
+
+pub(crate) fn input_of(summary: &PageSummary) -> SummaryInput {
+    SummaryInput {
+        run_id: summary.run_id.clone(),
+        config: summary.config.clone(),
+        capability: summary.capability.clone(),
+        manifest: summary.manifest.clone(),
+        results: summary.results.clone(),
+        warmup_results: summary.warmup_results.clone(),
+        memory_samples: summary.memory_samples.clone(),
+        environment: summary.environment.clone(),
+        session_ms: summary.session_ms.clone(),
+        wall_ms: summary.wall_ms,
+        timing_notes: summary.timing_notes.clone(),
+        completion_floors: CompletionFloors {
+            page: summary.completion.page.as_ref().map(|f| f.rounds.clone()),
+            worker: summary.completion.worker.as_ref().map(|f| f.rounds.clone()),
+        },
+        profile: summary.profile.clone(),
+    }
+}
+
+#[test]
+fn case_results_are_the_ones_the_page_computed() {
+    for case in legacy_summary().results {
+        let built = serde_json::to_value(case_result(measured(&case, true))).unwrap();
+        assert_within(&built, &serde_json::to_value(&case).unwrap(), "case", ULPS);
+    }
+}
+
+#[test]
+fn the_summary_is_the_one_the_page_computed() {
+    let posted = legacy_summary();
+    let built = serde_json::to_value(build_summary(input_of(&posted)).unwrap()).unwrap();
+    assert_within(
+        &built,
+        &serde_json::to_value(&posted).unwrap(),
+        "summary",
+        ULPS,
+    );
+}
+
+#[test]
+fn decoder_scope_has_no_accuracy() {
+    let mut posted = legacy_summary();
+    posted.config.scope = crate::config::Scope::Decoder;
+    let case = case_result(measured(&posted.results[0], false));
+    assert_eq!(
+        (case.distance, case.characters, case.exact),
+        (None, None, None)
+    );
+    posted.results = vec![case];
+    let summary = build_summary(input_of(&posted)).unwrap();
+    assert_eq!(
+        (
+            summary.ncer,
+            summary.distance,
+            summary.characters,
+            summary.exact
+        ),
+        (None, None, None, None)
+    );
+    assert_eq!(summary.cases_name, "synthetic");
+    assert_eq!(summary.benchmark_scope, "decoder");
+    assert!(!summary.accuracy_applicable);
+}
+
+#[test]
+fn repeats_are_compared_and_a_changed_token_is_a_finding() {
+    let mut posted = legacy_summary();
+    posted.config.repeat = 2;
+    let mut again = posted.results.clone();
+    for case in &mut again {
+        case.repeat = Some(1);
+        case.total_ms += 10.0;
+    }
+    posted.results.extend(again.clone());
+    let summary = build_summary(input_of(&posted)).unwrap();
+    assert_eq!(summary.repeats.count, 2);
+    assert_eq!(summary.repeats.per_repeat.len(), 2);
+    assert!(summary.repeats.tokens_agree);
+    let case_p50 = summary.repeats.interval.case_p50_ms.unwrap();
+    assert_eq!(case_p50.n, 2);
+    assert!(case_p50.half_width.is_some());
+
+    posted.results.last_mut().unwrap().token_ids[0] += 1;
+    assert!(
+        !build_summary(input_of(&posted))
+            .unwrap()
+            .repeats
+            .tokens_agree
+    );
+}
+
+#[test]
+fn a_warmup_run_is_the_first_in_pipeline_compilation() {
+    let mut posted = legacy_summary();
+    let mut warmup = posted.results[0].clone();
+    (warmup.repeat, warmup.prefill_ms) = (None, 20_000.0);
+    posted.warmup_results = vec![warmup];
+    let summary = build_summary(input_of(&posted)).unwrap();
+    let compilation = summary.pipeline_compilation.unwrap();
+    assert!(compilation.first.warmup);
+    assert_eq!(compilation.steady.as_ref().unwrap().runs, 2);
+    let steady_prefill = compilation.steady.unwrap().prefill_p50_ms.unwrap();
+    assert_eq!(
+        compilation.prefill_extra_ms,
+        Some(20_000.0 - steady_prefill)
+    );
+    // Warm-up runs are not in the statistics.
+    assert_eq!(summary.cases, 2);
+}
+
+#[test]
+fn the_profiles_gpu_time_per_decoder_run() {
+    let mut posted = legacy_summary();
+    posted.profile = json!({ "decoder": { "gpuTimestamps": true, "runs": 4, "gpuMs": 10.0 } });
+    let summary = build_summary(input_of(&posted)).unwrap();
+    assert_eq!(summary.decode_probe.gpu_ms_per_decoder_run, Some(2.5));
+}
+
+#[test]
+fn a_step_without_its_choice_is_left_out_of_the_latencies() {
+    let probe = CaseProbe {
+        prefill_submit_ms: 1.0,
+        prefill_sync_ms: 1.0,
+        submit_ms: vec![1.0, 2.0],
+        sync_ms: vec![3.0, 4.0],
+        choose_ms: vec![0.5, 0.25],
+    };
+    let latencies = token_latencies(&probe);
+    assert_eq!(latencies[0], 4.25);
+    assert!(latencies[1].is_nan());
+    assert_eq!(latency_stats(&latencies).unwrap().count, 1);
+}

@@ -1,0 +1,255 @@
+// The result record's types (crate/src/record.rs, crate/src/build_summary.rs). A test
+// (crate/src/record_typescript.rs) checks every interface's fields against the Rust types.
+
+/** What the page measured for one case (the input of caseResult). */
+export interface CaseRun {
+    id: string;
+    expected: string;
+    /** The decoded text. */
+    text: string;
+    tokenIds: number[];
+    visionMs: number;
+    prefillMs: number;
+    decodeMs: number;
+    totalMs: number;
+    decodeSteps: number;
+    visionCallMs?: number | null;
+    probe: CaseProbe;
+    /** Null for a warm-up run. */
+    repeat: number | null;
+    /** False in the decoder-only scope: distance, characters and exact become null. */
+    accuracyApplicable: boolean;
+}
+
+/** One case's decode steps: the prefill, then per step after it. */
+export interface CaseProbe {
+    prefillSubmitMs: number;
+    prefillSyncMs: number;
+    submitMs: number[];
+    syncMs: number[];
+    /** One more than the steps: the prefill's choice comes first. */
+    chooseMs: number[];
+}
+
+/** One finished case: /benchmark-progress's `case`, an entry of `results`. */
+export interface CaseResult {
+    id: string;
+    expected: string;
+    actual: string;
+    distance: number | null;
+    characters: number | null;
+    exact: boolean | null;
+    text: string;
+    tokens: number;
+    visionMs: number;
+    prefillMs: number;
+    decodeMs: number;
+    totalMs: number;
+    tokenIds: number[];
+    decodeSteps: number;
+    /** Resident schedule only. */
+    visionCallMs?: number;
+    timeToFirstTokenMs: number;
+    tokenLatency: LatencyStats | null;
+    tokensPerSecond: number | null;
+    decodeProbe: CaseProbe;
+    repeat: number | null;
+}
+
+/** What the page gathered for the summary (the input of buildSummary). */
+export interface SummaryInput {
+    runId: string;
+    config: Config;
+    capability: Capability;
+    manifest: ManifestUse;
+    results: CaseResult[];
+    warmupResults: CaseResult[];
+    memorySamples: MemorySample[];
+    environment: Environment;
+    sessionMs: Record<string, number>;
+    wallMs: number;
+    timingNotes: string[];
+    completionFloors: CompletionFloors;
+    /** ORT's operator profile under profile=ops, else null. */
+    profile?: unknown;
+}
+
+export interface CompletionFloors {
+    page: FloorRounds | null;
+    worker: FloorRounds | null;
+}
+
+export interface Capability {
+    layers: number;
+    hiddenSize: number;
+    intermediateSize: number;
+    attentionHeads: number;
+    kvHeads: number;
+    vocabulary: number;
+    maxTokens: number;
+    vision: string;
+    decoder: string;
+}
+
+export interface Environment {
+    userAgent: string;
+    adapter: unknown;
+    ortVersion: string;
+    crossOriginIsolated: boolean;
+    hardwareConcurrency: number | null;
+    /** The vision worker's adapter (staged schedule). */
+    workerAdapter?: unknown;
+}
+
+export interface MemorySample {
+    label: string;
+    atMs: number;
+    jsHeapSizeLimit?: number;
+    totalJSHeapSize?: number;
+    usedJSHeapSize?: number;
+    userAgentBytes?: number;
+    userAgentMemoryError?: string;
+    userAgentMs?: number;
+    sampleMs: number;
+}
+
+export interface ManifestUse {
+    url: string;
+    name: string | null;
+    vision: unknown;
+    decoder: unknown;
+}
+
+export interface PollSetting {
+    mode: Poll;
+    kickMs: number | null;
+}
+
+export interface FloorRounds {
+    rounds: number;
+    warmupRounds: number;
+    emptyQueueMs: number[];
+    dispatchReadbackMs: number[];
+    poll: Poll;
+    kickMs: number | null;
+    kicks: number;
+}
+
+export interface CompletionFloor extends FloorRounds {
+    emptyQueue: LatencyStats | null;
+    dispatchReadback: LatencyStats | null;
+}
+
+export interface Completion {
+    page: CompletionFloor | null;
+    worker: CompletionFloor | null;
+    check: CompletionCheck;
+}
+
+export interface RunProbe {
+    tokenLatency: LatencyStats | null;
+    submit: LatencyStats | null;
+    sync: LatencyStats | null;
+    choose: LatencyStats | null;
+    prefillSubmit: LatencyStats | null;
+    prefillSync: LatencyStats | null;
+    timeToFirstToken: LatencyStats | null;
+    tokensPerSecond: number | null;
+    gpuMsPerDecoderRun: number | null;
+}
+
+export interface RepeatFigures {
+    repeat: number | null;
+    caseP50Ms: number | null;
+    visionP50Ms: number | null;
+    prefillP50Ms: number | null;
+    timeToFirstTokenP50Ms: number | null;
+    tokenP50Ms: number | null;
+    tokenP90Ms: number | null;
+    msPerToken: number | null;
+    tokensPerSecond: number | null;
+}
+
+export interface RepeatIntervals {
+    caseP50Ms: MeanInterval | null;
+    visionP50Ms: MeanInterval | null;
+    prefillP50Ms: MeanInterval | null;
+    timeToFirstTokenP50Ms: MeanInterval | null;
+    tokenP50Ms: MeanInterval | null;
+    tokenP90Ms: MeanInterval | null;
+    msPerToken: MeanInterval | null;
+    tokensPerSecond: MeanInterval | null;
+}
+
+export interface Repeats {
+    count: number;
+    perRepeat: RepeatFigures[];
+    interval: RepeatIntervals;
+    tokensAgree: boolean;
+}
+
+export interface FirstRun {
+    id: string;
+    warmup: boolean;
+    totalMs: number;
+    visionMs: number;
+    prefillMs: number;
+    firstTokenStepMs: number | null;
+}
+
+export interface SteadyState {
+    runs: number;
+    caseP50Ms: number | null;
+    visionP50Ms: number | null;
+    prefillP50Ms: number | null;
+    tokenP50Ms: number | null;
+}
+
+export interface PipelineCompilation {
+    first: FirstRun;
+    steady: SteadyState | null;
+    prefillExtraMs: number | null;
+    visionExtraMs: number | null;
+}
+
+/** The whole summary: /benchmark-result's body and window.__benchmarkResult. */
+export interface PageSummary {
+    runId: string;
+    tier: Tier;
+    memoryMode: Memory;
+    loaderMode: Loader;
+    scheduleMode: Schedule;
+    decoderMode: Decoder;
+    benchmarkScope: Scope;
+    capability: Capability;
+    cases: number;
+    nCER: number | null;
+    distance: number | null;
+    characters: number | null;
+    exact: number | null;
+    medianMs: number | null;
+    peakCaseMs: number | null;
+    memorySamples: MemorySample[];
+    results: CaseResult[];
+    config: Config;
+    casesName: string;
+    weights: Weights;
+    maxTokens: number;
+    accuracyApplicable: boolean;
+    meanMs: number | null;
+    p90Ms: number | null;
+    msPerToken: number | null;
+    environment: Environment;
+    timingNotes: string[];
+    sessionMs: Record<string, number>;
+    wallMs: number;
+    manifest: ManifestUse;
+    poll: PollSetting;
+    completion: Completion;
+    completionBound: boolean;
+    decodeProbe: RunProbe;
+    repeats: Repeats;
+    warmupResults: CaseResult[];
+    pipelineCompilation: PipelineCompilation | null;
+    profile: unknown;
+}

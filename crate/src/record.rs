@@ -1,0 +1,389 @@
+//! The types of what the page posts: the summary (`/benchmark-result`, `window.__benchmarkResult`),
+//! one case's result (`/benchmark-progress` and `summary.results`), the environment, the
+//! memory samples and the decode probe's figures. The field names are the JSON's: the seed's
+//! first (`nCER`, `medianMs`, ...), the additions after them (docs/architecture.md, "Summary").
+//!
+//! The runner reads and writes the result record through these types, and `lib.rs` declares
+//! their TypeScript; a test there checks the declarations against these types.
+//!
+//! Two parts stay JSON: the WebGPU adapter's description (whatever `GPUAdapterInfo` and the
+//! limits the page reads hold) and ORT's operator profile. `extra` on the summary and on a case
+//! keeps a field a newer page adds, so a runner never drops what it does not know yet.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
+
+/// Fields this version does not name, kept as posted.
+pub type Extra = Map<String, Value>;
+
+/// The whole summary of one run, as posted to `/benchmark-result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageSummary {
+    pub run_id: String,
+    // The seed's fields, in the seed's order.
+    pub tier: String,
+    pub memory_mode: String,
+    pub loader_mode: String,
+    pub schedule_mode: String,
+    pub decoder_mode: String,
+    pub benchmark_scope: String,
+    pub capability: Capability,
+    pub cases: usize,
+    #[serde(rename = "nCER")]
+    pub ncer: Option<f64>,
+    pub distance: Option<usize>,
+    /// Null where accuracy does not apply (the decoder-only scope), as `nCER` is.
+    pub characters: Option<usize>,
+    pub exact: Option<usize>,
+    pub median_ms: Option<f64>,
+    pub peak_case_ms: Option<f64>,
+    pub memory_samples: Vec<MemorySample>,
+    pub results: Vec<CaseResult>,
+    // The additions.
+    pub config: Config,
+    pub cases_name: String,
+    pub weights: String,
+    pub max_tokens: u32,
+    pub accuracy_applicable: bool,
+    pub mean_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub ms_per_token: Option<f64>,
+    pub environment: Environment,
+    pub timing_notes: Vec<String>,
+    /// `InferenceSession.create` per session (`vision`, `decoder`).
+    pub session_ms: BTreeMap<String, f64>,
+    pub wall_ms: f64,
+    pub manifest: ManifestUse,
+    pub poll: PollSetting,
+    pub completion: Completion,
+    pub completion_bound: bool,
+    pub decode_probe: RunProbe,
+    pub repeats: Repeats,
+    pub warmup_results: Vec<CaseResult>,
+    pub pipeline_compilation: Option<PipelineCompilation>,
+    /// ORT's per-operator profile under `profile=ops`, else null.
+    pub profile: Value,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The model's shape from the manifest, and what each session is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capability {
+    pub layers: u32,
+    pub hidden_size: u32,
+    pub intermediate_size: u32,
+    pub attention_heads: u32,
+    pub kv_heads: u32,
+    pub vocabulary: u32,
+    pub max_tokens: u32,
+    pub vision: String,
+    pub decoder: String,
+}
+
+/// One finished case: the seed's fields, then the additions and the decode probe's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseResult {
+    pub id: String,
+    pub expected: String,
+    pub actual: String,
+    pub distance: Option<usize>,
+    pub characters: Option<usize>,
+    pub exact: Option<bool>,
+    pub text: String,
+    pub tokens: usize,
+    pub vision_ms: f64,
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+    pub total_ms: f64,
+    pub token_ids: Vec<i64>,
+    pub decode_steps: usize,
+    /// Resident schedule only: when `vision.run()` returned, before the GPU finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision_call_ms: Option<f64>,
+    pub time_to_first_token_ms: f64,
+    pub token_latency: Option<LatencyStats>,
+    pub tokens_per_second: Option<f64>,
+    pub decode_probe: CaseProbe,
+    /// Which pass over the set (0-based); null for a warm-up run.
+    pub repeat: Option<u32>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One case's decode steps: the prefill, then per step after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseProbe {
+    pub prefill_submit_ms: f64,
+    pub prefill_sync_ms: f64,
+    pub submit_ms: Vec<f64>,
+    pub sync_ms: Vec<f64>,
+    /// One more than the steps: the prefill's choice comes first.
+    pub choose_ms: Vec<f64>,
+}
+
+/// Who measured: the browser, its adapter(s) and ORT.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Environment {
+    pub user_agent: String,
+    pub adapter: Value,
+    pub ort_version: String,
+    pub cross_origin_isolated: bool,
+    pub hardware_concurrency: Option<u32>,
+    /// The vision worker's adapter (staged schedule), once it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_adapter: Option<Value>,
+}
+
+/// One memory sample the page took between phases or cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemorySample {
+    pub label: String,
+    pub at_ms: f64,
+    // `performance.memory` (Chromium only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub js_heap_size_limit: Option<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "totalJSHeapSize"
+    )]
+    pub total_js_heap_size: Option<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "usedJSHeapSize"
+    )]
+    pub used_js_heap_size: Option<u64>,
+    // `performance.measureUserAgentSpecificMemory()` (cross-origin isolated Chromium).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent_memory_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent_ms: Option<f64>,
+    pub sample_ms: f64,
+}
+
+/// The manifest the run used and the model entries it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestUse {
+    pub url: String,
+    pub name: Option<String>,
+    pub vision: Value,
+    pub decoder: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PollSetting {
+    pub mode: String,
+    pub kick_ms: Option<f64>,
+}
+
+/// The completion floor of each realm and the verdict over the decode steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub page: Option<CompletionFloor>,
+    pub worker: Option<CompletionFloor>,
+    pub check: CompletionCheck,
+}
+
+/// One realm's empty-queue and one-dispatch round trips, raw and as statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionFloor {
+    #[serde(flatten)]
+    pub rounds: FloorRounds,
+    pub empty_queue: Option<LatencyStats>,
+    pub dispatch_readback: Option<LatencyStats>,
+}
+
+/// The rounds as the page measured them (3 warm-up rounds, then 20 timed ones).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FloorRounds {
+    pub rounds: u32,
+    pub warmup_rounds: u32,
+    pub empty_queue_ms: Vec<f64>,
+    pub dispatch_readback_ms: Vec<f64>,
+    pub poll: String,
+    pub kick_ms: Option<f64>,
+    pub kicks: u64,
+}
+
+/// The decode probe over every timed case of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunProbe {
+    pub token_latency: Option<LatencyStats>,
+    pub submit: Option<LatencyStats>,
+    pub sync: Option<LatencyStats>,
+    pub choose: Option<LatencyStats>,
+    pub prefill_submit: Option<LatencyStats>,
+    pub prefill_sync: Option<LatencyStats>,
+    pub time_to_first_token: Option<LatencyStats>,
+    pub tokens_per_second: Option<f64>,
+    pub gpu_ms_per_decoder_run: Option<f64>,
+}
+
+/// The timings of each pass over the set and their spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Repeats {
+    pub count: u32,
+    pub per_repeat: Vec<RepeatFigures>,
+    pub interval: RepeatIntervals,
+    /// False when a repeat decoded other tokens for a case (greedy decoding is deterministic).
+    pub tokens_agree: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepeatFigures {
+    pub repeat: Option<u32>,
+    pub case_p50_ms: Option<f64>,
+    pub vision_p50_ms: Option<f64>,
+    pub prefill_p50_ms: Option<f64>,
+    pub time_to_first_token_p50_ms: Option<f64>,
+    pub token_p50_ms: Option<f64>,
+    pub token_p90_ms: Option<f64>,
+    pub ms_per_token: Option<f64>,
+    pub tokens_per_second: Option<f64>,
+}
+
+/// The mean and 95 % interval of each figure of [`RepeatFigures`] across the passes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepeatIntervals {
+    pub case_p50_ms: Option<MeanInterval>,
+    pub vision_p50_ms: Option<MeanInterval>,
+    pub prefill_p50_ms: Option<MeanInterval>,
+    pub time_to_first_token_p50_ms: Option<MeanInterval>,
+    pub token_p50_ms: Option<MeanInterval>,
+    pub token_p90_ms: Option<MeanInterval>,
+    pub ms_per_token: Option<MeanInterval>,
+    pub tokens_per_second: Option<MeanInterval>,
+}
+
+/// The first run (warm-up or timed) against the steady state of the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PipelineCompilation {
+    pub first: FirstRun,
+    pub steady: Option<SteadyState>,
+    pub prefill_extra_ms: Option<f64>,
+    pub vision_extra_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FirstRun {
+    pub id: String,
+    pub warmup: bool,
+    pub total_ms: f64,
+    pub vision_ms: f64,
+    pub prefill_ms: f64,
+    pub first_token_step_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SteadyState {
+    pub runs: usize,
+    pub case_p50_ms: Option<f64>,
+    pub vision_p50_ms: Option<f64>,
+    pub prefill_p50_ms: Option<f64>,
+    pub token_p50_ms: Option<f64>,
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The `result` record the runner wrote before these types existed (Firefox, smoke2).
+    const LEGACY: &str = include_str!("../../runner/tests/data/legacy-smoke2.jsonl");
+
+    fn legacy_summary() -> Value {
+        LEGACY
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|record| record["kind"] == "result")
+            .expect("the legacy file has a result record")["summary"]
+            .clone()
+    }
+
+    /// Equal JSON, or a panic naming the first path where they differ.
+    pub(crate) fn assert_same(written: &Value, posted: &Value, path: &str) {
+        assert_within(written, posted, path, 0.0);
+    }
+
+    /// As [`assert_same`], numbers within `relative` of each other.
+    pub(crate) fn assert_within(written: &Value, posted: &Value, path: &str, relative: f64) {
+        match (written, posted) {
+            (Value::Object(a), Value::Object(b)) => {
+                for key in a.keys().chain(b.keys()) {
+                    let missing = Value::String("(absent)".into());
+                    let (x, y) = (
+                        a.get(key).unwrap_or(&missing),
+                        b.get(key).unwrap_or(&missing),
+                    );
+                    assert_within(x, y, &format!("{path}.{key}"), relative);
+                }
+            }
+            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+                for (index, (x, y)) in a.iter().zip(b).enumerate() {
+                    assert_within(x, y, &format!("{path}[{index}]"), relative);
+                }
+            }
+            // JavaScript has one number type: `0` and `0.0` are the same value.
+            (Value::Number(a), Value::Number(b)) => {
+                let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+                assert!(
+                    (a - b).abs() <= relative * a.abs().max(b.abs()),
+                    "at {path}: {a} != {b}"
+                );
+            }
+            _ => assert_eq!(written, posted, "at {path}"),
+        }
+    }
+
+    #[test]
+    fn every_field_of_a_posted_summary_is_typed_and_round_trips() {
+        let posted = legacy_summary();
+        let summary: PageSummary = serde_json::from_value(posted.clone()).unwrap();
+        assert!(
+            summary.extra.is_empty(),
+            "untyped: {:?}",
+            summary.extra.keys()
+        );
+        for case in &summary.results {
+            assert!(case.extra.is_empty(), "untyped: {:?}", case.extra.keys());
+        }
+        assert_same(&serde_json::to_value(&summary).unwrap(), &posted, "summary");
+        assert_eq!(summary.results.len(), 2);
+        assert_eq!(summary.config.max_tokens, 2);
+        assert_eq!(summary.results[0].decode_probe.choose_ms.len(), 2);
+    }
+
+    #[test]
+    fn a_field_a_newer_page_adds_is_kept() {
+        let mut posted = legacy_summary();
+        posted["futureFigure"] = serde_json::json!({ "n": 1 });
+        posted["results"][0]["futureCaseFigure"] = serde_json::json!(2);
+        let summary: PageSummary = serde_json::from_value(posted.clone()).unwrap();
+        assert_eq!(summary.extra["futureFigure"]["n"], 1);
+        assert_same(&serde_json::to_value(&summary).unwrap(), &posted, "summary");
+    }
+}

@@ -1,0 +1,151 @@
+//! Checks `record.d.ts`, the TypeScript the page sees, against the Rust types: every interface
+//! has a Rust type, and its fields are the names that type serializes (a `?` field is one the
+//! type may leave out). Types are not compared: `number`, `string` and the unions are read.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::build_summary::tests::{input_of, legacy_summary, measured};
+use crate::build_summary::CompletionFloors;
+use crate::record::MemorySample;
+
+const RECORD_TYPES: &str = include_str!("record.d.ts");
+
+/// Field names per interface, `true` where optional; an `extends` adds the base's fields.
+fn interfaces(text: &str) -> BTreeMap<String, BTreeMap<String, bool>> {
+    let mut found: BTreeMap<String, BTreeMap<String, bool>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(head) = line.strip_prefix("export interface ") {
+            let mut words = head.trim_end_matches('{').split_whitespace();
+            let name = words.next().unwrap().to_owned();
+            let mut fields = BTreeMap::new();
+            if words.next() == Some("extends") {
+                fields = found[words.next().unwrap()].clone();
+            }
+            found.insert(name.clone(), fields);
+            current = Some(name);
+        } else if line == "}" {
+            current = None;
+        } else if let (Some(name), Some((field, _))) = (&current, line.split_once(':')) {
+            if field.starts_with("/**") || field.starts_with('*') || field.starts_with("//") {
+                continue;
+            }
+            let optional = field.ends_with('?');
+            let field = field.trim_end_matches('?').to_owned();
+            found.get_mut(name).unwrap().insert(field, optional);
+        }
+    }
+    found
+}
+
+fn keys(sample: &impl Serialize) -> BTreeSet<String> {
+    match serde_json::to_value(sample).unwrap() {
+        Value::Object(map) => map.keys().cloned().collect(),
+        other => panic!("not an object: {other}"),
+    }
+}
+
+#[test]
+fn every_interface_names_the_fields_of_its_rust_type() {
+    let summary = legacy_summary();
+    let case = &summary.results[0];
+    let page_floor = summary.completion.page.clone().unwrap();
+    let compilation = summary.pipeline_compilation.clone().unwrap();
+    let full_sample = MemorySample {
+        label: "x".into(),
+        at_ms: 1.0,
+        js_heap_size_limit: Some(1),
+        total_js_heap_size: Some(1),
+        used_js_heap_size: Some(1),
+        user_agent_bytes: Some(1),
+        user_agent_memory_error: Some("e".into()),
+        user_agent_ms: Some(1.0),
+        sample_ms: 1.0,
+    };
+    let mut resident_case = case.clone();
+    resident_case.vision_call_ms = Some(1.0);
+    let samples: Vec<(&str, Vec<BTreeSet<String>>)> = vec![
+        ("CaseRun", vec![keys(&measured(case, true))]),
+        ("CaseProbe", vec![keys(&case.decode_probe)]),
+        ("CaseResult", vec![keys(case), keys(&resident_case)]),
+        ("SummaryInput", vec![keys(&input_of(&summary))]),
+        (
+            "CompletionFloors",
+            vec![keys(&CompletionFloors {
+                page: None,
+                worker: None,
+            })],
+        ),
+        ("Capability", vec![keys(&summary.capability)]),
+        ("Environment", vec![keys(&summary.environment)]),
+        (
+            "MemorySample",
+            vec![keys(&summary.memory_samples[0]), keys(&full_sample)],
+        ),
+        ("ManifestUse", vec![keys(&summary.manifest)]),
+        ("PollSetting", vec![keys(&summary.poll)]),
+        ("FloorRounds", vec![keys(&page_floor.rounds)]),
+        ("CompletionFloor", vec![keys(&page_floor)]),
+        ("Completion", vec![keys(&summary.completion)]),
+        ("RunProbe", vec![keys(&summary.decode_probe)]),
+        ("RepeatFigures", vec![keys(&summary.repeats.per_repeat[0])]),
+        ("RepeatIntervals", vec![keys(&summary.repeats.interval)]),
+        ("Repeats", vec![keys(&summary.repeats)]),
+        ("FirstRun", vec![keys(&compilation.first)]),
+        (
+            "SteadyState",
+            vec![keys(compilation.steady.as_ref().unwrap())],
+        ),
+        ("PipelineCompilation", vec![keys(&compilation)]),
+        ("PageSummary", vec![keys(&summary)]),
+    ];
+    let declared = interfaces(RECORD_TYPES);
+    let checked: BTreeSet<&str> = samples.iter().map(|(name, _)| *name).collect();
+    let unchecked: Vec<&String> = declared
+        .keys()
+        .filter(|name| !checked.contains(name.as_str()))
+        .collect();
+    assert!(
+        unchecked.is_empty(),
+        "interfaces without a Rust sample: {unchecked:?}"
+    );
+    for (name, serialized) in samples {
+        let fields = declared
+            .get(name)
+            .unwrap_or_else(|| panic!("record.d.ts has no interface {name}"));
+        let mut seen = BTreeSet::new();
+        for keys in serialized {
+            for key in &keys {
+                assert!(fields.contains_key(key), "{name}: `{key}` is not declared");
+            }
+            for (field, optional) in fields {
+                assert!(
+                    *optional || keys.contains(field),
+                    "{name}: `{field}` is declared required but the Rust type left it out"
+                );
+            }
+            seen.extend(keys);
+        }
+        for field in fields.keys() {
+            assert!(
+                seen.contains(field),
+                "{name}: `{field}` is declared but no Rust field writes it"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_parser_reads_optional_fields_and_extends() {
+    let parsed = interfaces(
+        "export interface A {\n    /** note: with a colon */\n    a: number;\n    b?: string;\n}\nexport interface B extends A {\n    c: A | null;\n}\n",
+    );
+    assert_eq!(
+        parsed["A"],
+        BTreeMap::from([("a".into(), false), ("b".into(), true)])
+    );
+    assert_eq!(parsed["B"].len(), 3);
+}

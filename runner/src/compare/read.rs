@@ -1,0 +1,116 @@
+//! One finished run out of a results file: its cases' token ids and its summary's timings.
+
+use std::path::Path;
+
+use ocr_bench_core::record::CaseResult;
+
+use super::{Case, InputError, Run, Timing};
+use crate::record::{self, Line, Record};
+
+impl From<&CaseResult> for Case {
+    fn from(case: &CaseResult) -> Self {
+        Case {
+            id: case.id.clone(),
+            token_ids: case.token_ids.clone(),
+            actual: case.actual.clone(),
+        }
+    }
+}
+
+fn list(ids: &[&str]) -> String {
+    if ids.is_empty() {
+        "none".to_owned()
+    } else {
+        ids.join(", ")
+    }
+}
+
+/// Reads one finished run from JSONL text; `file` names it in messages.
+pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, InputError> {
+    let lines: Vec<Line> = record::parse_lines(text)
+        .map(|line| line.map(|(_, line)| line))
+        .collect::<Result<_, _>>()
+        .map_err(|bad| InputError(format!("{}:{}: {}", file.display(), bad.line, bad.message)))?;
+
+    // Every run id in file order, and the finished ones (those with a `result` record).
+    let mut all_ids: Vec<&str> = Vec::new();
+    let mut finished: Vec<&Line> = Vec::new();
+    for line in &lines {
+        let Some(id) = line.record.run_id() else {
+            continue;
+        };
+        if !all_ids.contains(&id) {
+            all_ids.push(id);
+        }
+        if matches!(line.record, Record::Result { .. }) {
+            finished.push(line);
+        }
+    }
+    let finished_ids: Vec<&str> = finished.iter().filter_map(|l| l.record.run_id()).collect();
+    let unfinished: Vec<&str> = all_ids
+        .iter()
+        .copied()
+        .filter(|id| !finished_ids.contains(id))
+        .collect();
+    let chosen = match run_id {
+        Some(wanted) => finished
+            .iter()
+            .rev()
+            .find(|l| l.record.run_id() == Some(wanted))
+            .ok_or_else(|| {
+                InputError(format!(
+                    "{} has no finished run with runId {wanted:?}; finished runs: {}; runs without a result record: {}",
+                    file.display(),
+                    list(&finished_ids),
+                    list(&unfinished)
+                ))
+            })?,
+        None => finished.last().ok_or_else(|| {
+            InputError(format!(
+                "{} has no finished run (no result record); runs without a result record: {}",
+                file.display(),
+                list(&unfinished)
+            ))
+        })?,
+    };
+    let Record::Result { summary, .. } = &chosen.record else {
+        unreachable!("only result records are finished runs")
+    };
+    let summary = summary.benchmark();
+    let id = chosen.record.run_id().unwrap_or_default().to_owned();
+
+    let mut cases: Vec<Case> = Vec::new();
+    for line in &lines {
+        if let Record::Progress { body, .. } = &line.record {
+            if line.record.run_id() == Some(id.as_str()) {
+                // A case reported twice counts once, as last reported.
+                cases.retain(|c| c.id != body.case.id);
+                cases.push(Case::from(&body.case));
+            }
+        }
+    }
+    if cases.is_empty() {
+        cases = summary
+            .map(|s| s.results.iter().map(Case::from).collect())
+            .unwrap_or_default();
+    }
+    Ok(Run {
+        file: file.to_owned(),
+        run_id: id,
+        browser: chosen
+            .browser
+            .as_ref()
+            .map(|b| (b.name.name().to_owned(), b.version.clone())),
+        query: chosen.query.clone().unwrap_or_default(),
+        config: summary.map(|s| s.config.clone()),
+        cases,
+        timing: summary.map(Timing::from_summary).unwrap_or_default(),
+    })
+}
+
+/// Reads one finished run from a results file.
+pub fn load_run(file: &Path, run_id: Option<&str>) -> Result<Run, InputError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| InputError(format!("reading {}: {e}", file.display())))?;
+    parse_run(&text, file, run_id)
+}

@@ -1,0 +1,314 @@
+//! One line of a results file: what the page posted (or how a run ended), typed, with when and
+//! under which browser, query and page. The server writes these; `compare`, `report` and
+//! `sweep` read them back. `runner/README.md` ("Results file") lists the fields.
+//!
+//! Each fact is written once per record: the run id at the top (not again in `body`), the
+//! configuration in the summary, the adapter, ORT version and machine in the `start` record.
+//! Older files, whose `result` records also carried `config`, `adapter`, `ortVersion`,
+//! `userAgent` and `machine`, read the same: serde ignores the fields a type does not name.
+
+use std::path::Path;
+
+use ocr_bench_core::record::{CaseResult, Extra, PageSummary};
+use ocr_bench_core::Config;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::browser::{BrowserInfo, StopReport};
+use crate::memory::ProcessMemory;
+
+/// A line of the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    #[serde(flatten)]
+    pub record: Record,
+    /// RFC 3339 with milliseconds, UTC.
+    pub time: String,
+    /// The runner's browser; null under `serve`.
+    pub browser: Option<BrowserInfo>,
+    /// The canonical query string the runner sent; null under `serve`.
+    pub query: Option<String>,
+    pub page: Option<String>,
+}
+
+/// What happened, by `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Record {
+    #[serde(rename_all = "camelCase")]
+    Start {
+        run_id: Option<String>,
+        /// The machine the runner measured on.
+        machine: Value,
+        body: StartBody,
+    },
+    #[serde(rename_all = "camelCase")]
+    Mark {
+        run_id: Option<String>,
+        phase: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Progress {
+        run_id: Option<String>,
+        body: ProgressBody,
+    },
+    #[serde(rename_all = "camelCase")]
+    Error {
+        run_id: Option<String>,
+        /// The sampler's phase when the error arrived (null under `serve`).
+        phase: Option<String>,
+        body: ErrorBody,
+    },
+    /// The summary carries its own `runId`.
+    #[serde(rename_all = "camelCase")]
+    Result {
+        summary: Posted,
+        process_memory: ProcessMemoryAnswer,
+    },
+    /// The runner's closing record of one browser run.
+    Run(RunEnd),
+}
+
+impl Record {
+    /// The `kind` field's value.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::Start { .. } => "start",
+            Record::Mark { .. } => "mark",
+            Record::Progress { .. } => "progress",
+            Record::Error { .. } => "error",
+            Record::Result { .. } => "result",
+            Record::Run(_) => "run",
+        }
+    }
+
+    /// The page's run id; `run` records have none.
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            Record::Start { run_id, .. }
+            | Record::Mark { run_id, .. }
+            | Record::Progress { run_id, .. }
+            | Record::Error { run_id, .. } => run_id.as_deref(),
+            Record::Result { summary, .. } => summary.benchmark().map(|s| s.run_id.as_str()),
+            Record::Run(_) => None,
+        }
+    }
+}
+
+/// `/benchmark-start`: what the page runs and on what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartBody {
+    pub config: Config,
+    pub user_agent: String,
+    /// The WebGPU adapter's description as the page read it.
+    pub adapter: Value,
+    pub ort_version: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `/benchmark-progress`: one finished case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressBody {
+    pub case: CaseResult,
+}
+
+/// `/benchmark-error`: where the page failed and the error it caught.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub phase: Option<String>,
+    pub error: PageError,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PageError {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl ErrorBody {
+    /// `Name: message` (the name left out when it is the plain `Error`).
+    pub fn message(&self) -> String {
+        let error = &self.error;
+        let message = error
+            .message
+            .clone()
+            .unwrap_or_else(|| serde_json::to_string(error).unwrap_or_default());
+        match error.name.as_deref() {
+            Some(name) if !name.is_empty() && name != "Error" => format!("{name}: {message}"),
+            _ => message,
+        }
+    }
+}
+
+/// What reached `/benchmark-result`: the benchmark page's summary, or another page's figures
+/// (`bench/core/` posts its micro-benchmarks there), kept as posted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Posted {
+    Benchmark(Box<PageSummary>),
+    Other(Value),
+}
+
+impl Posted {
+    pub fn benchmark(&self) -> Option<&PageSummary> {
+        match self {
+            Posted::Benchmark(summary) => Some(summary),
+            Posted::Other(_) => None,
+        }
+    }
+}
+
+/// The `processMemory` answer: the sampler's figures, or why there are none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessMemoryAnswer {
+    #[serde(flatten)]
+    pub measured: Option<ProcessMemory>,
+    pub available: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl ProcessMemoryAnswer {
+    pub fn measured(memory: ProcessMemory) -> Self {
+        Self {
+            measured: Some(memory),
+            available: true,
+            reason: None,
+        }
+    }
+
+    pub fn not_sampled() -> Self {
+        Self {
+            measured: None,
+            available: false,
+            reason: Some("the browser was not started by ocr-bench (serve mode), so its processes are not sampled; use `ocr-bench run`".to_owned()),
+        }
+    }
+}
+
+/// How one browser run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEnd {
+    /// `result`, `error`, `timeout`, `interrupted` or `browser-exited`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub wall_seconds: f64,
+    pub stop: StopReport,
+    pub url: String,
+}
+
+/// A line that is not a record this runner reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: usize,
+    pub message: String,
+}
+
+/// Every record of JSONL text with its 1-based line number; blank lines are skipped.
+pub fn parse_lines(text: &str) -> impl Iterator<Item = Result<(usize, Line), BadLine>> + '_ {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(index, line)| {
+            serde_json::from_str::<Line>(line)
+                .map(|record| (index + 1, record))
+                .map_err(|e| BadLine {
+                    line: index + 1,
+                    message: format!("not a results record: {e}"),
+                })
+        })
+}
+
+/// Every record of a results file, or the first line that is not one (`file:line: why`).
+pub fn read_file(file: &Path) -> Result<Vec<(usize, Line)>, String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+    parse_lines(&text)
+        .collect::<Result<_, _>>()
+        .map_err(|bad| format!("{}:{}: {}", file.display(), bad.line, bad.message))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub const LEGACY: &str = include_str!("../tests/data/legacy-smoke2.jsonl");
+
+    #[test]
+    fn every_record_of_todays_file_reads_typed() {
+        let lines: Vec<Line> = parse_lines(LEGACY).map(|r| r.unwrap().1).collect();
+        let kinds: Vec<&str> = lines.iter().map(|l| l.record.kind()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "start", "mark", "mark", "mark", "mark", "mark", "mark", "progress", "progress",
+                "mark", "result", "run"
+            ]
+        );
+        let Record::Result {
+            summary,
+            process_memory,
+            ..
+        } = &lines[10].record
+        else {
+            panic!("line 11 is the result");
+        };
+        let summary = summary.benchmark().expect("the page's summary");
+        assert_eq!(summary.results.len(), 2);
+        let memory = process_memory.measured.as_ref().expect("sampled");
+        assert!(process_memory.available);
+        assert_eq!(memory.phases[0].0, "startup");
+        let Record::Run(end) = &lines[11].record else {
+            panic!("the closing record")
+        };
+        assert_eq!(end.outcome, "result");
+        assert!(lines
+            .iter()
+            .all(|l| l.query.as_deref() == Some("cases=smoke2&maxTokens=2")));
+    }
+
+    /// The same run written by this layout: each fact once.
+    const CURRENT: &str = include_str!("../tests/data/smoke2.jsonl");
+
+    #[test]
+    fn a_file_of_this_layout_reads_back_and_writes_the_same_lines() {
+        let texts: Vec<&str> = CURRENT.lines().collect();
+        for line in parse_lines(CURRENT) {
+            let (number, line) = line.unwrap();
+            let original: Value = serde_json::from_str(texts[number - 1]).unwrap();
+            assert_eq!(
+                serde_json::to_value(&line).unwrap(),
+                original,
+                "line {number}"
+            );
+            if let Record::Result { summary, .. } = &line.record {
+                let summary = summary.benchmark().expect("the page's summary");
+                assert!(summary.extra.is_empty(), "{:?}", summary.extra.keys());
+                assert!(original.get("runId").is_none() && original.get("config").is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_a_record_names_its_line() {
+        let mark = LEGACY
+            .lines()
+            .nth(1)
+            .unwrap()
+            .replace(r#""phase":"baseline","#, "");
+        let text = format!("{}\n\n{mark}\n", LEGACY.lines().next().unwrap());
+        let bad = parse_lines(&text).nth(1).unwrap().unwrap_err();
+        assert_eq!(bad.line, 3);
+        assert!(bad.message.contains("phase"), "{}", bad.message);
+    }
+}
