@@ -153,7 +153,6 @@ async function run() {
 	const results = [];
 	const warmupResults = [];
 	let profile = null;
-	const finished = [];
 	await enter("decoder-run");
 	for (const [index, item] of plan.entries()) {
 		const { testCase } = item;
@@ -163,11 +162,8 @@ async function run() {
 		chooser.reset();
 		const decoded = await decode(visionEmbeds, { next, maxTokens: config.maxTokens });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
-		// decodeMs covers decodeSteps decoder runs (one fewer than the tokens when
-		// maxTokens stops the loop), so the core's msPerToken divides by those.
-		const scoredInput = { id: testCase.id, expected: testCase.expected, actual: runResult.text, totalMs: runResult.totalMs, tokens: runResult.decodeSteps, decodeMs: runResult.decodeMs };
-		const scored = core.summarize([scoredInput], { accuracyApplicable: !decoderOnly }).perCase[0];
-		const result = caseResult(testCase, runResult, scored, !decoderOnly, item, core);
+		// The core scores the case and computes its figures (crate/src/build_summary.rs).
+		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
 		view.log(`CASE ${result.id} ${JSON.stringify({ warmup: item.warmup, repeat: item.repeat, actual: result.actual, distance: result.distance, tokens: result.tokens, visionMs: result.visionMs, prefillMs: result.prefillMs, decodeMs: result.decodeMs, totalMs: result.totalMs, tokenP50Ms: result.tokenLatency?.p50Ms ?? null })}`);
 		if (item.warmup) {
 			// Warm-up runs compile the pipelines and are kept apart: not scored,
@@ -175,7 +171,6 @@ async function run() {
 			warmupResults.push(result);
 			continue;
 		}
-		finished.push(scoredInput);
 		results.push(result);
 		view.addCase(result, !decoderOnly);
 		await reporter.progress(result);
@@ -193,11 +188,9 @@ async function run() {
 	await sleep(250);
 	await memory.sample("released");
 
-	const stats = core.summarize(finished, { accuracyApplicable: !decoderOnly });
 	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor };
 	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory);
-	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, stats, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, core });
-	summary.gpuMemory = gpuMemory;
+	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, core });
 	summary.processMemory = await reporter.result(summary);
 	window.__benchmarkResult = summary;
 	window.__benchmarkDone = true;

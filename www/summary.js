@@ -30,7 +30,7 @@ export function timingNotes(config, ortVersion) {
 }
 
 /** One case as the seed records it, then the additions: built by the core from what was measured. */
-export function caseResult(testCase, run, _scored, accuracyApplicable, item, core) {
+export function caseResult(testCase, run, accuracyApplicable, item, core) {
 	return core.caseResult({
 		id: testCase.id,
 		expected: testCase.expected,
@@ -49,7 +49,7 @@ export function caseResult(testCase, run, _scored, accuracyApplicable, item, cor
 }
 
 /** The whole summary: the page gathers, the core computes every statistic (crate/src/build_summary.rs). */
-export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, core }) {
+export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, gpuMemory, core }) {
 	const { layers, hiddenSize, intermediateSize, attentionHeads, kvHeads, vocabulary, maxTokens } = manifest.capability;
 	return core.buildSummary({
 		runId,
@@ -75,5 +75,6 @@ export function buildSummary({ runId, config, manifest, visionEntry, decoderEntr
 		timingNotes: notes,
 		completionFloors: { page: completionFloors.page ?? null, worker: completionFloors.worker ?? null },
 		profile: profile ?? null,
+		gpuMemory: gpuMemory ?? null,
 	});
 }

@@ -62,6 +62,9 @@ pub struct SummaryInput {
     pub completion_floors: CompletionFloors,
     #[serde(default)]
     pub profile: Value,
+    /// The realms' GPU bytes and the leak check, as the page gathered them.
+    #[serde(default)]
+    pub gpu_memory: Option<crate::record::GpuMemorySummary>,
 }
 
 /// Each realm's completion-floor rounds, as measured (null where it did not run).
@@ -360,6 +363,7 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
         pipeline_compilation: pipeline_compilation(&ordered),
         warmup_results: input.warmup_results.clone(),
         profile: input.profile,
+        gpu_memory: input.gpu_memory,
         results: input.results,
         config,
         extra: Extra::new(),

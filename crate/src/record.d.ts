@@ -72,6 +72,8 @@ export interface SummaryInput {
     completionFloors: CompletionFloors;
     /** ORT's operator profile under profile=ops, else null. */
     profile?: unknown;
+    /** The realms' GPU bytes and the leak check (www/memory-summary.js). */
+    gpuMemory?: GpuMemorySummary | null;
 }
 
 export interface CompletionFloors {
@@ -110,7 +112,56 @@ export interface MemorySample {
     userAgentBytes?: number;
     userAgentMemoryError?: string;
     userAgentMs?: number;
+    /** The page's GPU bytes; null until its device exists. */
+    gpu?: GpuBytes | null;
+    wasmHeaps?: WasmHeap[];
+    /** The vision worker's last report of its own realm (staged schedule). */
+    worker?: RealmMemory;
     sampleMs: number;
+}
+
+export interface GpuBytes {
+    liveBytes: number;
+    peakBytes: number;
+    liveByKind: Record<string, number>;
+    created: number;
+    destroyed: number;
+    collected: number;
+    deviceDestroyed: boolean;
+    measuredBy: string;
+    /** The peak since the sample before (memory samples only). */
+    windowPeakBytes?: number;
+}
+
+export interface WasmHeap {
+    label: string;
+    bytes: number;
+    shared: boolean;
+}
+
+export interface RealmMemory {
+    gpu: GpuBytes | null;
+    wasmHeaps: WasmHeap[];
+}
+
+export interface LiveAfterCase {
+    label: string;
+    liveBytes: number;
+}
+
+export interface LeakCheck {
+    afterCases: LiveAfterCase[];
+    grows: boolean;
+    grownBytes: number;
+    repeatGrownBytes: number;
+    verdict: string;
+}
+
+export interface GpuMemorySummary {
+    measuredBy: string;
+    page: GpuBytes | null;
+    worker: GpuBytes | null;
+    leakCheck: LeakCheck;
 }
 
 export interface ManifestUse {
@@ -252,4 +303,6 @@ export interface PageSummary {
     warmupResults: CaseResult[];
     pipelineCompilation: PipelineCompilation | null;
     profile: unknown;
+    /** GPU bytes per realm from the wrapped devices (absent in older records). */
+    gpuMemory?: GpuMemorySummary;
 }

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::build_summary::tests::{input_of, legacy_summary, measured};
 use crate::build_summary::CompletionFloors;
-use crate::record::MemorySample;
+use crate::record::{
+    GpuBytes, GpuMemorySummary, LeakCheck, LiveAfterCase, MemorySample, RealmMemory, WasmHeap,
+};
 
 const RECORD_TYPES: &str = include_str!("record.d.ts");
 
@@ -63,8 +65,56 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         user_agent_bytes: Some(1),
         user_agent_memory_error: Some("e".into()),
         user_agent_ms: Some(1.0),
+        gpu: None,
+        wasm_heaps: None,
+        worker: None,
         sample_ms: 1.0,
     };
+    let gpu = GpuBytes {
+        live_bytes: 1,
+        peak_bytes: 2,
+        live_by_kind: [("storage".to_owned(), 1)].into(),
+        created: 1,
+        destroyed: 0,
+        collected: 0,
+        device_destroyed: false,
+        measured_by: "m".into(),
+        window_peak_bytes: Some(2),
+    };
+    let heap = WasmHeap {
+        label: "core".into(),
+        bytes: 1,
+        shared: false,
+    };
+    let realm = RealmMemory {
+        gpu: Some(gpu.clone()),
+        wasm_heaps: vec![heap.clone()],
+    };
+    let after = LiveAfterCase {
+        label: "after-case-1".into(),
+        live_bytes: 1,
+    };
+    let leak = LeakCheck {
+        after_cases: vec![after.clone()],
+        grows: false,
+        grown_bytes: 0,
+        repeat_grown_bytes: 0,
+        verdict: "v".into(),
+    };
+    let gpu_summary = GpuMemorySummary {
+        measured_by: "m".into(),
+        page: Some(gpu.clone()),
+        worker: None,
+        leak_check: leak.clone(),
+    };
+    let sample_with_gpu = MemorySample {
+        gpu: Some(Some(gpu.clone())),
+        wasm_heaps: Some(vec![heap.clone()]),
+        worker: Some(realm.clone()),
+        ..full_sample.clone()
+    };
+    let mut summary_with_gpu = summary.clone();
+    summary_with_gpu.gpu_memory = Some(gpu_summary.clone());
     let mut resident_case = case.clone();
     resident_case.vision_call_ms = Some(1.0);
     let samples: Vec<(&str, Vec<BTreeSet<String>>)> = vec![
@@ -83,8 +133,18 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         ("Environment", vec![keys(&summary.environment)]),
         (
             "MemorySample",
-            vec![keys(&summary.memory_samples[0]), keys(&full_sample)],
+            vec![
+                keys(&summary.memory_samples[0]),
+                keys(&full_sample),
+                keys(&sample_with_gpu),
+            ],
         ),
+        ("GpuBytes", vec![keys(&gpu)]),
+        ("WasmHeap", vec![keys(&heap)]),
+        ("RealmMemory", vec![keys(&realm)]),
+        ("LiveAfterCase", vec![keys(&after)]),
+        ("LeakCheck", vec![keys(&leak)]),
+        ("GpuMemorySummary", vec![keys(&gpu_summary)]),
         ("ManifestUse", vec![keys(&summary.manifest)]),
         ("PollSetting", vec![keys(&summary.poll)]),
         ("FloorRounds", vec![keys(&page_floor.rounds)]),
@@ -100,7 +160,7 @@ fn every_interface_names_the_fields_of_its_rust_type() {
             vec![keys(compilation.steady.as_ref().unwrap())],
         ),
         ("PipelineCompilation", vec![keys(&compilation)]),
-        ("PageSummary", vec![keys(&summary)]),
+        ("PageSummary", vec![keys(&summary), keys(&summary_with_gpu)]),
     ];
     let declared = interfaces(RECORD_TYPES);
     let checked: BTreeSet<&str> = samples.iter().map(|(name, _)| *name).collect();

@@ -57,6 +57,7 @@ pub(crate) fn input_of(summary: &PageSummary) -> SummaryInput {
             worker: summary.completion.worker.as_ref().map(|f| f.rounds.clone()),
         },
         profile: summary.profile.clone(),
+        gpu_memory: summary.gpu_memory.clone(),
     }
 }
 
