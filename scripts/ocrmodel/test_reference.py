@@ -14,9 +14,10 @@ what a fault moves (test_reference_catches_faults.py measures those):
   it in fp32 on the fp16-rounded weights; WebGPU with shader-f16 rounds activations too.
 - every present_k / present_v: 1e-4 of its largest |value| (seen: 8.8e-6 trained, 6.9e-6
   synthetic). The reference turns each pair by float64 angles where the graph rounds
-  theta_i and p * theta_i to float32: at position 383 that moves an angle by up to about
-  4e-5 rad (half an ulp of 383 is 1.5e-5, and theta_i's rounding times 383 adds 2.3e-5),
-  which moves a rotated pair by the same fraction of its length; cached keys reach 17.
+  theta_i and p * theta_i to float32: over positions 0..383 that moves an angle by at most
+  1.8e-5 rad (every position and frequency computed), which moves a rotated pair by that
+  fraction of its length, then the next layers carry it on; cached keys reach 17. With
+  float32 angles like the graph's, the caches agree to 1.5e-6 of their largest value.
 - vision tier 121 against the reference with the file's int4 weights: 1e-5 of the largest
   |vision_embeds| (seen: 8.5e-7 of 38 trained, 9.3e-7 of 4.4 synthetic; 2.4e-6 on noise).
 - vision tier 242 against the reference with the file's fp16 weights: 1% of the largest

@@ -1,8 +1,10 @@
 """The comparisons of test_reference.py have the power to see the faults they are there for: a
 reference with one deliberate fault (patched in for one test, the module itself untouched)
 misses onnxruntime by at least FAULT_MARGIN times test_reference.py's tolerance, on the same
-inputs, while the reference as written stays within it. The same fault in a built graph
-instead of the reference opens the same gap.
+inputs, while the reference as written stays within it. The same faults put into a built
+baseline graph instead (base 10100, neighbouring pairs, positions one later) failed
+test_reference.py the same way; a wrong scale stored in the file is computed with alike by
+both sides, and test_stored_weights.py is the one that fails on it.
 
 Seen (largest difference over prefill and three decode steps, in tolerances; logits / caches;
 trained checkpoint, then synthetic seed 0):

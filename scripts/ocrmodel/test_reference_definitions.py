@@ -25,7 +25,7 @@ def cpu_session(graph) -> ort.InferenceSession:
 
 def test_rope_turns_only_the_rotate_half_pairs_by_position_times_theta():
     half = spec.HEAD_DIM // 2
-    eye = np.eye(spec.HEAD_DIM, dtype=np.float32)[None]  # [1 head, 64 rows as positions' inputs, 64]
+    eye = np.eye(spec.HEAD_DIM, dtype=np.float32)[None]  # one head, 64 inputs: row i is e_i
     for position in (0, 1, 257, 383):
         rotated = reference.rope(eye, np.full(spec.HEAD_DIM, position))[0]
         for i in (0, 1, half - 1):
@@ -41,6 +41,7 @@ def test_rope_turns_only_the_rotate_half_pairs_by_position_times_theta():
 def test_rope_scores_depend_only_on_the_distance():
     rng = np.random.default_rng(RNG_SEED)
     q, k = rng.standard_normal((2, 1, 1, spec.HEAD_DIM)).astype(np.float32)
+
     def score(m: int, n: int) -> float:
         return float(reference.rope(q, np.array([m]))[0, 0] @ reference.rope(k, np.array([n]))[0, 0])
     for m, n in ((5, 2), (300, 297), (383, 380)):
@@ -73,7 +74,6 @@ def test_matmulnbits_unpacking_matches_onnxruntime(zero_points):
     blocks = k // block
     packed = rng.integers(0, 256, size=(n, blocks, block // 2), dtype=np.uint8)
     scales = rng.uniform(-0.1, 0.1, size=(n, blocks)).astype(np.float32)
-    inputs = {"a": np.eye(k, dtype=np.float32), "b": packed, "scales": scales}
     initializers = [helper.make_tensor("b", TensorProto.UINT8, packed.shape, packed.tobytes(), raw=True),
                     helper.make_tensor("scales", TensorProto.FLOAT, scales.shape, scales.tobytes(), raw=True)]
     names = ["a", "b", "scales"]
@@ -90,6 +90,6 @@ def test_matmulnbits_unpacking_matches_onnxruntime(zero_points):
         [helper.make_node("MatMulNBits", names, ["y"], domain="com.microsoft", K=k, N=n, bits=4, block_size=block)],
         "nbits", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [k, k])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [k, n])], initializers)
-    expected = cpu_session(graph).run(None, {"a": inputs["a"]})[0].T
+    expected = cpu_session(graph).run(None, {"a": np.eye(k, dtype=np.float32)})[0].T
     np.testing.assert_allclose(reference.unpack_matmulnbits(packed, scales, zero, k, n, 4, block), expected,
                                rtol=0, atol=1e-6)

@@ -12,8 +12,8 @@ builder's quantizer:
   |scale|);
 - everything else (norms, biases, convolutions, positions) unchanged.
 
-Both towers store q divided by 8 (the attention scale folded in); the truth here is divided the
-same way, which is exact (a power of two) except for fp16 subnormals, compared as stored.
+Both towers store q divided by 8 (the attention scale 1/sqrt(64) folded in), so the truth for
+those rows is the float32 weight divided by 8 (exact: a power of two) before any rounding.
 Slack 1e-5 of a step covers float32 rounding of w / scale.
 """
 
