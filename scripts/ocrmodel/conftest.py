@@ -98,17 +98,22 @@ class EvalCase:
 
 
 PYTORCH_REPORT = build_models.REPO / "models" / "checkpoint" / "eval-pytorch.json"
+TRAIN_DIR = Path(__file__).resolve().parents[1] / "train"
 
 
 @pytest.fixture(scope="session")
 def hayai_case() -> EvalCase:
-    """hayai13 case 01: 16 tokens, so a few decode steps with real tokens are at hand."""
-    from train.scoring import EVAL_DIR, eval_cases, preprocess
+    """hayai13 case 01: 16 tokens, so a few decode steps with real tokens are at hand. Pixels
+    come from the harness's preprocessing in train/scoring.py, imported as the train tests
+    import it (as `scoring` from scripts/train: `train` there is train.py, which needs torch)."""
+    if str(TRAIN_DIR) not in sys.path:
+        sys.path.append(str(TRAIN_DIR))
+    import scoring
 
-    case = eval_cases("hayai13", 1)[0]
+    case = scoring.eval_cases("hayai13", 1)[0]
     results = json.loads(PYTORCH_REPORT.read_text(encoding="utf-8"))["eval"]["hayai13"]["results"]
     tokens = next(result["tokens"] for result in results if result["id"] == case["id"])
-    return EvalCase(preprocess(EVAL_DIR / "hayai13" / case["image"]), case["expected"], tokens)
+    return EvalCase(scoring.preprocess(scoring.EVAL_DIR / "hayai13" / case["image"]), case["expected"], tokens)
 
 
 _sessions: dict[str, ort.InferenceSession] = {}
