@@ -135,6 +135,21 @@ def session(path: Path) -> ort.InferenceSession:
     return _sessions[key]
 
 
+def read_checkpoint(path: Path) -> dict[str, np.ndarray]:
+    """A checkpoint's float32 weights by spec name, read from its format's definition
+    (spec.save_checkpoint's docstring) rather than through spec.load_checkpoint, which the
+    builder uses: rank >= 2 as int8 codes with `<name>.scale`, one float32 per output row;
+    vectors as float16."""
+    weights = {}
+    with np.load(path) as stored:
+        for name, shape in spec.parameter_shapes().items():
+            value = stored[name]
+            if value.dtype == np.int8:
+                value = reference.dequantize_int8(value.reshape(shape[0], -1), stored[name + ".scale"], axis=0)
+            weights[name] = value.astype(np.float32).reshape(shape)
+    return weights
+
+
 _stored: dict[str, dict[str, np.ndarray]] = {}
 
 

@@ -11,28 +11,14 @@ logit and cache comparisons of test_reference.py catch those.
 
 from __future__ import annotations
 
-import numpy as np
-
-from ocrmodel import reference, spec
+from ocrmodel import reference
 from ocrmodel.build_models import DEFAULT_CHECKPOINT, VOCAB
+from ocrmodel.conftest import read_checkpoint
 from ocrmodel.decode import ReferenceDecoder, content_ids, greedy_loop
 
 
-def checkpoint_weights() -> dict[str, np.ndarray]:
-    """The checkpoint format (spec.save_checkpoint): rank >= 2 as int8 with `<name>.scale`, one
-    float32 per output row; vectors as float16."""
-    weights = {}
-    with np.load(DEFAULT_CHECKPOINT) as stored:
-        for name, shape in spec.parameter_shapes().items():
-            value = stored[name]
-            if value.dtype == np.int8:
-                value = reference.dequantize_int8(value.reshape(shape[0], -1), stored[name + ".scale"], axis=0)
-            weights[name] = value.astype(np.float32).reshape(shape)
-    return weights
-
-
 def test_reference_reads_like_pytorch_with_the_checkpoint(hayai_case):
-    weights = checkpoint_weights()
+    weights = read_checkpoint(DEFAULT_CHECKPOINT)
     vision_embeds = reference.vision_forward(weights, hayai_case.pixels)
     decoder = ReferenceDecoder(weights)
     tokens = greedy_loop(lambda: decoder.prefill(vision_embeds), decoder.step, len(hayai_case.pytorch_tokens) + 1,

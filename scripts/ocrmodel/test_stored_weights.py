@@ -1,6 +1,6 @@
 """Every built file stores the weights it was built from, quantised as its format defines, checked
-against the float weights of the build (the checkpoint's, or the synthetic seed's) without the
-builder's quantizer:
+without the builder's quantizer against the float weights of the build: the checkpoint's, read
+by conftest.read_checkpoint, or the synthetic seed's:
 
 - int8 (decoder linears, per output channel; embedding, per token): scale = max |row| / 127
   and each code the nearest one, |code * scale - w| <= scale / 2; from the trained checkpoint,
@@ -24,7 +24,7 @@ import onnx
 import pytest
 
 from ocrmodel import reference, spec
-from ocrmodel.conftest import Q_FOLD, stored_tensors
+from ocrmodel.conftest import Q_FOLD, read_checkpoint, stored_tensors
 from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
 
 STEP_SLACK = 1e-5
@@ -41,6 +41,12 @@ def decoder_operands(weights: dict[str, np.ndarray], layer: int) -> dict[str, np
         p + "mlp.gate_up": np.concatenate([weights[p + "mlp.gate.weight"], weights[p + "mlp.up.weight"]]),
         p + "mlp.down": weights[p + "mlp.down.weight"],
     }
+
+
+@pytest.fixture(scope="module")
+def truth(build) -> dict[str, np.ndarray]:
+    source = build.info["weightsSource"]
+    return read_checkpoint(source["path"]) if source["kind"] == "checkpoint" else build.weights
 
 
 def assert_int8_rows(codes: np.ndarray, scale: np.ndarray, truth: np.ndarray, label: str) -> None:
@@ -63,9 +69,9 @@ def checkpoint_codes(build, name: str) -> np.ndarray | None:
 
 
 @pytest.mark.parametrize("variant", DECODER_VARIANTS, ids=[v.name for v in DECODER_VARIANTS])
-def test_decoder_stores_its_weights_as_its_format_defines(build, variant):
+def test_decoder_stores_its_weights_as_its_format_defines(build, truth, variant):
     tensors = stored_tensors(build.embedded(variant.file))
-    w = build.weights
+    w = truth
     assert_int8_rows(tensors["decoder.embed.int8"], tensors["decoder.embed.scale"], w["decoder.embed.weight"],
                      "decoder.embed")
     np.testing.assert_array_equal(tensors["decoder.norm.weight"], w["decoder.norm.weight"])
@@ -73,13 +79,13 @@ def test_decoder_stores_its_weights_as_its_format_defines(build, variant):
         p = f"decoder.layers.{layer}."
         for norm in ("attn_norm.weight", "mlp_norm.weight"):
             np.testing.assert_array_equal(tensors[p + norm], w[p + norm], err_msg=p + norm)
-        for name, truth in decoder_operands(w, layer).items():
+        for name, matrix in decoder_operands(w, layer).items():
             if variant.layer_precision(layer) == "fp16":
                 # stored [in, out] for MatMul
-                np.testing.assert_array_equal(tensors[name + ".fp16"], truth.T.astype(np.float16), err_msg=name)
+                np.testing.assert_array_equal(tensors[name + ".fp16"], matrix.T.astype(np.float16), err_msg=name)
                 assert name + ".int8" not in tensors, name
             else:
-                assert_int8_rows(tensors[name + ".int8"].T, tensors[name + ".scale"], truth, name)
+                assert_int8_rows(tensors[name + ".int8"].T, tensors[name + ".scale"], matrix, name)
                 assert name + ".fp16" not in tensors, name
 
 
@@ -110,11 +116,11 @@ def vision_truth(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return truth
 
 
-def test_int4_vision_stores_symmetric_blocks_of_its_weights(build):
+def test_int4_vision_stores_symmetric_blocks_of_its_weights(build, truth):
     variant = next(v for v in VISION_VARIANTS if v.precision == "int4")
     path = build.embedded(variant.file)
     tensors = stored_tensors(path)
-    truth = vision_truth(build.weights)
+    stored_truth = vision_truth(truth)
     quantised = set()
     for node in onnx.load(str(path)).graph.node:
         if node.op_type != "MatMulNBits":
@@ -123,7 +129,7 @@ def test_int4_vision_stores_symmetric_blocks_of_its_weights(build):
         assert (attributes["bits"], len([i for i in node.input if i])) == (4, 3), f"{node.name}: not symmetric int4"
         linear = node.input[1].removesuffix("_Q4").removesuffix(".weight_t")
         k, n, block = attributes["K"], attributes["N"], attributes["block_size"]
-        w = truth[linear + ".weight"]
+        w = stored_truth[linear + ".weight"]
         assert w.shape == (n, k) and k % block == 0, linear
         scales = np.abs(tensors[node.input[2]].reshape(n, k // block)).astype(np.float64)
         np.testing.assert_allclose(scales, np.abs(w.reshape(n, -1, block)).max(axis=-1) / 8.0, rtol=SCALE_RTOL,
@@ -138,15 +144,15 @@ def test_int4_vision_stores_symmetric_blocks_of_its_weights(build):
                         if name.startswith("vision.") and name.endswith(".weight") and len(shape) == 2
                         and name != "vision.pos"}
     assert quantised == expected_linears
-    for name, value in truth.items():
+    for name, value in stored_truth.items():
         if name not in quantised:
             np.testing.assert_array_equal(tensors[name], value, err_msg=name)
 
 
-def test_fp16_vision_stores_the_nearest_fp16_of_every_weight(build):
+def test_fp16_vision_stores_the_nearest_fp16_of_every_weight(build, truth):
     variant = next(v for v in VISION_VARIANTS if v.precision == "fp16")
     tensors = stored_tensors(build.embedded(variant.file))
-    for name, value in vision_truth(build.weights).items():
+    for name, value in vision_truth(truth).items():
         stored = tensors[name + "_t"].T if name + "_t" in tensors else tensors[name]
         assert stored.dtype == np.float16, f"{name}: stored as {stored.dtype}"
         np.testing.assert_array_equal(stored, value.astype(np.float16), err_msg=name)
