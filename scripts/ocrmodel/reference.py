@@ -7,7 +7,12 @@ it: same weights (spec names, Linear layout [out, in]), same inputs, same output
     logits, present_k, present_v = decoder_forward(weights, vision_embeds, token_ids,
                                                    position_ids, past_k, past_v)
 
-Computation is float32 except erf (see _erf).
+Computation is float32 except erf (see _erf) and the rotary angles (float64, see rope).
+
+What the builder also computes is restated here from its definition rather than imported, so a
+bug there cannot hide on both sides of a test: the rotary embedding (its base, its pairing, its
+positions) and the dequantisation of stored weights (int8 per output channel, com.microsoft
+MatMulNBits blocks). Shapes and the architecture's sizes still come from spec.
 """
 
 from __future__ import annotations
@@ -89,13 +94,84 @@ def vision_forward(w: dict[str, np.ndarray], pixel_values: np.ndarray) -> np.nda
     return linear(x, w["vision.proj.weight"], w["vision.proj.bias"])[None].astype(np.float32)
 
 
+# The base the checkpoint was trained with: scripts/train/model.py's rope_tables raised
+# spec.ROPE_THETA = 10000.0 (unchanged since the training commit b25017a) to -2i/d. Restated
+# here so that a changed spec constant moves the builder away from this reference instead of
+# moving both.
+ROPE_BASE = 10000.0
+
+
 def rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """x [heads, S, 64] rotated by positions [S] ("rotate half" layout)."""
-    angles = positions.astype(np.float32)[:, None] * spec.rope_inverse_frequencies()[None, :]
-    angles = np.concatenate([angles, angles], axis=-1)
-    half = spec.HEAD_DIM // 2
-    rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return x * np.cos(angles) + rotated * np.sin(angles)
+    """x [heads, S, 64] rotated by positions [S], in the layout scripts/train/model.py trains
+    with ("rotate half", GPT-NeoX / Hugging Face Llama): dimension i (i < d/2) pairs with
+    i + d/2, not with its neighbour, and the pair turns by the angle p * theta_i with
+    theta_i = base^(-2i/d):
+
+        y[i]       = x[i] cos(p theta_i) - x[i + d/2] sin(p theta_i)
+        y[i + d/2] = x[i + d/2] cos(p theta_i) + x[i] sin(p theta_i)
+
+    The angles are float64; torch and the graph round theta_i and p * theta_i to float32, which
+    moves an angle by at most 1.8e-5 rad over positions 0..383 (see test_reference.py)."""
+    half = x.shape[-1] // 2
+    theta = ROPE_BASE ** (-2.0 * np.arange(half, dtype=np.float64) / x.shape[-1])
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * theta[None, :]  # [S, d/2]
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    first, second = x[..., :half], x[..., half:]
+    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
+
+
+def kv_head_of(query_head: int) -> int:
+    """Grouped-query attention as scripts/train/model.py trains it: `repeat_interleave` of the
+    KV heads, so query heads 0-3 read KV head 0 and 4-7 read KV head 1."""
+    return query_head // (spec.HEADS // spec.KV_HEADS)
+
+
+def dequantize_int8(quantized: np.ndarray, scale: np.ndarray, axis: int) -> np.ndarray:
+    """Symmetric int8 (zero point 0) with one scale per index along `axis`: q * scale, as ONNX
+    DequantizeLinear defines it for a 1-D scale. A Linear weight stored for MatMul is
+    [in, out] with one scale per output channel (axis 1); the embedding table is
+    [vocabulary, hidden] with one scale per token (axis 0)."""
+    if quantized.dtype != np.int8:
+        raise ValueError(f"expected int8 values, got {quantized.dtype}")
+    if scale.ndim != 1 or scale.shape[0] != quantized.shape[axis]:
+        raise ValueError(f"scale of shape {scale.shape} does not give one value per index of axis {axis} "
+                         f"of a {quantized.shape} tensor")
+    shape = [1] * quantized.ndim
+    shape[axis] = -1
+    return quantized.astype(np.float32) * scale.astype(np.float32).reshape(shape)
+
+
+def _unpack_codes(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """Unsigned `bits`-wide codes packed low bits first in each byte, the first `count` per row."""
+    if bits not in (2, 4, 8):
+        raise ValueError(f"{bits}-bit codes: only 2, 4 and 8 bits fill whole bytes")
+    per_byte = 8 // bits
+    shifts = (np.arange(per_byte, dtype=np.uint8) * bits)
+    codes = (packed[..., None] >> shifts) & np.uint8((1 << bits) - 1)
+    return codes.reshape(*packed.shape[:-1], -1)[..., :count]
+
+
+def unpack_matmulnbits(packed: np.ndarray, scales: np.ndarray, zero_points: np.ndarray | None, k: int, n: int,
+                       bits: int, block_size: int) -> np.ndarray:
+    """The float32 weight [N, K] (Linear layout [out, in]) of a com.microsoft MatMulNBits node,
+    from onnxruntime's documented layout (docs/ContribOperators.md, MatMulNBits):
+    - B: uint8 [N, ceil(K / block_size), block_size * bits / 8], the codes of each block packed
+      along K, low bits first (for 4 bits: the first code in the low nibble);
+    - scales: [N, blocks] (older files: flat [N * blocks]);
+    - zero_points: absent (then 2^(bits-1), 8 for 4 bits), uint8 packed like B with shape
+      [N, ceil(blocks * bits / 8)], or unpacked with the scales' type and shape;
+    - weight = (code - zero_point) * scale, each block along K with its own scale and zero point."""
+    blocks = -(-k // block_size)
+    codes = _unpack_codes(np.asarray(packed, dtype=np.uint8).reshape(n, blocks, -1), bits, block_size)
+    block_scales = np.asarray(scales, dtype=np.float32).reshape(n, blocks)
+    if zero_points is None:
+        zero = np.full((n, blocks), 2.0 ** (bits - 1), dtype=np.float32)
+    elif zero_points.dtype == np.uint8:
+        zero = _unpack_codes(zero_points.reshape(n, -1), bits, blocks).astype(np.float32)
+    else:
+        zero = np.asarray(zero_points, dtype=np.float32).reshape(n, blocks)
+    weight = (codes.astype(np.float32) - zero[..., None]) * block_scales[..., None]  # [N, blocks, block]
+    return weight.reshape(n, blocks * block_size)[:, :k]
 
 
 def decoder_forward(w: dict[str, np.ndarray], vision_embeds: np.ndarray, token_ids: np.ndarray,
@@ -107,7 +183,6 @@ def decoder_forward(w: dict[str, np.ndarray], vision_embeds: np.ndarray, token_i
     x = np.concatenate([vision_embeds[0], w["decoder.embed.weight"][token_ids[0]]], axis=0)
     new = x.shape[0]
     positions = position_ids[0]
-    group = spec.HEADS // spec.KV_HEADS
     present_k, present_v = [], []
     for layer in range(spec.LAYERS):
         p = f"decoder.layers.{layer}."
@@ -126,10 +201,9 @@ def decoder_forward(w: dict[str, np.ndarray], vision_embeds: np.ndarray, token_i
         visible = np.arange(keys.shape[1])[None, :] <= (past + np.arange(new))[:, None]
         heads = []
         for head in range(spec.HEADS):
-            kv = spec.kv_head_of(head)
+            kv = kv_head_of(head)
             scores = q[head] @ keys[kv].T * np.float32(spec.HEAD_DIM ** -0.5)
             heads.append(softmax(np.where(visible, scores, -np.inf)) @ values[kv])
-        assert group * spec.KV_HEADS == spec.HEADS
         x = x + linear(np.stack(heads, axis=1).reshape(new, spec.HEADS * spec.HEAD_DIM), w[p + "attn.o.weight"])
         h = rms_norm(x, w[p + "mlp_norm.weight"])
         gate = linear(h, w[p + "mlp.gate.weight"])
