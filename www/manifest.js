@@ -2,6 +2,19 @@
 // configuration uses and the capability numbers they must agree with. Paths
 // in it are relative to the manifest's own URL.
 
+/**
+ * A URL on the serving origin, or an error naming what is allowed: the page
+ * fetches the manifest and every file it lists, and a benchmark never reaches
+ * the network on its own.
+ */
+export function sameOrigin(url, what, base = self.location.href) {
+	const resolved = new URL(url, base);
+	if (resolved.origin !== self.location.origin) {
+		throw new Error(`The ${what} ${resolved.href} is not on the serving origin ${self.location.origin}; allowed: a path on this server, such as /models/manifest.json (a benchmark never reaches the network on its own).`);
+	}
+	return resolved.href;
+}
+
 async function fetchJson(url, what) {
 	let response;
 	try {
@@ -20,7 +33,7 @@ async function fetchJson(url, what) {
 const CAPABILITY_NUMBERS = ["layers", "hiddenSize", "vocabulary", "imageSize", "visionTokens", "kvSlots", "maxTokens"];
 
 export async function loadManifest(manifestParameter) {
-	const url = new URL(manifestParameter, self.location.href).href;
+	const url = sameOrigin(manifestParameter, "model manifest (manifest=)");
 	const manifest = await fetchJson(url, "model manifest");
 	for (const key of ["vocab", "tokens", "capability", "vision", "decoder"]) {
 		if (!(key in manifest)) throw new Error(`The model manifest ${url} has no "${key}" field.`);
@@ -36,7 +49,7 @@ export function modelEntry(manifest, role, name, weights) {
 	const entries = manifest[role];
 	const entry = entries[name];
 	if (!entry) throw new Error(`The model manifest has no ${role} "${name}" (it has: ${Object.keys(entries).join(", ")}).`);
-	const resolve = (path) => new URL(path, manifest.url).href;
+	const resolve = (path) => sameOrigin(path, `${role} "${name}" file`, manifest.url);
 	let model;
 	if (weights === "external") {
 		if (!entry.external?.model || !entry.external?.data) throw new Error(`The model manifest's ${role} "${name}" has no external-data pair (external.model, external.data).`);
@@ -51,7 +64,7 @@ export function modelEntry(manifest, role, name, weights) {
 
 /** The vocabulary characters, checked against the manifest's capability. */
 export async function loadVocabulary(manifest) {
-	const url = new URL(manifest.vocab, manifest.url).href;
+	const url = sameOrigin(manifest.vocab, "vocabulary", manifest.url);
 	const characters = await fetchJson(url, "vocabulary");
 	if (!Array.isArray(characters)) throw new Error(`The vocabulary ${url} is not a JSON array of characters.`);
 	const ids = characters.length + manifest.tokens.vocabOffset;
@@ -72,6 +85,6 @@ export async function loadCases(name) {
 		if (typeof entry.image !== "string" || typeof expected !== "string") {
 			throw new Error(`Case ${index} of the evaluation set "${name}" needs "image" and "expected" strings.`);
 		}
-		return { id: String(entry.id ?? index + 1), expected, imageUrl: new URL(entry.image, base).href };
+		return { id: String(entry.id ?? index + 1), expected, imageUrl: sameOrigin(entry.image, `image of case ${index} of the evaluation set "${name}"`, base) };
 	});
 }

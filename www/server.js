@@ -2,9 +2,13 @@
 // served it (docs/architecture.md, "Server endpoints"), so a runner can
 // follow the run and a crash loses no finished case.
 
+// Under `ocr-bench run` the server takes reports only with the run's secret,
+// a cookie the runner's launch URL set; "same-origin" (fetch's default, kept
+// explicit here) sends it with every report.
 async function post(path, body) {
 	const response = await fetch(path, {
 		method: "POST",
+		credentials: "same-origin",
 		headers: { "Content-Type": "application/json" },
 		body: JSON.stringify(body),
 	});

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::exit::{Cause, Failure};
 use crate::procfs::{self, describe_process, is_alive, process_group_members};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -80,10 +81,25 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
 }
 
 /// Finds the browser's executable and asks it for its version.
+/// Errors name the executable or the variable; their exit status is "browser missing".
 pub fn probe(kind: BrowserKind) -> Result<BrowserInfo> {
+    probe_executable(kind).map_err(|e| Failure::new(Cause::BrowserMissing, format!("{e:#}")).into())
+}
+
+fn probe_executable(kind: BrowserKind) -> Result<BrowserInfo> {
     let (variable, names) = kind.candidates();
     let executable = match std::env::var_os(variable) {
-        Some(path) => PathBuf::from(path),
+        Some(path) => {
+            let path = PathBuf::from(path);
+            if !path.is_file() {
+                bail!(
+                    "{variable}={} names no file; allowed: the path of a {kind} executable, or leave {variable} unset to look for {} on PATH",
+                    path.display(),
+                    names.join(", ")
+                );
+            }
+            path
+        }
         None => names
             .iter()
             .find_map(|n| find_in_path(n))
@@ -184,6 +200,8 @@ const FIREFOX_PREFS: &[(&str, &str)] = &[
 /// A running browser. [`Browser::stop`] must be called; dropping it also kills the group.
 pub struct Browser {
     child: Child,
+    /// Kills the browser's process group and removes the profile if the runner dies first.
+    watchdog: Option<Watchdog>,
     /// The fresh profile and the browser log beside it; held only to be removed on drop.
     _workdir: tempfile::TempDir,
     pub log_path: PathBuf,
@@ -238,11 +256,27 @@ impl Browser {
             .stdout(log.try_clone().context("duplicating the log handle")?)
             .stderr(log)
             .process_group(0);
-        let child = command
-            .spawn()
-            .with_context(|| format!("starting {}", info.executable.display()))?;
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent. It fires
+        // when the thread that forked exits: `run_once` launches from the thread that runs
+        // `block_on`, the main thread, which lives as long as the runner.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|e| {
+            Failure::new(
+                Cause::BrowserMissing,
+                format!("starting {}: {e}", info.executable.display()),
+            )
+        })?;
+        let watchdog = Watchdog::start(child.id(), workdir.path());
         Ok(Browser {
             child,
+            watchdog: Some(watchdog?),
             _workdir: workdir,
             log_path,
             stopped: false,
@@ -311,6 +345,9 @@ impl Browser {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.dismiss();
+        }
         let mut pids = procfs::descendants(std::process::id());
         for pid in self.remaining() {
             if !pids.contains(&pid) {
@@ -325,9 +362,10 @@ impl Browser {
     /// subreaper, so orphans stay descendants) and members of the browser's process group.
     fn remaining(&self) -> Vec<u32> {
         let pgid = self.child.id();
+        let watchdog = self.watchdog.as_ref().map(Watchdog::pid);
         let mut pids: Vec<u32> = procfs::descendants(std::process::id())
             .into_iter()
-            .filter(|pid| is_alive(*pid))
+            .filter(|pid| is_alive(*pid) && Some(*pid) != watchdog)
             .collect();
         for pid in process_group_members(pgid) {
             if !pids.contains(&pid) {
@@ -343,6 +381,55 @@ impl Drop for Browser {
         if !self.stopped {
             self.stop();
         }
+    }
+}
+
+/// A shell beside the browser that waits on a pipe from the runner. The runner writes `done`
+/// once it has stopped the browser itself; end of file without it means the runner died
+/// (SIGKILL cannot be caught), and the watchdog kills the browser's process group and removes
+/// the profile. It has its own process group and ignores the terminal's signals, so a closed
+/// terminal or Ctrl-C reaches only the runner, which stops the browser itself.
+struct Watchdog {
+    child: Child,
+}
+
+/// `$1` the browser's process group, `$2` the profile's directory. The wait is bounded: 10 s
+/// in steps of 0.1 s (Firefox's 11 processes were gone within 0.3 s of SIGKILL here).
+const WATCHDOG_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT
+if read -r word && [ "$word" = done ]; then exit 0; fi
+kill -KILL -- "-$1" 2>/dev/null
+i=0
+while kill -0 -- "-$1" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+rm -rf -- "$2"
+"#;
+
+impl Watchdog {
+    fn start(pgid: u32, workdir: &Path) -> Result<Watchdog> {
+        use std::os::unix::process::CommandExt;
+        let child = Command::new("/bin/sh")
+            .args(["-c", WATCHDOG_SCRIPT, "ocr-bench-watchdog"])
+            .arg(pgid.to_string())
+            .arg(workdir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .context("starting the browser's watchdog (/bin/sh)")?;
+        Ok(Watchdog { child })
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The browser is stopped: tell the watchdog to leave it, and reap it.
+    fn dismiss(mut self) {
+        if let Some(mut pipe) = self.child.stdin.take() {
+            use std::io::Write;
+            let _ = pipe.write_all(b"done\n");
+        }
+        let _ = self.child.wait();
     }
 }
 

@@ -6,10 +6,5 @@ pub mod run;
 pub mod serve;
 pub mod sweep;
 
-/// Exit codes beyond 0; clap's own usage errors exit 2 too.
-pub const EXIT_PAGE_ERROR: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_TIMEOUT: u8 = 3;
-pub const EXIT_BROWSER_EXITED: u8 = 4;
-pub const EXIT_PROCESSES_LEFT: u8 = 5;
-pub const EXIT_INTERRUPTED: u8 = 130;
+/// The exit status of bad input to `compare` (the same as `run`'s and `sweep`'s).
+pub const EXIT_USAGE: u8 = ocr_bench::exit::Cause::Usage.code();

@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod compare;
+pub mod exit;
 pub mod machine;
 pub mod memory;
 pub mod process_type;

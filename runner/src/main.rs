@@ -53,9 +53,10 @@ enum Command {
     },
     /// Run the page once in a fresh headless browser and print its results.
     ///
-    /// Exit status: 0 finished, 1 the page reported an error, 2 bad arguments or query,
-    /// 3 timeout, 4 the browser exited early, 5 browser processes were left behind,
-    /// 130 interrupted.
+    /// Exit status: 0 finished, 1 the page reported an error, 2 bad arguments, query or page,
+    /// 3 timeout, 4 the browser exited early, 5 browser processes were left behind, 6 the
+    /// results file could not be written, 7 the browser is missing or did not start, 8 the
+    /// server could not listen, 130 interrupted (SIGINT, SIGTERM, SIGHUP).
     Run {
         #[arg(long, default_value = "chromium")]
         browser: BrowserKind,
@@ -78,8 +79,10 @@ enum Command {
     /// browser; resumable: combinations already finished in the results file are skipped.
     ///
     /// Exit status: 0 when every combination ended with the page's result or its own error
-    /// (such as fp16 refused on an adapter without shader-f16), 1 when any timed out,
-    /// crashed or left processes behind, 130 interrupted (run again to resume).
+    /// (such as fp16 refused on an adapter without shader-f16); else `run`'s status for the
+    /// worst cause among them (3 timeout, 4 browser exited, 5 processes left); 2, 6, 7 and 8
+    /// as for `run`, a failed write stopping the sweep at once; 130 interrupted (run again to
+    /// resume).
     Sweep {
         /// Browsers, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "chromium")]
@@ -180,7 +183,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("ocr-bench: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(ocr_bench::exit::code_of(&e))
         }
     }
 }

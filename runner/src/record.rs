@@ -67,6 +67,9 @@ pub enum Record {
     },
     /// The runner's closing record of one browser run.
     Run(RunEnd),
+    /// A request the server refused (not from the run's page, too large, not a summary): an
+    /// attempt, never a result.
+    Refused(Refused),
 }
 
 impl Record {
@@ -79,10 +82,12 @@ impl Record {
             Record::Error { .. } => "error",
             Record::Result { .. } => "result",
             Record::Run(_) => "run",
+            Record::Refused(_) => "refused",
         }
     }
 
-    /// The page's run id; `run` records have none.
+    /// The page's run id; a `run` record's is the one its page reported, a refused attempt
+    /// has none (whatever it claimed).
     pub fn run_id(&self) -> Option<&str> {
         match self {
             Record::Start { run_id, .. }
@@ -90,7 +95,8 @@ impl Record {
             | Record::Progress { run_id, .. }
             | Record::Error { run_id, .. } => run_id.as_deref(),
             Record::Result { summary, .. } => summary.benchmark().map(|s| s.run_id.as_str()),
-            Record::Run(_) => None,
+            Record::Run(end) => end.run_id.as_deref(),
+            Record::Refused(_) => None,
         }
     }
 }
@@ -205,6 +211,22 @@ pub struct RunEnd {
     pub wall_seconds: f64,
     pub stop: StopReport,
     pub url: String,
+    /// The `runId` the page reported (absent in files written before it was recorded, and
+    /// when the page reported nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// A refused request: which endpoint, the HTTP status it got and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refused {
+    pub endpoint: String,
+    pub status: u16,
+    pub reason: String,
+    /// The `runId` the body claimed, if it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_run_id: Option<String>,
 }
 
 /// A line that is not a record this runner reads.
@@ -229,13 +251,70 @@ pub fn parse_lines(text: &str) -> impl Iterator<Item = Result<(usize, Line), Bad
         })
 }
 
-/// Every record of a results file, or the first line that is not one (`file:line: why`).
+/// The records of JSONL text, and the lines skipped because they are not complete JSON.
+#[derive(Debug, Default)]
+pub struct Records {
+    pub lines: Vec<(usize, Line)>,
+    /// Torn lines (a crash or a full disk mid-append): each costs only itself.
+    pub torn: Vec<BadLine>,
+}
+
+impl Records {
+    /// One warning per torn line, `file:line: …`.
+    pub fn warnings(&self, file: &Path) -> Vec<String> {
+        self.torn
+            .iter()
+            .map(|bad| {
+                format!(
+                    "warning: {}:{}: skipped a torn line ({})",
+                    file.display(),
+                    bad.line,
+                    bad.message
+                )
+            })
+            .collect()
+    }
+}
+
+/// Every record of JSONL text. A line that is not complete JSON is torn and skipped; a line
+/// that is JSON but not a record is an error (`Err`), since it is no crash's doing.
+pub fn parse_records(text: &str) -> Result<Records, BadLine> {
+    let mut records = Records::default();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let number = index + 1;
+        match serde_json::from_str::<Line>(line) {
+            Ok(record) => records.lines.push((number, record)),
+            Err(e) if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() => {
+                records.torn.push(BadLine {
+                    line: number,
+                    message: format!("not complete JSON: {e}"),
+                });
+            }
+            Err(e) => {
+                return Err(BadLine {
+                    line: number,
+                    message: format!("not a results record: {e}"),
+                })
+            }
+        }
+    }
+    Ok(records)
+}
+
+/// Every record of a results file, torn lines skipped with a warning on stderr, or the first
+/// line that is not a record (`file:line: why`).
 pub fn read_file(file: &Path) -> Result<Vec<(usize, Line)>, String> {
     let text =
         std::fs::read_to_string(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
-    parse_lines(&text)
-        .collect::<Result<_, _>>()
-        .map_err(|bad| format!("{}:{}: {}", file.display(), bad.line, bad.message))
+    let records = parse_records(&text)
+        .map_err(|bad| format!("{}:{}: {}", file.display(), bad.line, bad.message))?;
+    for warning in records.warnings(file) {
+        eprintln!("ocr-bench: {warning}");
+    }
+    Ok(records.lines)
 }
 
 #[cfg(test)]
@@ -300,6 +379,22 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_torn_line_costs_only_itself() {
+        let lines: Vec<&str> = LEGACY.lines().collect();
+        let torn = &lines[1][..lines[1].len() / 2];
+        let text = format!("{}\n{torn}\n{}\n", lines[0], lines[2]);
+        let records = parse_records(&text).unwrap();
+        let numbers: Vec<usize> = records.lines.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers, [1, 3]);
+        assert_eq!(records.torn.len(), 1);
+        let warning = &records.warnings(Path::new("r.jsonl"))[0];
+        assert!(
+            warning.contains("r.jsonl:2: skipped a torn line"),
+            "{warning}"
+        );
+    }
+
+    #[test]
     fn a_line_that_is_not_a_record_names_its_line() {
         let mark = LEGACY
             .lines()
@@ -310,5 +405,7 @@ pub(crate) mod tests {
         let bad = parse_lines(&text).nth(1).unwrap().unwrap_err();
         assert_eq!(bad.line, 3);
         assert!(bad.message.contains("phase"), "{}", bad.message);
+        let bad = parse_records(&text).unwrap_err();
+        assert_eq!(bad.line, 3);
     }
 }

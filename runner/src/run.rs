@@ -3,7 +3,7 @@
 //! browser is stopped in every case, and a closing `run` record says how the run ended.
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,9 +12,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::browser::{Browser, BrowserInfo, StopReport};
+use crate::exit::{Cause, Failure};
 use crate::memory::Sampler;
 use crate::record::{ErrorBody, Posted, ProcessMemoryAnswer, Record, RunEnd};
-use crate::server::{self, AppState, RunContext};
+use crate::server::{self, AppState, Event, RunContext};
 
 /// The benchmark page; its query is checked with the core before a browser starts.
 pub const DEFAULT_PAGE: &str = "www/index.html";
@@ -51,9 +52,14 @@ pub enum Outcome {
         status: String,
         phase: String,
     },
-    /// Ctrl-C or SIGTERM reached the runner; the browser was still stopped.
+    /// Ctrl-C, SIGTERM or SIGHUP reached the runner; the browser was still stopped.
     Interrupted {
         phase: String,
+    },
+    /// A record could not be written to the results file: the file and the OS error.
+    WriteFailed {
+        phase: String,
+        message: String,
     },
 }
 
@@ -66,7 +72,20 @@ impl Outcome {
             Outcome::TimedOut { .. } => "timeout",
             Outcome::BrowserExited { .. } => "browser-exited",
             Outcome::Interrupted { .. } => "interrupted",
+            Outcome::WriteFailed { .. } => "write-failed",
         }
+    }
+
+    /// The cause, for the exit status; `None` when the run finished.
+    pub fn cause(&self) -> Option<Cause> {
+        Some(match self {
+            Outcome::Finished { .. } => return None,
+            Outcome::PageError { .. } => Cause::PageError,
+            Outcome::TimedOut { .. } => Cause::Timeout,
+            Outcome::BrowserExited { .. } => Cause::BrowserExited,
+            Outcome::Interrupted { .. } => Cause::Interrupted,
+            Outcome::WriteFailed { .. } => Cause::WriteFailed,
+        })
     }
 
     /// A sentence for a person; `None` when the run finished.
@@ -86,6 +105,10 @@ impl Outcome {
             )),
             Outcome::Interrupted { phase } => Some(format!(
                 "interrupted in phase {phase}; the browser was stopped"
+            )),
+            Outcome::WriteFailed { phase, message } => Some(format!(
+                "stopped in phase {phase}: {message}; the browser was stopped and the lines \
+                 already written are kept (free space, or pass another --results)"
             )),
         }
     }
@@ -111,13 +134,7 @@ pub async fn run_once(
     machine: &Value,
     on_status: &(dyn Fn(&str) + Sync),
 ) -> Result<RunReport> {
-    let page_file = options.root.join(&options.page);
-    anyhow::ensure!(
-        page_file.is_file(),
-        "the page {} does not exist under {} (build the page first, or pass --page)",
-        options.page,
-        options.root.display()
-    );
+    check_page(&options.root, &options.page).map_err(|m| Failure::new(Cause::Usage, m))?;
     let started = Instant::now();
     let sampler = Arc::new(Sampler::start(options.sample_interval));
     let (events_tx, mut events) = mpsc::unbounded_channel();
@@ -127,12 +144,17 @@ pub async fn run_once(
         page: Some(options.page.clone()),
         machine: machine.clone(),
     };
-    let state = Arc::new(AppState::new(
-        &options.results,
-        context,
-        Some(Arc::clone(&sampler)),
-        Some(events_tx),
-    )?);
+    let secret = run_secret()?;
+    let page_url_path = page_url_path(&options.page, &options.query);
+    let state = Arc::new(
+        AppState::new(
+            &options.results,
+            context,
+            Some(Arc::clone(&sampler)),
+            Some(events_tx),
+        )?
+        .guarded(secret.clone(), page_url_path.clone()),
+    );
     let (address, server_task) = server::start_server(
         IpAddr::V4(Ipv4Addr::LOCALHOST),
         0,
@@ -140,9 +162,12 @@ pub async fn run_once(
         Arc::clone(&state),
     )
     .await?;
-    let url = page_url(address, &options.page, &options.query);
+    let url = format!("http://{address}{page_url_path}");
     on_status(&format!("opening {url}"));
-    let mut instance = Browser::launch(browser, &url)?;
+    // The browser opens the one-time launch URL, which sets the run's secret as a cookie and
+    // sends it on to the page; the secret itself is never written to the results file.
+    let launch_url = format!("http://{address}{}{secret}", server::LAUNCH_PATH);
+    let mut instance = Browser::launch(browser, &launch_url)?;
     sampler.set_browser_pid(instance.pid());
 
     let deadline = tokio::time::Instant::now() + options.timeout;
@@ -151,29 +176,44 @@ pub async fn run_once(
     let mut poll = tokio::time::interval(Duration::from_millis(200));
     // The browser has its own process group, so a terminal's Ctrl-C reaches only the runner:
     // catch it and SIGTERM, and stop the browser before leaving.
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("installing the SIGTERM handler")?;
+    // A closed terminal sends SIGHUP: the same as Ctrl-C.
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate =
+        signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut hangup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
+    let mut run_id: Option<String> = None;
     let outcome = loop {
         tokio::select! {
             event = events.recv() => match event {
-                Some(Record::Start { .. }) => on_status("started"),
-                Some(Record::Mark { phase: p, .. }) => {
+                Some(Event::Refused(reason)) => on_status(&reason),
+                Some(Event::WriteFailed(message)) => {
+                    break Outcome::WriteFailed { phase: phase.clone(), message };
+                }
+                Some(Event::Accepted(record)) => {
+                if run_id.is_none() {
+                    run_id = record.run_id().map(str::to_owned);
+                }
+                match record {
+                Record::Start { .. } => on_status("started"),
+                Record::Mark { phase: p, .. } => {
                     on_status(&p);
                     phase = p;
                 }
-                Some(Record::Progress { body, .. }) => {
+                Record::Progress { body, .. } => {
                     cases_done += 1;
                     on_status(&format!("{phase}: case {cases_done} ({}) done", body.case.id));
                 }
-                Some(Record::Error { body, .. }) => {
+                Record::Error { body, .. } => {
                     let (error_phase, message) = page_error_message(&body);
                     // The page's own phase, else the one it marked last.
                     break Outcome::PageError { phase: error_phase.unwrap_or_else(|| phase.clone()), message };
                 }
-                Some(Record::Result { summary, process_memory }) => {
+                Record::Result { summary, process_memory } => {
                     break Outcome::Finished { summary, process_memory };
                 }
-                Some(Record::Run(_)) => unreachable!("only the runner writes `run` records"),
+                Record::Run(_) | Record::Refused(_) => unreachable!("only the runner writes these"),
+                }
+                }
                 None => unreachable!("the server holds the sender for the whole run"),
             },
             _ = tokio::time::sleep_until(deadline) => {
@@ -181,6 +221,7 @@ pub async fn run_once(
             }
             _ = tokio::signal::ctrl_c() => break Outcome::Interrupted { phase: phase.clone() },
             _ = terminate.recv() => break Outcome::Interrupted { phase: phase.clone() },
+            _ = hangup.recv() => break Outcome::Interrupted { phase: phase.clone() },
             _ = poll.tick() => {
                 if let Some(status) = instance.try_exit_status() {
                     break Outcome::BrowserExited { status: status.to_string(), phase: phase.clone() };
@@ -202,13 +243,24 @@ pub async fn run_once(
     server_task.abort();
 
     let wall = started.elapsed();
-    state.append(Record::Run(RunEnd {
+    let closing = state.append(Record::Run(RunEnd {
         outcome: outcome.label().to_owned(),
         message: outcome.failure_message(browser.name.name(), options.timeout),
         wall_seconds: wall.as_secs_f64(),
         stop: stop.clone(),
         url,
-    }))?;
+        run_id,
+    }));
+    // A file that failed already fails again; the first message is the one to keep.
+    let outcome = match (closing, outcome) {
+        (Err(e), outcome) if !matches!(outcome, Outcome::WriteFailed { .. }) => {
+            Outcome::WriteFailed {
+                phase,
+                message: format!("{e:#}"),
+            }
+        }
+        (_, outcome) => outcome,
+    };
     Ok(RunReport {
         outcome,
         wall,
@@ -217,13 +269,131 @@ pub async fn run_once(
     })
 }
 
-fn page_url(address: std::net::SocketAddr, page: &str, query: &str) -> String {
+/// The page's path and query on the server.
+fn page_url_path(page: &str, query: &str) -> String {
     let page = page.trim_start_matches('/');
     if query.is_empty() {
-        format!("http://{address}/{page}")
+        format!("/{page}")
     } else {
-        format!("http://{address}/{page}?{query}")
+        format!("/{page}?{query}")
     }
+}
+
+/// 128 random bits from the kernel, as hex: the secret of one run.
+fn run_secret() -> Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("reading /dev/urandom for the run's secret")?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The pages `--page` may name, for the messages.
+const PAGES_ALLOWED: &str = "an .html page under the served root that reports to the \
+    /benchmark-* endpoints, such as www/index.html or bench/core/index.html";
+
+/// Files a page's scan may read before it gives up: index.html reaches the reporting client
+/// through 3 modules.
+const PAGE_SCAN_LIMIT: usize = 200;
+
+/// `page` must be an .html file under `root` that speaks the endpoints: it, or a script it
+/// loads (directly or through imports, under the root), names a `/benchmark-` endpoint. A
+/// page that does not would only wait for the timeout.
+pub fn check_page(root: &Path, page: &str) -> Result<(), String> {
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("the root {} cannot be read: {e}", root.display()))?;
+    let file = root.join(page).canonicalize().map_err(|e| {
+        format!(
+            "--page {page:?} does not exist under {} ({e}); allowed: {PAGES_ALLOWED}",
+            root.display()
+        )
+    })?;
+    if !file.starts_with(&root) {
+        return Err(format!(
+            "--page {page:?} is outside the served root {}; allowed: {PAGES_ALLOWED}",
+            root.display()
+        ));
+    }
+    if !file.is_file() || file.extension().is_none_or(|e| e != "html") {
+        return Err(format!(
+            "--page {page:?} is not an .html file; allowed: {PAGES_ALLOWED}"
+        ));
+    }
+    let mut todo = vec![file];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(file) = todo.pop() {
+        if !seen.insert(file.clone()) || seen.len() > PAGE_SCAN_LIMIT {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if text.contains("/benchmark-") {
+            return Ok(());
+        }
+        let dir = file.parent().unwrap_or(&root).to_owned();
+        for reference in script_references(&text) {
+            let path = match reference.strip_prefix('/') {
+                Some(absolute) => root.join(absolute),
+                None => dir.join(reference),
+            };
+            if let Ok(path) = path.canonicalize() {
+                if path.starts_with(&root) {
+                    todo.push(path);
+                }
+            }
+        }
+    }
+    Err(format!(
+        "--page {page:?} does not report to the /benchmark-* endpoints (neither it nor a script \
+         it loads names one), so a run would only time out; allowed: {PAGES_ALLOWED}"
+    ))
+}
+
+/// Quoted local paths ending in `.js` or `.mjs`: script sources and imports.
+fn script_references(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for quote in ['"', '\''] {
+        let mut parts = text.split(quote);
+        parts.next();
+        for (index, part) in parts.enumerate() {
+            // Every second piece lies between quotes.
+            if index % 2 == 0
+                && (part.ends_with(".js") || part.ends_with(".mjs"))
+                && !part.contains("://")
+                && !part.contains(char::is_whitespace)
+            {
+                found.push(part);
+            }
+        }
+    }
+    found
+}
+
+/// `manifest=` must name a path on the serving origin: the page fetches the manifest and
+/// every model it lists, and a benchmark never reaches the network on its own.
+pub fn check_manifest(config: &ocr_bench_core::Config) -> Result<(), String> {
+    let manifest = config.manifest.as_str();
+    let scheme = manifest.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+    });
+    let other_host = ["//", "\\\\", "/\\", "\\/"]
+        .iter()
+        .any(|p| manifest.starts_with(p));
+    if scheme || other_host {
+        return Err(format!(
+            "manifest={manifest:?} is not on the serving origin; allowed: a path on this server, \
+             such as {} (a benchmark never reaches the network on its own)",
+            ocr_bench_core::config::DEFAULT_MANIFEST
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -248,14 +418,47 @@ mod tests {
 
     #[test]
     fn urls_carry_the_query_only_when_there_is_one() {
-        let address: std::net::SocketAddr = "127.0.0.1:8123".parse().unwrap();
+        assert_eq!(page_url_path("www/index.html", ""), "/www/index.html");
         assert_eq!(
-            page_url(address, "www/index.html", ""),
-            "http://127.0.0.1:8123/www/index.html"
+            page_url_path("/www/index.html", "tier=242"),
+            "/www/index.html?tier=242"
         );
-        assert_eq!(
-            page_url(address, "/www/index.html", "tier=242"),
-            "http://127.0.0.1:8123/www/index.html?tier=242"
-        );
+    }
+
+    #[test]
+    fn only_pages_under_the_root_that_report_are_allowed() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        check_page(&root, DEFAULT_PAGE).unwrap();
+        check_page(&root, "bench/core/index.html").unwrap();
+        for (page, why) in [
+            ("README.md", "not an .html file"),
+            ("../../../etc/hostname", "outside the served root"),
+            ("www/report.html", "does not report"),
+            ("www/missing.html", "does not exist"),
+        ] {
+            let err = check_page(&root, page).unwrap_err();
+            assert!(
+                err.contains(why) && err.contains("www/index.html"),
+                "{page}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_manifest_must_be_on_the_serving_origin() {
+        let config = |m: &str| ocr_bench_core::parse_query(&format!("manifest={m}")).unwrap();
+        check_manifest(&config("/models/manifest.json")).unwrap();
+        check_manifest(&config("models/manifest.json")).unwrap();
+        for off in [
+            "https://example.com/m.json",
+            "//example.com/m.json",
+            "data:,{}",
+        ] {
+            let err = check_manifest(&config(off)).unwrap_err();
+            assert!(
+                err.contains("not on the serving origin") && err.contains("/models/manifest.json"),
+                "{err}"
+            );
+        }
     }
 }

@@ -2,16 +2,19 @@
 //! cross-origin isolated, and the JSON endpoints the page reports to. Every request to an
 //! endpoint is appended at once as one JSONL record, so a crash loses no finished case.
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderName, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -22,12 +25,31 @@ use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::browser::BrowserInfo;
+use crate::exit::{Cause, Failure};
 use crate::memory::Sampler;
-use crate::record::{Line, ProcessMemoryAnswer, Record};
+use crate::record::{Line, ProcessMemoryAnswer, Record, Refused, StartBody};
 
-/// The summary of a full run with its memory samples and per-case results runs to a few
-/// hundred KiB; allow far more than that.
-const BODY_LIMIT_BYTES: usize = 64 << 20;
+/// The summary of smoke2 (2 cases, 2 tokens each) is 19.9 KB as written; a case adds about
+/// 1 KB plus its tokens' timings, so 200 cases of 128 tokens stay near 1 MB. 8 MiB leaves
+/// room for that eight times over and refuses a runaway body (a 50 MB one was accepted).
+pub const BODY_LIMIT_BYTES: usize = 8 << 20;
+
+/// The phases the page marks, in the order of a run (`www/main.js`, `www/schedules.js`).
+pub const PHASES: [&str; 7] = [
+    "baseline",
+    "vision-load",
+    "vision-encode",
+    "vision-release",
+    "decoder-load",
+    "decoder-run",
+    "release",
+];
+
+/// The cookie that carries a run's secret: set by the one-time launch URL the runner opens,
+/// then sent by the browser with every same-origin request of the page and its worker.
+pub const RUN_COOKIE: &str = "ocr-bench-run";
+/// The launch URL's path; the secret follows it.
+pub const LAUNCH_PATH: &str = "/__ocr-bench/launch/";
 
 /// Who is being measured: the runner's own browser (under `run`), or a person's (`serve`).
 #[derive(Debug, Clone, Default)]
@@ -39,13 +61,58 @@ pub struct RunContext {
     pub machine: Value,
 }
 
+/// What the server tells the run that waits on it.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A report was accepted and written.
+    Accepted(Record),
+    /// A request was refused (and recorded as an attempt): the reason.
+    Refused(String),
+    /// A record could not be written: the file and the OS error.
+    WriteFailed(String),
+}
+
+/// Under `run`: only the page the runner opened may report.
+struct RunGuard {
+    secret: String,
+    /// Where the launch URL sends the browser, until it has been used once.
+    launch_target: Mutex<Option<String>>,
+    /// The page's `runId`, from its first accepted report.
+    run_id: Mutex<Option<String>>,
+}
+
+/// The results file, appended to one line at a time.
+struct Writer {
+    file: File,
+    /// False when the file ends in a torn line (a crash mid-append, a failed write): the next
+    /// append starts with a newline so that the torn line costs only itself.
+    at_line_start: bool,
+}
+
 pub struct AppState {
     results_path: PathBuf,
-    results: Mutex<File>,
+    results: Mutex<Writer>,
     context: RunContext,
     sampler: Option<Arc<Sampler>>,
     /// Every record the page's requests produced, for the run that waits on it.
-    events: Option<UnboundedSender<Record>>,
+    events: Option<UnboundedSender<Event>>,
+    guard: Option<RunGuard>,
+    /// The start message of each `runId`, so that two pages on one server keep theirs apart.
+    starts: Mutex<HashMap<String, StartBody>>,
+}
+
+/// Whether a file ends with a newline (or is empty); unreadable files (`/dev/full`) count as
+/// ending cleanly.
+fn ends_at_line_start(file: &File) -> bool {
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len == 0 {
+        return true;
+    }
+    let mut last = [0u8; 1];
+    match file.read_at(&mut last, len - 1) {
+        Ok(1) => last[0] == b'\n',
+        _ => true,
+    }
 }
 
 impl AppState {
@@ -54,26 +121,58 @@ impl AppState {
         results_path: &Path,
         context: RunContext,
         sampler: Option<Arc<Sampler>>,
-        events: Option<UnboundedSender<Record>>,
+        events: Option<UnboundedSender<Event>>,
     ) -> Result<Self> {
+        let write_failed = |what: String| {
+            move |e: std::io::Error| Failure::new(Cause::WriteFailed, format!("{what}: {e}"))
+        };
         if let Some(dir) = results_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            fs::create_dir_all(dir).map_err(write_failed(format!("creating {}", dir.display())))?;
         }
         let file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(results_path)
-            .with_context(|| format!("opening the results file {}", results_path.display()))?;
+            .or_else(|_| {
+                // Write-only places (a FIFO, a device) cannot be read back; append anyway.
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(results_path)
+            })
+            .map_err(write_failed(format!(
+                "opening the results file {}",
+                results_path.display()
+            )))?;
+        let at_line_start = ends_at_line_start(&file);
         Ok(Self {
             results_path: results_path.to_owned(),
-            results: Mutex::new(file),
+            results: Mutex::new(Writer {
+                file,
+                at_line_start,
+            }),
             context,
             sampler,
             events,
+            guard: None,
+            starts: Mutex::new(HashMap::new()),
         })
     }
 
+    /// Accepts reports only with `secret`: the launch URL (`LAUNCH_PATH` + secret) sets it as a
+    /// cookie once and sends the browser on to `target` (path and query of the page).
+    pub fn guarded(mut self, secret: String, target: String) -> Self {
+        self.guard = Some(RunGuard {
+            secret,
+            launch_target: Mutex::new(Some(target)),
+            run_id: Mutex::new(None),
+        });
+        self
+    }
+
     /// Appends one record (one line, one `write` call) with the time and this run's context.
+    /// The error names the file and the OS error.
     pub fn append(&self, record: Record) -> Result<()> {
         let ctx = &self.context;
         let line = Line {
@@ -83,12 +182,36 @@ impl AppState {
             query: ctx.query.clone(),
             page: ctx.page.clone(),
         };
-        let mut text = serde_json::to_string(&line)?;
+        let mut writer = self.results.lock().unwrap_or_else(|e| e.into_inner());
+        let mut text = if writer.at_line_start {
+            String::new()
+        } else {
+            "\n".to_owned()
+        };
+        text.push_str(&serde_json::to_string(&line)?);
         text.push('\n');
-        let mut file = self.results.lock().unwrap_or_else(|e| e.into_inner());
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.flush())
-            .with_context(|| format!("appending to {}", self.results_path.display()))
+        let written = writer
+            .file
+            .write_all(text.as_bytes())
+            .and_then(|()| writer.file.flush());
+        // A failed write may have left part of the line: the next starts afresh.
+        writer.at_line_start = written.is_ok();
+        written.map_err(|e| {
+            Failure::new(
+                Cause::WriteFailed,
+                format!(
+                    "appending to the results file {}: {e}",
+                    self.results_path.display()
+                ),
+            )
+            .into()
+        })
+    }
+
+    fn tell(&self, event: Event) {
+        if let Some(events) = &self.events {
+            let _ = events.send(event);
+        }
     }
 
     /// The `processMemory` answer of `/benchmark-result`.
@@ -99,32 +222,89 @@ impl AppState {
         }
     }
 
+    /// Under `run`: whether the request carries the run's secret.
+    fn check_secret(&self, headers: &HeaderMap) -> Result<(), String> {
+        let Some(guard) = &self.guard else {
+            return Ok(());
+        };
+        let presented = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == RUN_COOKIE)
+            .map(|(_, value)| value.to_owned());
+        match presented {
+            Some(value) if value == guard.secret => Ok(()),
+            Some(_) => Err(format!("the request carried another run's `{RUN_COOKIE}` cookie; this run accepts reports only from the page it opened")),
+            None => Err(format!("the request carried no `{RUN_COOKIE}` cookie; this run accepts reports only from the page it opened (its launch URL sets the cookie)")),
+        }
+    }
+
+    /// Under `run`: the first report fixes the page's `runId`; another one is refused.
+    fn check_run_id(&self, claimed: Option<&str>) -> Result<(), String> {
+        let (Some(guard), Some(claimed)) = (&self.guard, claimed) else {
+            return Ok(());
+        };
+        let mut run_id = guard.run_id.lock().unwrap_or_else(|e| e.into_inner());
+        match run_id.as_deref() {
+            None => {
+                *run_id = Some(claimed.to_owned());
+                Ok(())
+            }
+            Some(mine) if mine == claimed => Ok(()),
+            Some(mine) => Err(format!(
+                "runId {claimed:?} is not this run's; its page reported runId {mine:?}"
+            )),
+        }
+    }
+
     /// The record of one request's body; `Err` says what was wrong and what is allowed.
-    fn record(&self, endpoint: Endpoint, mut body: Map<String, Value>) -> Result<Record, String> {
+    fn record(&self, endpoint: Endpoint, mut body: Map<String, Value>) -> Result<Record, Refusal> {
         // The summary keeps its own `runId`; the other bodies' moves to the record's top.
         let run_id = match endpoint {
             Endpoint::Result => None,
             _ => match body.remove("runId") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(id)) => Some(id),
-                Some(other) => return Err(format!("`runId` must be a string, got {other}")),
+                Some(other) => {
+                    return Err(Refusal::bad(format!(
+                        "`runId` must be a string, got {other}"
+                    )))
+                }
             },
         };
-        let parse_error = |e: serde_json::Error| format!("{e}; {}", endpoint.allowed());
+        let parse_error =
+            |e: serde_json::Error| Refusal::bad(format!("{e}; {}", endpoint.allowed()));
         let body = Value::Object(body);
         Ok(match endpoint {
-            Endpoint::Start => Record::Start {
-                run_id,
-                machine: self.context.machine.clone(),
-                body: serde_json::from_value(body).map_err(parse_error)?,
-            },
+            Endpoint::Start => {
+                let start: StartBody = serde_json::from_value(body).map_err(parse_error)?;
+                if let Some(id) = &run_id {
+                    self.starts
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(id.clone(), start.clone());
+                }
+                Record::Start {
+                    run_id,
+                    machine: self.context.machine.clone(),
+                    body: start,
+                }
+            }
             Endpoint::Mark => {
                 let phase = body
                     .get("phase")
                     .and_then(Value::as_str)
-                    .filter(|p| !p.is_empty())
-                    .ok_or_else(|| format!("{}, got {body}", endpoint.allowed()))?
-                    .to_owned();
+                    .ok_or_else(|| Refusal::bad(format!("{}, got {body}", endpoint.allowed())))?;
+                if !PHASES.contains(&phase) {
+                    return Err(Refusal::bad(format!(
+                        "unknown phase {phase:?}; {}",
+                        endpoint.allowed()
+                    )));
+                }
+                let phase = phase.to_owned();
                 // Mark first, then write: the samples of the new phase start as early as possible.
                 if let Some(sampler) = &self.sampler {
                     sampler.mark(&phase);
@@ -140,11 +320,112 @@ impl AppState {
                 phase: self.sampler.as_ref().map(|s| s.current_phase()),
                 body: serde_json::from_value(body).map_err(parse_error)?,
             },
-            Endpoint::Result => Record::Result {
-                summary: serde_json::from_value(body).map_err(parse_error)?,
-                process_memory: self.process_memory(),
-            },
+            Endpoint::Result => {
+                let summary: crate::record::Posted =
+                    serde_json::from_value(body.clone()).map_err(parse_error)?;
+                // Another page's figures must say which page and run they are.
+                let names_itself = ["runId", "page"]
+                    .iter()
+                    .all(|key| body.get(key).is_some_and(Value::is_string));
+                if summary.benchmark().is_none() && !names_itself {
+                    return Err(Refusal::recorded(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!("not a benchmark summary; {}", endpoint.allowed()),
+                    ));
+                }
+                Record::Result {
+                    summary,
+                    process_memory: self.process_memory(),
+                }
+            }
         })
+    }
+
+    /// Writes the refused attempt and answers it.
+    fn refuse(&self, endpoint: Endpoint, refusal: Refusal, claimed: Option<String>) -> Response {
+        if refusal.recorded {
+            let reason = format!(
+                "{} refused ({}): {}",
+                endpoint.path(),
+                refusal.status.as_u16(),
+                refusal.message
+            );
+            eprintln!("ocr-bench: {reason}");
+            let attempt = Record::Refused(Refused {
+                endpoint: endpoint.path().to_owned(),
+                status: refusal.status.as_u16(),
+                reason: refusal.message.clone(),
+                claimed_run_id: claimed,
+            });
+            if let Err(e) = self.append(attempt) {
+                return self.write_failed(e);
+            }
+            self.tell(Event::Refused(reason));
+        }
+        (
+            refusal.status,
+            Json(json!({ "ok": false, "error": refusal.message })),
+        )
+            .into_response()
+    }
+
+    fn write_failed(&self, error: anyhow::Error) -> Response {
+        let message = format!("{error:#}");
+        eprintln!("ocr-bench: {message}");
+        self.tell(Event::WriteFailed(message.clone()));
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({ "ok": false, "error": message })),
+        )
+            .into_response()
+    }
+
+    /// Under `serve`, one line per result naming the browser and adapter of its own start.
+    fn announce(&self, record: &Record) {
+        if self.guard.is_some() {
+            return;
+        }
+        let Some(id) = record
+            .run_id()
+            .filter(|_| matches!(record, Record::Result { .. }))
+        else {
+            return;
+        };
+        let starts = self.starts.lock().unwrap_or_else(|e| e.into_inner());
+        match starts.get(id) {
+            Some(start) => println!(
+                "result of run {id}: {} · adapter {} · ORT {}",
+                start.user_agent, start.adapter, start.ort_version
+            ),
+            None => println!("result of run {id} (no start message for it)"),
+        }
+    }
+}
+
+/// Why a request was not taken: its status, the message naming what is allowed, and whether
+/// it is written down as an attempt (refusals of foreign or oversized reports are; a page's
+/// own malformed body is only answered).
+struct Refusal {
+    status: StatusCode,
+    message: String,
+    recorded: bool,
+}
+
+impl Refusal {
+    fn bad(message: String) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            message,
+            recorded: false,
+        }
+    }
+
+    fn recorded(status: StatusCode, message: String) -> Self {
+        Self {
+            status,
+            message,
+            recorded: true,
+        }
     }
 }
 
@@ -159,65 +440,128 @@ enum Endpoint {
 }
 
 impl Endpoint {
-    const ALL: [(Endpoint, &'static str); 5] = [
-        (Endpoint::Start, "/benchmark-start"),
-        (Endpoint::Mark, "/benchmark-mark"),
-        (Endpoint::Progress, "/benchmark-progress"),
-        (Endpoint::Error, "/benchmark-error"),
-        (Endpoint::Result, "/benchmark-result"),
+    const ALL: [Endpoint; 5] = [
+        Endpoint::Start,
+        Endpoint::Mark,
+        Endpoint::Progress,
+        Endpoint::Error,
+        Endpoint::Result,
     ];
+
+    fn path(self) -> &'static str {
+        match self {
+            Endpoint::Start => "/benchmark-start",
+            Endpoint::Mark => "/benchmark-mark",
+            Endpoint::Progress => "/benchmark-progress",
+            Endpoint::Error => "/benchmark-error",
+            Endpoint::Result => "/benchmark-result",
+        }
+    }
 
     /// What the body must be, for the error answer.
     fn allowed(self) -> &'static str {
         match self {
             Endpoint::Start => "the body is { runId, config, userAgent, adapter, ortVersion }",
-            Endpoint::Mark => "`phase` must be a non-empty string (baseline, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release)",
+            Endpoint::Mark => "`phase` must be one of baseline, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release",
             Endpoint::Progress => "the body is { runId, case } with one case result (docs/architecture.md, \"Summary\")",
             Endpoint::Error => "the body is { runId, phase, error: { name, message, stack } }",
-            Endpoint::Result => "the body is the page's summary, or any JSON object another page posts",
+            Endpoint::Result => "the body is the page's summary (docs/architecture.md, \"Summary\"), or another page's figures naming their `runId` and `page`",
         }
     }
 }
 
-/// A JSON error answer naming what was wrong.
-fn bad_request(message: String) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        Json(json!({ "ok": false, "error": message })),
-    )
-        .into_response()
+/// The `runId` a body claims, for the record of a refused attempt.
+fn claimed_run_id(body: &Value) -> Option<String> {
+    body.get("runId").and_then(Value::as_str).map(str::to_owned)
 }
 
-fn write_failed(error: anyhow::Error) -> Response {
-    eprintln!("ocr-bench: {error:#}");
-    (
-        StatusCode::INTERNAL_SERVER_ERROR,
-        Json(json!({ "ok": false, "error": format!("{error:#}") })),
-    )
-        .into_response()
-}
-
-/// Every endpoint: the body typed into its record, appended, passed to the waiting run, and
-/// answered (`/benchmark-result` with the process memory, the others with `ok`).
-async fn receive(state: Arc<AppState>, endpoint: Endpoint, body: Value) -> Response {
+/// Every endpoint: the sender checked, the body typed into its record, appended, passed to
+/// the waiting run, and answered (`/benchmark-result` with the process memory, the others
+/// with `ok`).
+async fn receive(
+    state: Arc<AppState>,
+    endpoint: Endpoint,
+    headers: HeaderMap,
+    body: Result<Json<Value>, JsonRejection>,
+) -> Response {
+    let body = match body {
+        Ok(Json(body)) => Some(body),
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => None,
+        Err(rejection) => return Refusal::bad(rejection.body_text()).into_answer(),
+    };
+    let claimed = body.as_ref().and_then(claimed_run_id);
+    if let Err(message) = state.check_secret(&headers) {
+        let refusal = Refusal::recorded(StatusCode::FORBIDDEN, message);
+        return state.refuse(endpoint, refusal, claimed);
+    }
+    let Some(body) = body else {
+        let message = format!(
+            "the body is larger than {} MiB, the most a summary needs",
+            BODY_LIMIT_BYTES >> 20
+        );
+        let refusal = Refusal::recorded(StatusCode::PAYLOAD_TOO_LARGE, message);
+        return state.refuse(endpoint, refusal, None);
+    };
     let Value::Object(body) = body else {
-        return bad_request(format!("the body must be a JSON object, got {body}"));
+        return Refusal::bad(format!("the body must be a JSON object, got {body}")).into_answer();
     };
     let record = match state.record(endpoint, body) {
         Ok(record) => record,
-        Err(message) => return bad_request(message),
+        Err(refusal) => return state.refuse(endpoint, refusal, claimed),
     };
+    if let Err(message) = state.check_run_id(record.run_id()) {
+        let refusal = Refusal::recorded(StatusCode::FORBIDDEN, message);
+        return state.refuse(endpoint, refusal, claimed);
+    }
     let answer = match &record {
         Record::Result { process_memory, .. } => Json(process_memory).into_response(),
         _ => Json(json!({ "ok": true })).into_response(),
     };
     if let Err(e) = state.append(record.clone()) {
-        return write_failed(e);
+        return state.write_failed(e);
     }
-    if let Some(events) = &state.events {
-        let _ = events.send(record);
-    }
+    state.announce(&record);
+    state.tell(Event::Accepted(record));
     answer
+}
+
+impl Refusal {
+    fn into_answer(self) -> Response {
+        (
+            self.status,
+            Json(json!({ "ok": false, "error": self.message })),
+        )
+            .into_response()
+    }
+}
+
+/// The one-time launch URL: sets the run's cookie and sends the browser to the page. A second
+/// visit, or a wrong secret, is refused.
+async fn launch(state: Arc<AppState>, secret: String) -> Response {
+    let target = state.guard.as_ref().and_then(|guard| {
+        (guard.secret == secret)
+            .then(|| {
+                guard
+                    .launch_target
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+            })
+            .flatten()
+    });
+    let Some(target) = target else {
+        return (
+            StatusCode::FORBIDDEN,
+            "this launch URL is not valid (it works once, for the browser the runner started)\n",
+        )
+            .into_response();
+    };
+    let cookie = format!("{RUN_COOKIE}={secret}; Path=/; HttpOnly; SameSite=Strict");
+    let mut response = Redirect::to(&target).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
 }
 
 /// The MIME types the architecture fixes; `mime_guess` would call `.mjs`
@@ -253,14 +597,23 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
         ("cross-origin-resource-policy", "same-origin"),
         ("cache-control", "no-store"),
     ];
-    let mut app = Router::new().route(
-        "/",
-        get(|| async { Redirect::temporary("/www/index.html") }),
-    );
-    for (endpoint, path) in Endpoint::ALL {
+    let mut app = Router::new()
+        .route(
+            "/",
+            get(|| async { Redirect::temporary("/www/index.html") }),
+        )
+        .route(
+            &format!("{LAUNCH_PATH}{{secret}}"),
+            get(
+                |State(state), axum::extract::Path(secret): axum::extract::Path<String>| {
+                    launch(state, secret)
+                },
+            ),
+        );
+    for endpoint in Endpoint::ALL {
         app = app.route(
-            path,
-            post(move |State(state), Json(body)| receive(state, endpoint, body)),
+            endpoint.path(),
+            post(move |State(state), headers, body| receive(state, endpoint, headers, body)),
         );
     }
     let mut app = app
@@ -284,9 +637,14 @@ pub async fn start_server(
     root: &Path,
     state: Arc<AppState>,
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-    let listener = tokio::net::TcpListener::bind((address, port)).await.with_context(|| {
-        format!("binding {address}:{port} (is another server using the port? `--port 0` picks a free one)")
-    })?;
+    let listener = tokio::net::TcpListener::bind((address, port))
+        .await
+        .map_err(|e| {
+            Failure::new(
+                Cause::Listen,
+                format!("binding {address}:{port}: {e} (is another server using the port? `--port 0` picks a free one)"),
+            )
+        })?;
     let bound = listener.local_addr()?;
     let app = router(root, state);
     let task = tokio::spawn(async move {

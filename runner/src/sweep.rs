@@ -5,10 +5,11 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::browser::{self, BrowserInfo, BrowserKind};
+use crate::exit::{Cause, Failure};
 use crate::record::{self, Line, Record};
 use crate::report::{self, SweepRow};
 use crate::run::{self, Outcome, RunOptions};
@@ -46,17 +47,26 @@ fn run_key(line: &Line) -> RunKey {
     )
 }
 
-/// The records of a results file; a line cut short by a crash is skipped, so its run is
-/// simply done again.
+/// The records of a results file; a line cut short by a crash is skipped with a warning, so
+/// its run is simply done again.
 fn read_records(results: &Path) -> Result<Vec<Line>> {
     let text = match fs::read_to_string(results) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", results.display())),
     };
-    Ok(record::parse_lines(&text)
-        .filter_map(|line| line.ok().map(|(_, line)| line))
-        .collect())
+    let records = record::parse_records(&text).map_err(|bad| {
+        anyhow::anyhow!(
+            "{}:{}: {} (a sweep resumes only from a file of results records)",
+            results.display(),
+            bad.line,
+            bad.message
+        )
+    })?;
+    for warning in records.warnings(results) {
+        eprintln!("ocr-bench: {warning}");
+    }
+    Ok(records.lines.into_iter().map(|(_, line)| line).collect())
 }
 
 /// A combination is finished when a closing `run` record says the page posted its result (or
@@ -149,17 +159,26 @@ pub struct SweepOptions {
 pub enum SweepEnd {
     /// Every combination ended with the page's result or its own error.
     Complete,
-    /// Some combination timed out, crashed or left processes behind.
-    Failures,
+    /// Some combination timed out, crashed or left processes behind: the cause with the
+    /// highest exit status among them. A failed write stops the sweep at once.
+    Failed(Cause),
     Interrupted,
 }
 
 /// Runs every unfinished combination.
 pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
-    let configs =
-        ocr_bench_core::expand_sweep(&options.params).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let configs = ocr_bench_core::expand_sweep(&options.params)
+        .map_err(|e| Failure::new(Cause::Usage, e.to_string()))?;
     if options.browsers.is_empty() {
-        bail!("--browser lists no browser; allowed: chromium, firefox");
+        return Err(Failure::new(
+            Cause::Usage,
+            "--browser lists no browser; allowed: chromium, firefox",
+        )
+        .into());
+    }
+    for config in &configs {
+        crate::run::check_manifest(config)
+            .map_err(|message| Failure::new(Cause::Usage, message))?;
     }
     let mut infos = Vec::new();
     for kind in &options.browsers {
@@ -199,7 +218,12 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         .context("progress bar template")?
         .progress_chars("=> "),
     );
-    let mut all_finished = true;
+    let mut worst: Option<Cause> = None;
+    let mut fail = |cause: Cause| {
+        if worst.is_none_or(|w| cause.code() > w.code()) {
+            worst = Some(cause);
+        }
+    };
     for (info, query) in todo {
         let label = format!(
             "{} {}",
@@ -231,8 +255,8 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
                 report.wall.as_secs_f64()
             ),
             other => {
-                if !matches!(other, Outcome::PageError { .. }) {
-                    all_finished = false;
+                if let Some(cause) = other.cause().filter(|c| *c != Cause::PageError) {
+                    fail(cause);
                 }
                 let message = other
                     .failure_message(info.name.name(), options.run.timeout)
@@ -249,23 +273,23 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
                     report.stop.left
                 ),
             );
-            all_finished = false;
+            fail(Cause::ProcessesLeft);
         }
         bar.inc(1);
         if matches!(report.outcome, Outcome::Interrupted { .. }) {
             bar.abandon_with_message("interrupted; run the same command again to resume");
             return Ok(SweepEnd::Interrupted);
         }
+        if matches!(report.outcome, Outcome::WriteFailed { .. }) {
+            bar.abandon_with_message("stopped: the results file cannot be written");
+            return Ok(SweepEnd::Failed(Cause::WriteFailed));
+        }
     }
     bar.finish_and_clear();
     let rows = table_rows(&options.run.results, &combinations, &page)?;
     print!("{}", report::sweep_table(&rows));
     println!("results: {}", options.run.results.display());
-    Ok(if all_finished {
-        SweepEnd::Complete
-    } else {
-        SweepEnd::Failures
-    })
+    Ok(worst.map_or(SweepEnd::Complete, SweepEnd::Failed))
 }
 
 #[cfg(test)]

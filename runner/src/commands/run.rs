@@ -6,10 +6,7 @@ use ocr_bench::browser::{self, BrowserKind};
 use ocr_bench::run::{run_once, Outcome, RunOptions, DEFAULT_PAGE};
 use ocr_bench::{machine, procfs, report};
 
-use super::{
-    EXIT_BROWSER_EXITED, EXIT_INTERRUPTED, EXIT_PAGE_ERROR, EXIT_PROCESSES_LEFT, EXIT_TIMEOUT,
-    EXIT_USAGE,
-};
+use ocr_bench::exit::Cause;
 
 /// Runs `options` as given on the command line: the page and query are first put in their
 /// canonical spelling, and the default page's query is checked (exit 2 when invalid).
@@ -18,7 +15,7 @@ pub async fn run_command(kind: BrowserKind, options: RunOptions) -> Result<u8> {
         Ok(options) => options,
         Err(message) => {
             eprintln!("ocr-bench: {message}");
-            return Ok(EXIT_USAGE);
+            return Ok(Cause::Usage.code());
         }
     };
     run_checked(kind, &options).await
@@ -36,7 +33,10 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
     options.query = if options.page == DEFAULT_PAGE {
         match ocr_bench_core::parse_query(query) {
             // The canonical spelling: the same configuration always has one key.
-            Ok(config) => config.to_query(),
+            Ok(config) => {
+                ocr_bench::run::check_manifest(&config)?;
+                config.to_query()
+            }
             Err(e) => return Err(format!("invalid query {query:?}: {e}")),
         }
     } else {
@@ -78,7 +78,9 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
             eprintln!("ocr-bench: {message}");
             if !matches!(
                 other,
-                Outcome::PageError { .. } | Outcome::Interrupted { .. }
+                Outcome::PageError { .. }
+                    | Outcome::Interrupted { .. }
+                    | Outcome::WriteFailed { .. }
             ) && !report.browser_log_tail.is_empty()
             {
                 eprintln!(
@@ -86,13 +88,7 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
                     report.browser_log_tail
                 );
             }
-            match other {
-                Outcome::PageError { .. } => EXIT_PAGE_ERROR,
-                Outcome::TimedOut { .. } => EXIT_TIMEOUT,
-                Outcome::BrowserExited { .. } => EXIT_BROWSER_EXITED,
-                Outcome::Interrupted { .. } => EXIT_INTERRUPTED,
-                Outcome::Finished { .. } => 0,
-            }
+            other.cause().map_or(0, Cause::code)
         }
     };
     if !report.stop.left.is_empty() {
@@ -102,7 +98,7 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
             report.stop.left
         );
         if code == 0 {
-            code = EXIT_PROCESSES_LEFT;
+            code = Cause::ProcessesLeft.code();
         }
     }
     println!("results appended to {}", options.results.display());

@@ -5,15 +5,15 @@ use anyhow::{Context, Result};
 use ocr_bench::procfs;
 use ocr_bench::sweep::{sweep, SweepEnd, SweepOptions};
 
-use super::EXIT_INTERRUPTED;
+use ocr_bench::exit::Cause;
 
-/// 0 when every combination ended with the page's result or its own error, 1 when any timed
-/// out, crashed or left processes behind, 130 interrupted.
+/// 0 when every combination ended with the page's result or its own error; else the exit
+/// status of the worst cause (the same as `run`'s for it), 130 interrupted.
 pub async fn sweep_command(options: SweepOptions) -> Result<u8> {
     procfs::become_subreaper().context("becoming a child subreaper")?;
     Ok(match sweep(options).await? {
         SweepEnd::Complete => 0,
-        SweepEnd::Failures => 1,
-        SweepEnd::Interrupted => EXIT_INTERRUPTED,
+        SweepEnd::Failed(cause) => cause.code(),
+        SweepEnd::Interrupted => Cause::Interrupted.code(),
     })
 }

@@ -27,10 +27,12 @@ fn list(ids: &[&str]) -> String {
 
 /// Reads one finished run from JSONL text; `file` names it in messages.
 pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, InputError> {
-    let lines: Vec<Line> = record::parse_lines(text)
-        .map(|line| line.map(|(_, line)| line))
-        .collect::<Result<_, _>>()
+    let records = record::parse_records(text)
         .map_err(|bad| InputError(format!("{}:{}: {}", file.display(), bad.line, bad.message)))?;
+    for warning in records.warnings(file) {
+        eprintln!("ocr-bench: {warning}");
+    }
+    let lines: Vec<Line> = records.lines.into_iter().map(|(_, line)| line).collect();
 
     // Every run id in file order, and the finished ones (those with a `result` record).
     let mut all_ids: Vec<&str> = Vec::new();

@@ -268,13 +268,24 @@ fn a_malformed_line_is_named_by_file_and_line() {
     let mut text = run_jsonl("r1", "chromium", &[("01", &[1], "a")]);
     text.insert(0, '\n'); // blank lines are skipped but still counted
     let mut lines: Vec<&str> = text.lines().collect();
-    lines.insert(3, "{\"kind\": \"progress\", \"runId\": ");
+    lines.insert(3, "{\"kind\": \"progress\", \"runId\": 7}");
     let err = parse_run(&lines.join("\n"), Path::new("b.jsonl"), None).unwrap_err();
     assert!(
         err.0.starts_with("b.jsonl:4: not a results record"),
         "{}",
         err.0
     );
+}
+
+#[test]
+fn a_torn_line_is_skipped_and_the_run_still_reads() {
+    let text = run_jsonl("r1", "chromium", &[("01", &[1], "a")]);
+    let mut lines: Vec<&str> = text.lines().collect();
+    // A crash mid-append: half a record, then the next append on a fresh line.
+    lines.insert(1, "{\"kind\": \"progress\", \"runId\": ");
+    let run = parse_run(&lines.join("\n"), Path::new("b.jsonl"), None).unwrap();
+    assert_eq!(run.run_id, "r1");
+    assert_eq!(run.cases.len(), 1);
 }
 
 #[test]
