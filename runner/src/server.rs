@@ -127,7 +127,10 @@ impl AppState {
             move |e: std::io::Error| Failure::new(Cause::WriteFailed, format!("{what}: {e}"))
         };
         if let Some(dir) = results_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).map_err(write_failed(format!("creating {}", dir.display())))?;
+            fs::create_dir_all(dir).map_err(write_failed(format!(
+                "creating the directory {} of the results file",
+                dir.display()
+            )))?;
         }
         let file = OpenOptions::new()
             .create(true)

@@ -1,7 +1,7 @@
 //! The command line and the server, without a browser: a real `ocr-bench serve` process on a
 //! free port, spoken to over HTTP; bad arguments rejected before any browser starts.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -200,11 +200,26 @@ fn endpoints_append_one_flushed_record_per_request() {
     assert_eq!(records(&results).len(), 3);
     let error = json!({ "runId": "r1", "phase": "decoder-load", "error": { "name": "Error", "message": "boom", "stack": "s" } });
     assert_eq!(post(base, "/benchmark-error", &error).0, 200);
-    let (status, memory) = post(
+    // A result must be a benchmark summary (or another page's figures naming their page).
+    let (status, answer) = post(
         base,
         "/benchmark-result",
         &json!({ "runId": "r1", "cases": 1 }),
     );
+    assert_eq!(status, 422);
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a benchmark summary"),
+        "{answer}"
+    );
+    let refused = records(&results).pop().unwrap();
+    assert_eq!(refused["kind"], "refused", "{refused}");
+    assert_eq!(refused["claimedRunId"], "r1", "{refused}");
+    let mut summary = legacy("result", 0)["summary"].clone();
+    summary["runId"] = "r1".into();
+    let (status, memory) = post(base, "/benchmark-result", &summary);
     assert_eq!(status, 200);
     // Under serve nobody samples the person's browser, and the answer says so.
     assert_eq!(memory["available"], false, "{memory}");
@@ -213,7 +228,10 @@ fn endpoints_append_one_flushed_record_per_request() {
         "{memory}"
     );
 
-    let all = records(&results);
+    let all: Vec<Value> = records(&results)
+        .into_iter()
+        .filter(|r| r["kind"] != "refused")
+        .collect();
     let kinds: Vec<&str> = all.iter().map(|r| r["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["start", "mark", "progress", "error", "result"]);
     assert!(all
@@ -235,7 +253,7 @@ fn endpoints_append_one_flushed_record_per_request() {
     for field in ["adapter", "ortVersion", "userAgent", "machine", "config"] {
         assert!(all[4].get(field).is_none(), "result repeats `{field}`");
     }
-    assert_eq!(all[4]["summary"]["cases"], 1);
+    assert_eq!(all[4]["summary"]["results"], summary["results"]);
     assert_eq!(all[4]["processMemory"]["available"], false);
 }
 
@@ -314,7 +332,8 @@ fn bad_browser_and_sweep_parameters_name_what_is_allowed() {
         .arg(results.path().join("r.jsonl"))
         .output()
         .unwrap();
-    assert!(!output.status.success());
+    // The same status as `run` gives a bad value.
+    assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("turbo") && stderr.contains("gather-opt"),
@@ -484,6 +503,289 @@ fn compare_reports_token_differences_through_its_exit_status() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
         stderr.contains("no finished run with runId \"nope\"; finished runs: ra"),
+        "{stderr}"
+    );
+}
+
+/// `ocr-bench serve` with its stdout read line by line (each result is announced there).
+fn serve_reading(root: &Path, results: &Path) -> (Served, std::sync::mpsc::Receiver<String>) {
+    let mut served = serve(root, results);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = std::mem::replace(
+        &mut served._stdout,
+        BufReader::new(
+            // A placeholder; the real handle moves to the reader thread.
+            Command::new("true")
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+                .stdout
+                .take()
+                .unwrap(),
+        ),
+    );
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (served, rx)
+}
+
+fn start_body(run_id: &str, agent: &str, adapter: &str) -> Value {
+    json!({ "runId": run_id, "config": { "tier": "121" }, "userAgent": agent, "adapter": { "description": adapter }, "ortVersion": "1.30.0" })
+}
+
+#[test]
+fn two_pages_on_one_serve_keep_their_own_start() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results.jsonl");
+    let (served, lines) = serve_reading(root.path(), &results);
+    let base = &served.base;
+    assert_eq!(
+        post(
+            base,
+            "/benchmark-start",
+            &start_body("A", "agent-A", "gpu-A")
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        post(
+            base,
+            "/benchmark-start",
+            &start_body("B", "agent-B", "gpu-B")
+        )
+        .0,
+        200
+    );
+    for id in ["A", "B"] {
+        let mut summary = legacy("result", 0)["summary"].clone();
+        summary["runId"] = id.into();
+        assert_eq!(post(base, "/benchmark-result", &summary).0, 200);
+    }
+    let announced: Vec<String> = lines
+        .iter()
+        .filter(|l| l.starts_with("result of run"))
+        .take(2)
+        .collect();
+    assert!(
+        announced[0].starts_with("result of run A: agent-A") && announced[0].contains("gpu-A"),
+        "{announced:?}"
+    );
+    assert!(
+        announced[1].starts_with("result of run B: agent-B") && announced[1].contains("gpu-B"),
+        "{announced:?}"
+    );
+    let all = records(&results);
+    let ids: Vec<(&str, &str)> = all
+        .iter()
+        .map(|r| {
+            let id = r["runId"]
+                .as_str()
+                .or(r["summary"]["runId"].as_str())
+                .unwrap();
+            (r["kind"].as_str().unwrap(), id)
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("start", "A"),
+            ("start", "B"),
+            ("result", "A"),
+            ("result", "B")
+        ]
+    );
+}
+
+#[test]
+fn an_oversized_body_is_refused_with_413_and_recorded() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results.jsonl");
+    let served = serve(root.path(), &results);
+    // 50 MB, as in the probe that found it written as one line.
+    // The server answers before it has read the body, so the body goes over a raw socket
+    // whose writes may fail once the answer is sent.
+    let length = 50_000_000usize;
+    let address = served.base.trim_start_matches("http://");
+    let mut socket = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        socket,
+        "POST /benchmark-result HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let chunk = vec![b' '; 1 << 20];
+    for _ in 0..length / chunk.len() {
+        if socket.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    let mut answer = String::new();
+    let _ = socket.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let message = answer
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("larger than 8 MiB") && message.contains("summary"),
+        "{message}"
+    );
+    let all = records(&results);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0]["kind"], "refused");
+    assert_eq!(all[0]["status"], 413);
+    assert!(std::fs::metadata(&results).unwrap().len() < 2_000);
+}
+
+#[test]
+fn only_the_known_phases_are_marked() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results.jsonl");
+    let served = serve(root.path(), &results);
+    let (status, answer) = post(
+        &served.base,
+        "/benchmark-mark",
+        &json!({ "runId": "r1", "phase": "lunch" }),
+    );
+    assert_eq!(status, 400);
+    let message = answer["error"].as_str().unwrap();
+    assert!(
+        message.contains("\"lunch\"") && message.contains("baseline, vision-load"),
+        "{message}"
+    );
+    assert!(!results.exists() || records(&results).is_empty());
+}
+
+#[test]
+fn binding_beyond_loopback_warns() {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--host", "0.0.0.0", "--port", "0", "--root"])
+        .arg(root.path())
+        .arg("--results")
+        .arg(root.path().join("r.jsonl"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        line.contains("warning: binding 0.0.0.0") && line.contains("127.0.0.1"),
+        "{line}"
+    );
+}
+
+#[test]
+fn appends_start_on_a_fresh_line_after_a_torn_one() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results.jsonl");
+    let finished = finished_run("r1", "chromium", &[("01", &[5, 6], "ab")]);
+    // A crash mid-append left half a record without its newline.
+    let torn = &LEGACY.lines().nth(1).unwrap()[..40];
+    std::fs::write(&results, format!("{finished}{torn}")).unwrap();
+    {
+        let served = serve(root.path(), &results);
+        let mark = json!({ "runId": "r2", "phase": "baseline" });
+        assert_eq!(post(&served.base, "/benchmark-mark", &mark).0, 200);
+    }
+    let text = std::fs::read_to_string(&results).unwrap();
+    let last: Vec<&str> = text.lines().rev().take(2).collect();
+    assert_eq!(last[1], torn);
+    assert_eq!(
+        serde_json::from_str::<Value>(last[0]).unwrap()["runId"],
+        "r2"
+    );
+    // The torn line costs only itself: compare warns and reads the finished run.
+    let out = Command::new(BIN)
+        .arg("compare")
+        .arg(&results)
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let line = finished.lines().count() + 1;
+    assert!(
+        stderr.contains(&format!("results.jsonl:{line}: skipped a torn line")),
+        "{stderr}"
+    );
+}
+
+/// `run` and `sweep` give one status per cause, before any browser starts.
+#[test]
+fn run_and_sweep_share_their_exit_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let ocr = |args: &[&str], env: Option<(&str, &str)>| {
+        let mut command = Command::new(BIN);
+        command.args(args).arg("--results").arg(&results);
+        if let Some((name, value)) = env {
+            command.env(name, value);
+        }
+        let out = command.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // An off-origin manifest: 2, naming what is allowed.
+    let off = "manifest=https://example.com/manifest.json";
+    for (code, stderr) in [
+        ocr(&["run", off], None),
+        ocr(&["sweep", "--param", off], None),
+    ] {
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains("not on the serving origin")
+                && stderr.contains("/models/manifest.json"),
+            "{stderr}"
+        );
+    }
+    // A page outside the page set: 2.
+    for page in ["../../../etc/hostname", "README.md", "www/report.html"] {
+        let (code, stderr) = ocr(&["run", "--page", page], None);
+        assert_eq!(code, Some(2), "{page}: {stderr}");
+        assert!(
+            stderr.contains("allowed: an .html page under the served root"),
+            "{stderr}"
+        );
+    }
+    // A browser variable naming no file: 7, naming the variable.
+    let missing = Some(("OCR_BENCH_FIREFOX", "/nonexistent/firefox"));
+    for (code, stderr) in [
+        ocr(&["run", "--browser", "firefox"], missing),
+        ocr(
+            &["sweep", "--browser", "firefox", "--param", "tier=242"],
+            missing,
+        ),
+    ] {
+        assert_eq!(code, Some(7), "{stderr}");
+        assert!(
+            stderr.contains("OCR_BENCH_FIREFOX=/nonexistent/firefox names no file"),
+            "{stderr}"
+        );
+    }
+    assert!(!results.exists());
+    // A results file that cannot be created: 6, naming it and the OS error.
+    let out = Command::new(BIN)
+        .args(["run", "--results", "/dev/null/r.jsonl"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("creating the directory /dev/null of the results file")
+            && stderr.contains("os error"),
         "{stderr}"
     );
 }

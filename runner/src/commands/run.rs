@@ -29,6 +29,7 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
         .trim_start_matches("./")
         .trim_start_matches('/')
         .to_owned();
+    ocr_bench::run::check_page(&options.root, &options.page)?;
     let query = options.query.strip_prefix('?').unwrap_or(&options.query);
     options.query = if options.page == DEFAULT_PAGE {
         match ocr_bench_core::parse_query(query) {
@@ -114,7 +115,7 @@ mod tests {
 
     fn options(page: &str, query: &str) -> RunOptions {
         RunOptions {
-            root: PathBuf::from("/"),
+            root: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
             page: page.to_owned(),
             query: query.to_owned(),
             results: PathBuf::from("results.jsonl"),
@@ -137,7 +138,7 @@ mod tests {
     fn an_invalid_query_is_refused_only_for_the_benchmark_page() {
         let err = canonical(options(DEFAULT_PAGE, "tier=7")).unwrap_err();
         assert!(err.contains("\"tier=7\""), "{err}");
-        let other = canonical(options("www/other.html", "?tier=7")).unwrap();
+        let other = canonical(options("bench/core/index.html", "?tier=7")).unwrap();
         assert_eq!(other.query, "tier=7");
     }
 }
