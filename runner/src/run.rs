@@ -127,6 +127,56 @@ fn page_error_message(body: &ErrorBody) -> (Option<String>, String) {
     (phase, body.message())
 }
 
+/// What the page has reported so far.
+struct Seen {
+    phase: String,
+    cases_done: usize,
+    /// The page's `runId`, from its first report, for the closing record.
+    run_id: Option<String>,
+}
+
+impl Seen {
+    /// Follows one accepted record; `Some` when it ends the run.
+    fn accept(&mut self, record: Record, on_status: &(dyn Fn(&str) + Sync)) -> Option<Outcome> {
+        if self.run_id.is_none() {
+            self.run_id = record.run_id().map(str::to_owned);
+        }
+        match record {
+            Record::Start { .. } => on_status("started"),
+            Record::Mark { phase, .. } => {
+                on_status(&phase);
+                self.phase = phase;
+            }
+            Record::Progress { body, .. } => {
+                self.cases_done += 1;
+                on_status(&format!(
+                    "{}: case {} ({}) done",
+                    self.phase, self.cases_done, body.case.id
+                ));
+            }
+            Record::Error { body, .. } => {
+                let (error_phase, message) = page_error_message(&body);
+                // The page's own phase, else the one it marked last.
+                let phase = error_phase.unwrap_or_else(|| self.phase.clone());
+                return Some(Outcome::PageError { phase, message });
+            }
+            Record::Result {
+                summary,
+                process_memory,
+            } => {
+                return Some(Outcome::Finished {
+                    summary,
+                    process_memory,
+                })
+            }
+            Record::Run(_) | Record::Refused(_) => {
+                unreachable!("the server passes on only the page's records")
+            }
+        }
+        None
+    }
+}
+
 /// Runs the page once in a fresh browser. `on_status` hears the phase and case progress.
 pub async fn run_once(
     options: &RunOptions,
@@ -171,8 +221,6 @@ pub async fn run_once(
     sampler.set_browser_pid(instance.pid());
 
     let deadline = tokio::time::Instant::now() + options.timeout;
-    let mut phase = crate::memory::STARTUP_PHASE.to_owned();
-    let mut cases_done = 0usize;
     let mut poll = tokio::time::interval(Duration::from_millis(200));
     // The browser has its own process group, so a terminal's Ctrl-C reaches only the runner:
     // catch it and SIGTERM, and stop the browser before leaving.
@@ -181,50 +229,34 @@ pub async fn run_once(
     let mut terminate =
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut hangup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
-    let mut run_id: Option<String> = None;
+    let mut seen = Seen {
+        phase: crate::memory::STARTUP_PHASE.to_owned(),
+        cases_done: 0,
+        run_id: None,
+    };
     let outcome = loop {
         tokio::select! {
             event = events.recv() => match event {
                 Some(Event::Refused(reason)) => on_status(&reason),
                 Some(Event::WriteFailed(message)) => {
-                    break Outcome::WriteFailed { phase: phase.clone(), message };
+                    break Outcome::WriteFailed { phase: seen.phase.clone(), message };
                 }
                 Some(Event::Accepted(record)) => {
-                if run_id.is_none() {
-                    run_id = record.run_id().map(str::to_owned);
-                }
-                match record {
-                Record::Start { .. } => on_status("started"),
-                Record::Mark { phase: p, .. } => {
-                    on_status(&p);
-                    phase = p;
-                }
-                Record::Progress { body, .. } => {
-                    cases_done += 1;
-                    on_status(&format!("{phase}: case {cases_done} ({}) done", body.case.id));
-                }
-                Record::Error { body, .. } => {
-                    let (error_phase, message) = page_error_message(&body);
-                    // The page's own phase, else the one it marked last.
-                    break Outcome::PageError { phase: error_phase.unwrap_or_else(|| phase.clone()), message };
-                }
-                Record::Result { summary, process_memory } => {
-                    break Outcome::Finished { summary, process_memory };
-                }
-                Record::Run(_) | Record::Refused(_) => unreachable!("only the runner writes these"),
-                }
+                    if let Some(outcome) = seen.accept(*record, on_status) {
+                        break outcome;
+                    }
                 }
                 None => unreachable!("the server holds the sender for the whole run"),
             },
             _ = tokio::time::sleep_until(deadline) => {
-                break Outcome::TimedOut { phase: phase.clone(), cases_done };
+                break Outcome::TimedOut { phase: seen.phase.clone(), cases_done: seen.cases_done };
             }
-            _ = tokio::signal::ctrl_c() => break Outcome::Interrupted { phase: phase.clone() },
-            _ = terminate.recv() => break Outcome::Interrupted { phase: phase.clone() },
-            _ = hangup.recv() => break Outcome::Interrupted { phase: phase.clone() },
+            _ = tokio::signal::ctrl_c() => break Outcome::Interrupted { phase: seen.phase.clone() },
+            _ = terminate.recv() => break Outcome::Interrupted { phase: seen.phase.clone() },
+            _ = hangup.recv() => break Outcome::Interrupted { phase: seen.phase.clone() },
             _ = poll.tick() => {
                 if let Some(status) = instance.try_exit_status() {
-                    break Outcome::BrowserExited { status: status.to_string(), phase: phase.clone() };
+                    break Outcome::BrowserExited { status: status.to_string(), phase: seen.phase.clone() };
                 }
             }
         }
@@ -249,13 +281,13 @@ pub async fn run_once(
         wall_seconds: wall.as_secs_f64(),
         stop: stop.clone(),
         url,
-        run_id,
+        run_id: seen.run_id,
     }));
     // A file that failed already fails again; the first message is the one to keep.
     let outcome = match (closing, outcome) {
         (Err(e), outcome) if !matches!(outcome, Outcome::WriteFailed { .. }) => {
             Outcome::WriteFailed {
-                phase,
+                phase: seen.phase,
                 message: format!("{e:#}"),
             }
         }

@@ -64,8 +64,8 @@ pub struct RunContext {
 /// What the server tells the run that waits on it.
 #[derive(Debug, Clone)]
 pub enum Event {
-    /// A report was accepted and written.
-    Accepted(Record),
+    /// A report was accepted and written (boxed: a result is far larger than the rest).
+    Accepted(Box<Record>),
     /// A request was refused (and recorded as an attempt): the reason.
     Refused(String),
     /// A record could not be written: the file and the OS error.
@@ -524,7 +524,7 @@ async fn receive(
         return state.write_failed(e);
     }
     state.announce(&record);
-    state.tell(Event::Accepted(record));
+    state.tell(Event::Accepted(Box::new(record)));
     answer
 }
 
