@@ -202,8 +202,8 @@ pub struct Browser {
     child: Child,
     /// Kills the browser's process group and removes the profile if the runner dies first.
     watchdog: Option<Watchdog>,
-    /// The fresh profile and the browser log beside it; held only to be removed on drop.
-    _workdir: tempfile::TempDir,
+    /// The fresh profile and the browser log beside it, removed on drop.
+    workdir: tempfile::TempDir,
     pub log_path: PathBuf,
     stopped: bool,
 }
@@ -273,18 +273,25 @@ impl Browser {
                 format!("starting {}: {e}", info.executable.display()),
             )
         })?;
-        let watchdog = Watchdog::start(child.id(), workdir.path());
-        Ok(Browser {
+        let mut browser = Browser {
             child,
-            watchdog: Some(watchdog?),
-            _workdir: workdir,
+            watchdog: None,
+            workdir,
             log_path,
             stopped: false,
-        })
+        };
+        // A browser without its watchdog is stopped again: dropping it does that.
+        browser.watchdog = Some(Watchdog::start(browser.pid(), browser.workdir.path())?);
+        Ok(browser)
     }
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The watchdog's pid, which is no part of the browser's memory.
+    pub fn watchdog_pid(&self) -> Option<u32> {
+        self.watchdog.as_ref().map(Watchdog::pid)
     }
 
     /// The exit status if the browser's main process has ended.

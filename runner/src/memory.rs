@@ -48,6 +48,8 @@ struct Shared {
     phase: Mutex<String>,
     /// The browser's main process, once launched (0 before).
     browser_pid: AtomicU32,
+    /// The browser's watchdog: the runner's child, but not the browser's (0: none).
+    ignored_pid: AtomicU32,
     /// The processes the RSS thread found last, for the PSS thread and for marks.
     processes: Mutex<Vec<(u32, Classified)>>,
     measured: Mutex<Measured>,
@@ -82,6 +84,7 @@ impl Sampler {
         let shared = Arc::new(Shared {
             phase: Mutex::new(STARTUP_PHASE.to_owned()),
             browser_pid: AtomicU32::new(0),
+            ignored_pid: AtomicU32::new(0),
             processes: Mutex::new(Vec::new()),
             measured: Mutex::new(Measured {
                 started: Some(started),
@@ -111,6 +114,11 @@ impl Sampler {
 
     pub fn set_browser_pid(&self, pid: u32) {
         self.shared.browser_pid.store(pid, Ordering::Relaxed);
+    }
+
+    /// A descendant of the runner that is not the browser's (its watchdog): never sampled.
+    pub fn ignore_pid(&self, pid: u32) {
+        self.shared.ignored_pid.store(pid, Ordering::Relaxed);
     }
 
     /// Switches the phase that new samples count towards, and samples RSS at once: the page
@@ -185,7 +193,9 @@ fn rss_loop(shared: &Shared, interval: Duration) {
     while !shared.stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         if tick.is_multiple_of(REDISCOVER_EVERY_TICKS) {
-            let pids = descendants(me);
+            let ignored = shared.ignored_pid.load(Ordering::Relaxed);
+            let mut pids = descendants(me);
+            pids.retain(|pid| *pid != ignored);
             let named = shared.browser_pid.load(Ordering::Relaxed);
             if named != browser_main {
                 // Classified before the browser was named: classify again.

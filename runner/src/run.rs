@@ -219,6 +219,9 @@ pub async fn run_once(
     let launch_url = format!("http://{address}{}{secret}", server::LAUNCH_PATH);
     let mut instance = Browser::launch(browser, &launch_url)?;
     sampler.set_browser_pid(instance.pid());
+    if let Some(watchdog) = instance.watchdog_pid() {
+        sampler.ignore_pid(watchdog);
+    }
 
     let deadline = tokio::time::Instant::now() + options.timeout;
     let mut poll = tokio::time::interval(Duration::from_millis(200));
