@@ -139,7 +139,15 @@ impl Seen {
     /// Follows one accepted record; `Some` when it ends the run.
     fn accept(&mut self, record: Record, on_status: &(dyn Fn(&str) + Sync)) -> Option<Outcome> {
         if self.run_id.is_none() {
-            self.run_id = record.run_id().map(str::to_owned);
+            self.run_id = match &record {
+                // Another page's figures (bench/core) carry their runId untyped.
+                Record::Result {
+                    summary: Posted::Other(body),
+                    ..
+                } => body.get("runId").and_then(Value::as_str),
+                other => other.run_id(),
+            }
+            .map(str::to_owned);
         }
         match record {
             Record::Start { .. } => on_status("started"),
