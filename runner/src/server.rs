@@ -186,6 +186,7 @@ impl AppState {
             page: ctx.page.clone(),
         };
         let mut writer = self.results.lock().unwrap_or_else(|e| e.into_inner());
+        self.reopen_if_replaced(&mut writer)?;
         let mut text = if writer.at_line_start {
             String::new()
         } else {
@@ -209,6 +210,38 @@ impl AppState {
             )
             .into()
         })
+    }
+
+    /// A results file deleted or replaced under the server would take the records into an
+    /// inode nobody can read: open the path again (one `stat` per record).
+    fn reopen_if_replaced(&self, writer: &mut Writer) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let open = writer.file.metadata().map(|m| (m.dev(), m.ino())).ok();
+        let named = fs::metadata(&self.results_path)
+            .map(|m| (m.dev(), m.ino()))
+            .ok();
+        if open.is_some() && open == named {
+            return Ok(());
+        }
+        eprintln!(
+            "ocr-bench: warning: the results file {} was removed or replaced; appending to a new file at that path",
+            self.results_path.display()
+        );
+        writer.file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.results_path)
+            .map_err(|e| {
+                Failure::new(
+                    Cause::WriteFailed,
+                    format!(
+                        "opening the results file {} again: {e}",
+                        self.results_path.display()
+                    ),
+                )
+            })?;
+        writer.at_line_start = ends_at_line_start(&writer.file);
+        Ok(())
     }
 
     fn tell(&self, event: Event) {

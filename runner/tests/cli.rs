@@ -789,3 +789,18 @@ fn run_and_sweep_share_their_exit_statuses() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_results_file_deleted_under_serve_is_written_again() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results.jsonl");
+    let served = serve(root.path(), &results);
+    let mark = json!({ "runId": "r1", "phase": "baseline" });
+    assert_eq!(post(&served.base, "/benchmark-mark", &mark).0, 200);
+    std::fs::remove_file(&results).unwrap();
+    let mark = json!({ "runId": "r1", "phase": "release" });
+    assert_eq!(post(&served.base, "/benchmark-mark", &mark).0, 200);
+    let all = records(&results);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0]["phase"], "release");
+}
