@@ -3,11 +3,8 @@
 //! endpoint is appended at once as one JSONL record, so a crash loses no finished case.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -29,6 +26,14 @@ use crate::exit::{Cause, Failure};
 use crate::memory::Sampler;
 use crate::record::{Line, ProcessMemoryAnswer, Record, Refused, StartBody};
 
+mod endpoint;
+mod guard;
+mod results_file;
+use endpoint::{Endpoint, Refusal};
+use guard::RunGuard;
+pub use guard::{LAUNCH_PATH, RUN_COOKIE};
+use results_file::ResultsFile;
+
 /// The summary of smoke2 (2 cases, 2 tokens each) is 19.9 KB as written; a case adds about
 /// 1 KB plus its tokens' timings, so 200 cases of 128 tokens stay near 1 MB. 8 MiB leaves
 /// room for that eight times over and refuses a runaway body (a 50 MB one was accepted).
@@ -44,12 +49,6 @@ pub const PHASES: [&str; 7] = [
     "decoder-run",
     "release",
 ];
-
-/// The cookie that carries a run's secret: set by the one-time launch URL the runner opens,
-/// then sent by the browser with every same-origin request of the page and its worker.
-pub const RUN_COOKIE: &str = "ocr-bench-run";
-/// The launch URL's path; the secret follows it.
-pub const LAUNCH_PATH: &str = "/__ocr-bench/launch/";
 
 /// Who is being measured: the runner's own browser (under `run`), or a person's (`serve`).
 #[derive(Debug, Clone, Default)]
@@ -72,26 +71,8 @@ pub enum Event {
     WriteFailed(String),
 }
 
-/// Under `run`: only the page the runner opened may report.
-struct RunGuard {
-    secret: String,
-    /// Where the launch URL sends the browser, until it has been used once.
-    launch_target: Mutex<Option<String>>,
-    /// The page's `runId`, from its first accepted report.
-    run_id: Mutex<Option<String>>,
-}
-
-/// The results file, appended to one line at a time.
-struct Writer {
-    file: File,
-    /// False when the file ends in a torn line (a crash mid-append, a failed write): the next
-    /// append starts with a newline so that the torn line costs only itself.
-    at_line_start: bool,
-}
-
 pub struct AppState {
-    results_path: PathBuf,
-    results: Mutex<Writer>,
+    results: Mutex<ResultsFile>,
     context: RunContext,
     sampler: Option<Arc<Sampler>>,
     /// Every record the page's requests produced, for the run that waits on it.
@@ -99,20 +80,6 @@ pub struct AppState {
     guard: Option<RunGuard>,
     /// The start message of each `runId`, so that two pages on one server keep theirs apart.
     starts: Mutex<HashMap<String, StartBody>>,
-}
-
-/// Whether a file ends with a newline (or is empty); unreadable files (`/dev/full`) count as
-/// ending cleanly.
-fn ends_at_line_start(file: &File) -> bool {
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if len == 0 {
-        return true;
-    }
-    let mut last = [0u8; 1];
-    match file.read_at(&mut last, len - 1) {
-        Ok(1) => last[0] == b'\n',
-        _ => true,
-    }
 }
 
 impl AppState {
@@ -123,38 +90,8 @@ impl AppState {
         sampler: Option<Arc<Sampler>>,
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Self> {
-        let write_failed = |what: String| {
-            move |e: std::io::Error| Failure::new(Cause::WriteFailed, format!("{what}: {e}"))
-        };
-        if let Some(dir) = results_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).map_err(write_failed(format!(
-                "creating the directory {} of the results file",
-                dir.display()
-            )))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(results_path)
-            .or_else(|_| {
-                // Write-only places (a FIFO, a device) cannot be read back; append anyway.
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(results_path)
-            })
-            .map_err(write_failed(format!(
-                "opening the results file {}",
-                results_path.display()
-            )))?;
-        let at_line_start = ends_at_line_start(&file);
         Ok(Self {
-            results_path: results_path.to_owned(),
-            results: Mutex::new(Writer {
-                file,
-                at_line_start,
-            }),
+            results: Mutex::new(ResultsFile::open(results_path)?),
             context,
             sampler,
             events,
@@ -166,11 +103,7 @@ impl AppState {
     /// Accepts reports only with `secret`: the launch URL (`LAUNCH_PATH` + secret) sets it as a
     /// cookie once and sends the browser on to `target` (path and query of the page).
     pub fn guarded(mut self, secret: String, target: String) -> Self {
-        self.guard = Some(RunGuard {
-            secret,
-            launch_target: Mutex::new(Some(target)),
-            run_id: Mutex::new(None),
-        });
+        self.guard = Some(RunGuard::new(secret, target));
         self
     }
 
@@ -185,63 +118,11 @@ impl AppState {
             query: ctx.query.clone(),
             page: ctx.page.clone(),
         };
-        let mut writer = self.results.lock().unwrap_or_else(|e| e.into_inner());
-        self.reopen_if_replaced(&mut writer)?;
-        let mut text = if writer.at_line_start {
-            String::new()
-        } else {
-            "\n".to_owned()
-        };
-        text.push_str(&serde_json::to_string(&line)?);
-        text.push('\n');
-        let written = writer
-            .file
-            .write_all(text.as_bytes())
-            .and_then(|()| writer.file.flush());
-        // A failed write may have left part of the line: the next starts afresh.
-        writer.at_line_start = written.is_ok();
-        written.map_err(|e| {
-            Failure::new(
-                Cause::WriteFailed,
-                format!(
-                    "appending to the results file {}: {e}",
-                    self.results_path.display()
-                ),
-            )
-            .into()
-        })
-    }
-
-    /// A results file deleted or replaced under the server would take the records into an
-    /// inode nobody can read: open the path again (one `stat` per record).
-    fn reopen_if_replaced(&self, writer: &mut Writer) -> Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        let open = writer.file.metadata().map(|m| (m.dev(), m.ino())).ok();
-        let named = fs::metadata(&self.results_path)
-            .map(|m| (m.dev(), m.ino()))
-            .ok();
-        if open.is_some() && open == named {
-            return Ok(());
-        }
-        eprintln!(
-            "ocr-bench: warning: the results file {} was removed or replaced; appending to a new file at that path",
-            self.results_path.display()
-        );
-        writer.file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.results_path)
-            .map_err(|e| {
-                Failure::new(
-                    Cause::WriteFailed,
-                    format!(
-                        "opening the results file {} again: {e}",
-                        self.results_path.display()
-                    ),
-                )
-            })?;
-        writer.at_line_start = ends_at_line_start(&writer.file);
-        Ok(())
+        let text = serde_json::to_string(&line)?;
+        self.results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .append_line(&text)
     }
 
     fn tell(&self, event: Event) {
@@ -260,39 +141,16 @@ impl AppState {
 
     /// Under `run`: whether the request carries the run's secret.
     fn check_secret(&self, headers: &HeaderMap) -> Result<(), String> {
-        let Some(guard) = &self.guard else {
-            return Ok(());
-        };
-        let presented = headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == RUN_COOKIE)
-            .map(|(_, value)| value.to_owned());
-        match presented {
-            Some(value) if value == guard.secret => Ok(()),
-            Some(_) => Err(format!("the request carried another run's `{RUN_COOKIE}` cookie; this run accepts reports only from the page it opened")),
-            None => Err(format!("the request carried no `{RUN_COOKIE}` cookie; this run accepts reports only from the page it opened (its launch URL sets the cookie)")),
-        }
+        self.guard
+            .as_ref()
+            .map_or(Ok(()), |guard| guard.check_secret(headers))
     }
 
     /// Under `run`: the first report fixes the page's `runId`; another one is refused.
     fn check_run_id(&self, claimed: Option<&str>) -> Result<(), String> {
-        let (Some(guard), Some(claimed)) = (&self.guard, claimed) else {
-            return Ok(());
-        };
-        let mut run_id = guard.run_id.lock().unwrap_or_else(|e| e.into_inner());
-        match run_id.as_deref() {
-            None => {
-                *run_id = Some(claimed.to_owned());
-                Ok(())
-            }
-            Some(mine) if mine == claimed => Ok(()),
-            Some(mine) => Err(format!(
-                "runId {claimed:?} is not this run's; its page reported runId {mine:?}"
-            )),
+        match (&self.guard, claimed) {
+            (Some(guard), Some(claimed)) => guard.check_run_id(claimed),
+            _ => Ok(()),
         }
     }
 
@@ -438,74 +296,6 @@ impl AppState {
     }
 }
 
-/// Why a request was not taken: its status, the message naming what is allowed, and whether
-/// it is written down as an attempt (refusals of foreign or oversized reports are; a page's
-/// own malformed body is only answered).
-struct Refusal {
-    status: StatusCode,
-    message: String,
-    recorded: bool,
-}
-
-impl Refusal {
-    fn bad(message: String) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            message,
-            recorded: false,
-        }
-    }
-
-    fn recorded(status: StatusCode, message: String) -> Self {
-        Self {
-            status,
-            message,
-            recorded: true,
-        }
-    }
-}
-
-/// The endpoints the page reports to, one record kind each.
-#[derive(Debug, Clone, Copy)]
-enum Endpoint {
-    Start,
-    Mark,
-    Progress,
-    Error,
-    Result,
-}
-
-impl Endpoint {
-    const ALL: [Endpoint; 5] = [
-        Endpoint::Start,
-        Endpoint::Mark,
-        Endpoint::Progress,
-        Endpoint::Error,
-        Endpoint::Result,
-    ];
-
-    fn path(self) -> &'static str {
-        match self {
-            Endpoint::Start => "/benchmark-start",
-            Endpoint::Mark => "/benchmark-mark",
-            Endpoint::Progress => "/benchmark-progress",
-            Endpoint::Error => "/benchmark-error",
-            Endpoint::Result => "/benchmark-result",
-        }
-    }
-
-    /// What the body must be, for the error answer.
-    fn allowed(self) -> &'static str {
-        match self {
-            Endpoint::Start => "the body is { runId, config, userAgent, adapter, ortVersion }",
-            Endpoint::Mark => "`phase` must be one of baseline, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release",
-            Endpoint::Progress => "the body is { runId, case } with one case result (docs/architecture.md, \"Summary\")",
-            Endpoint::Error => "the body is { runId, phase, error: { name, message, stack } }",
-            Endpoint::Result => "the body is the page's summary (docs/architecture.md, \"Summary\"), or another page's figures naming their `runId` and `page`",
-        }
-    }
-}
-
 /// The `runId` a body claims, for the record of a refused attempt.
 fn claimed_run_id(body: &Value) -> Option<String> {
     body.get("runId").and_then(Value::as_str).map(str::to_owned)
@@ -561,30 +351,13 @@ async fn receive(
     answer
 }
 
-impl Refusal {
-    fn into_answer(self) -> Response {
-        (
-            self.status,
-            Json(json!({ "ok": false, "error": self.message })),
-        )
-            .into_response()
-    }
-}
-
 /// The one-time launch URL: sets the run's cookie and sends the browser to the page. A second
 /// visit, or a wrong secret, is refused.
 async fn launch(state: Arc<AppState>, secret: String) -> Response {
-    let target = state.guard.as_ref().and_then(|guard| {
-        (guard.secret == secret)
-            .then(|| {
-                guard
-                    .launch_target
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-            })
-            .flatten()
-    });
+    let target = state
+        .guard
+        .as_ref()
+        .and_then(|guard| guard.take_launch(&secret));
     let Some(target) = target else {
         return (
             StatusCode::FORBIDDEN,
