@@ -380,7 +380,7 @@ fn check_finished(run: &Run) {
         .record("run")
         .and_then(|r| r["url"].as_str())
         .unwrap_or_else(|| panic!("the closing run record has no page url\n{}", run.describe()));
-    checks::check_configuration(&root, summary, config, page_url);
+    let (manifest_path, manifest) = checks::check_configuration(&root, summary, config, page_url);
     let start = run
         .record("start")
         .unwrap_or_else(|| panic!("no start record\n{}", run.describe()));
@@ -413,6 +413,7 @@ fn check_finished(run: &Run) {
         );
     }
     checks::check_cases_are_the_set(&root, &cases, config);
+    checks::check_readings(&manifest_path, &manifest, &cases);
     checks::check_statistics(summary, &cases);
     checks::check_accuracy(summary, &cases, config);
     check_probe(summary, config);
@@ -873,4 +874,100 @@ fn sweep_records_every_combination_and_resumes() {
         "{stderr}"
     );
     assert!(descendants().is_empty(), "{:?}", descendants());
+}
+
+/// A run recorded by `ocr-bench run` (Firefox, the default configuration on `smoke2`), as
+/// the browser tests would see it.
+fn recorded_run() -> Run {
+    let path = repository_root().join("runner/tests/data/smoke2.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let query = records[0]["query"].as_str().expect("query").to_owned();
+    Run {
+        config: parse_query(&query).expect("the recorded query"),
+        query,
+        exit_code: Some(0),
+        stderr: String::new(),
+        records,
+        orphans: Vec::new(),
+        seconds: 0.0,
+    }
+}
+
+/// The checks pass a real recorded run, and each corruption a broken page could make fails
+/// them: no browser needed, so this runs with the quick tests.
+#[test]
+fn the_checks_accept_a_recorded_run_and_reject_each_corruption() {
+    check_finished(&recorded_run());
+
+    type Corruption = fn(&mut Value);
+    let corruptions: [(&str, Corruption); 12] = [
+        ("a token more than tokenIds", |s| {
+            s["results"][0]["tokens"] = 3.into()
+        }),
+        ("another token id", |s| {
+            s["results"][1]["tokenIds"][1] = 14211.into()
+        }),
+        ("a reading the tokens do not spell", |s| {
+            s["results"][0]["actual"] = "ありがとう".into()
+        }),
+        ("an nCER the distances do not give", |s| {
+            s["nCER"] = (4.0 / 10.0).into()
+        }),
+        ("null where a number must be", |s| {
+            s["medianMs"] = Value::Null
+        }),
+        ("the lower median", |s| {
+            s["medianMs"] = s["results"][1]["totalMs"].clone()
+        }),
+        ("a peak that is not the largest case", |s| {
+            s["peakCaseMs"] = s["results"][1]["totalMs"].clone()
+        }),
+        ("another maxTokens than asked", |s| {
+            s["config"]["maxTokens"] = 3.into()
+        }),
+        ("a seed field that disagrees with the query", |s| {
+            s["scheduleMode"] = "resident".into()
+        }),
+        ("another decoder file than the manifest's", |s| {
+            s["manifest"]["decoder"]["url"] = s["manifest"]["decoder"]["url"]
+                .as_str()
+                .unwrap()
+                .replace("unified_gather", "gather_before_dq")
+                .into()
+        }),
+        (
+            "external data where the query asks for embedded weights",
+            |s| {
+                s["manifest"]["vision"]["external"] = serde_json::json!({ "path": "x", "url": "y" })
+            },
+        ),
+        ("a case the evaluation set does not have", |s| {
+            s["results"][1]["expected"] = "ＯＫだよ".into()
+        }),
+    ];
+    for (what, corrupt) in corruptions {
+        let mut run = recorded_run();
+        let result = run
+            .records
+            .iter_mut()
+            .find(|r| r["kind"] == "result")
+            .expect("a result record");
+        corrupt(&mut result["summary"]);
+        let caught = std::panic::catch_unwind(|| check_finished(&run));
+        assert!(caught.is_err(), "the checks passed {what}");
+    }
+
+    // A phase the page skipped.
+    let mut run = recorded_run();
+    let skipped = run
+        .records
+        .iter()
+        .position(|r| r["kind"] == "mark" && r["phase"] == "vision-release")
+        .expect("a vision-release mark");
+    run.records.remove(skipped);
+    assert!(std::panic::catch_unwind(|| check_finished(&run)).is_err());
 }
