@@ -98,6 +98,10 @@ enum Command {
         /// Run again the combinations whose page reported an error.
         #[arg(long)]
         retry_failed: bool,
+        /// Finished runs wanted of every combination (a soak: many runs in one invocation,
+        /// with the runner's own memory and open files printed after each).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        runs: u32,
         #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
         sample_ms: u64,
     },
@@ -220,12 +224,14 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             results,
             timeout,
             retry_failed,
+            runs,
             sample_ms,
         } => {
             let options = sweep::SweepOptions {
                 browsers: browser,
                 params,
                 retry_failed,
+                runs,
                 run: RunOptions {
                     root,
                     page: DEFAULT_PAGE.to_owned(),

@@ -1,7 +1,7 @@
 //! Sweeps: the cartesian product of parameter values (expanded by the core) times a list of
 //! browsers, each combination in a fresh browser, resumable from the results file.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::browser::{self, BrowserInfo, BrowserKind};
 use crate::exit::{Cause, Failure};
+use crate::procfs;
 use crate::record::{self, Line, Record};
 use crate::report::{self, SweepRow};
 use crate::run::{self, Outcome, RunOptions};
@@ -69,21 +70,33 @@ fn read_records(results: &Path) -> Result<Vec<Line>> {
     Ok(records.lines.into_iter().map(|(_, line)| line).collect())
 }
 
-/// A combination is finished when a closing `run` record says the page posted its result (or
-/// its own error, unless `retry_failed`). Timeouts, crashes and interruptions run again.
-fn finished_runs(records: &[Line], retry_failed: bool) -> HashSet<RunKey> {
-    records
-        .iter()
-        .filter(|line| match &line.record {
+/// A run is finished when its closing `run` record says the page posted its result (or its
+/// own error, unless `retry_failed`). Timeouts, crashes and interruptions run again. Counted
+/// per combination, for `--runs`.
+fn finished_runs(records: &[Line], retry_failed: bool) -> HashMap<RunKey, u32> {
+    let mut finished = HashMap::new();
+    for line in records {
+        let done = match &line.record {
             Record::Run(end) => match end.outcome.as_str() {
                 "result" => true,
                 "error" => !retry_failed,
                 _ => false,
             },
             _ => false,
-        })
-        .map(run_key)
-        .collect()
+        };
+        if done {
+            *finished.entry(run_key(line)).or_insert(0) += 1;
+        }
+    }
+    finished
+}
+
+/// The runner's own resident memory and open files, after each run of a soak.
+fn own_footprint() -> (Option<u64>, Option<usize>) {
+    (
+        procfs::read_rss(std::process::id(), procfs::page_size()),
+        procfs::own_open_fds(),
+    )
 }
 
 /// The latest record of each combination, for the closing table.
@@ -149,6 +162,8 @@ pub struct SweepOptions {
     pub browsers: Vec<BrowserKind>,
     pub params: Vec<(String, Vec<String>)>,
     pub retry_failed: bool,
+    /// Finished runs wanted of every combination (1: each once).
+    pub runs: u32,
     /// Root, results, timeout and sampling as for one run; `page` and `query` are set per
     /// combination.
     pub run: RunOptions,
@@ -197,19 +212,27 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         .collect();
     let done = finished_runs(&read_records(&options.run.results)?, options.retry_failed);
     let page = options.run.page.clone();
-    let todo: Vec<&(BrowserInfo, String)> = combinations
-        .iter()
-        .filter(|(info, query)| {
-            !done.contains(&(info.name.name().to_owned(), page.clone(), query.clone()))
+    let wanted = options.runs.max(1);
+    let missing = |(info, query): &(BrowserInfo, String)| {
+        let key = (info.name.name().to_owned(), page.clone(), query.clone());
+        wanted.saturating_sub(done.get(&key).copied().unwrap_or(0))
+    };
+    // Round by round, so that every combination has its n-th run before any has its n+1-th.
+    let todo: Vec<&(BrowserInfo, String)> = (0..wanted)
+        .flat_map(|round| {
+            combinations
+                .iter()
+                .filter(move |combination| missing(combination) > wanted - 1 - round)
         })
         .collect();
     eprintln!(
-        "sweep: {} combination(s), {} already finished in {}, {} to run",
+        "sweep: {} combination(s) × {wanted} run(s), {} already finished in {}, {} to run",
         combinations.len(),
-        combinations.len() - todo.len(),
+        combinations.len() * wanted as usize - todo.len(),
         options.run.results.display(),
         todo.len()
     );
+    let mut footprints: Vec<(Option<u64>, Option<usize>)> = vec![own_footprint()];
     let bar = ProgressBar::new(todo.len() as u64);
     bar.set_style(
         ProgressStyle::with_template(
@@ -276,6 +299,19 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
             fail(Cause::ProcessesLeft);
         }
         bar.inc(1);
+        if wanted > 1 {
+            let (rss, fds) = own_footprint();
+            footprints.push((rss, fds));
+            say(
+                &bar,
+                format!(
+                    "      runner after run {}: RSS {} KiB, {} open files",
+                    footprints.len() - 1,
+                    rss.map_or("-".to_owned(), |b| (b / 1024).to_string()),
+                    fds.map_or("-".to_owned(), |n| n.to_string())
+                ),
+            );
+        }
         if matches!(report.outcome, Outcome::Interrupted { .. }) {
             bar.abandon_with_message("interrupted; run the same command again to resume");
             return Ok(SweepEnd::Interrupted);
@@ -288,14 +324,56 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     bar.finish_and_clear();
     let rows = table_rows(&options.run.results, &combinations, &page)?;
     print!("{}", report::sweep_table(&rows));
+    if footprints.len() > 2 {
+        print!("{}", footprint_summary(&footprints));
+    }
     println!("results: {}", options.run.results.display());
     Ok(worst.map_or(SweepEnd::Complete, SweepEnd::Failed))
+}
+
+/// The runner's own memory and open files over a soak: before the first run, after the first,
+/// after the last, and the largest (flat means no leak).
+fn footprint_summary(footprints: &[(Option<u64>, Option<usize>)]) -> String {
+    let kib = |b: Option<u64>| b.map_or("-".to_owned(), |b| (b / 1024).to_string());
+    let count = |n: Option<usize>| n.map_or("-".to_owned(), |n| n.to_string());
+    let (first, after_one, last) = (
+        footprints[0],
+        footprints[1],
+        footprints[footprints.len() - 1],
+    );
+    let max_rss = footprints.iter().filter_map(|f| f.0).max();
+    let max_fds = footprints.iter().filter_map(|f| f.1).max();
+    format!(
+        "runner over {} runs: RSS {} KiB before, {} after the first, {} after the last, {} at most; open files {}, {}, {}, {} at most\n",
+        footprints.len() - 1,
+        kib(first.0),
+        kib(after_one.0),
+        kib(last.0),
+        kib(max_rss),
+        count(first.1),
+        count(after_one.1),
+        count(last.1),
+        count(max_fds)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
     use std::io::Write;
+
+    #[test]
+    fn a_soak_summary_shows_first_last_and_largest() {
+        let text = footprint_summary(&[
+            (Some(10 << 20), Some(12)),
+            (Some(20 << 20), Some(14)),
+            (Some(21 << 20), Some(14)),
+            (Some(20 << 20), Some(14)),
+        ]);
+        assert!(text.contains("over 3 runs: RSS 10240 KiB before, 20480 after the first, 20480 after the last, 21504 at most"), "{text}");
+        assert!(text.contains("open files 12, 14, 14, 14 at most"), "{text}");
+    }
 
     #[test]
     fn params_split_into_name_and_values() {
@@ -346,16 +424,31 @@ mod tests {
         assert_eq!(records.len(), 4, "the cut line is skipped");
         let key = |b: &str, q: &str| (b.to_owned(), "www/index.html".to_owned(), q.to_owned());
         assert_eq!(
-            finished_runs(&records, false),
+            finished_runs(&records, false)
+                .into_keys()
+                .collect::<HashSet<_>>(),
             HashSet::from([key("chromium", ""), key("chromium", "tier=242")])
         );
         assert_eq!(
-            finished_runs(&records, true),
+            finished_runs(&records, true)
+                .into_keys()
+                .collect::<HashSet<_>>(),
             HashSet::from([key("chromium", "")])
         );
         assert!(read_records(Path::new("/nonexistent/results.jsonl"))
             .unwrap()
             .is_empty());
+        // --runs counts every finished run of a combination.
+        let mut twice = tempfile::NamedTempFile::new().unwrap();
+        for line in [
+            closing("result", "chromium", ""),
+            closing("timeout", "chromium", ""),
+            closing("result", "chromium", ""),
+        ] {
+            writeln!(twice, "{line}").unwrap();
+        }
+        let counted = finished_runs(&read_records(twice.path()).unwrap(), false);
+        assert_eq!(counted.get(&key("chromium", "")), Some(&2));
     }
 
     #[test]
@@ -366,7 +459,9 @@ mod tests {
         let records = read_records(file.path()).unwrap();
         let query = "cases=smoke2&maxTokens=2";
         assert_eq!(
-            finished_runs(&records, false),
+            finished_runs(&records, false)
+                .into_keys()
+                .collect::<HashSet<_>>(),
             HashSet::from([(
                 "firefox".to_owned(),
                 "www/index.html".to_owned(),

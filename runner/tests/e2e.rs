@@ -811,7 +811,7 @@ fn same_tokens_in_chromium_and_firefox() {
 fn sweep_records_every_combination_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("sweep.jsonl");
-    let sweep = || {
+    let sweep = |runs: &str| {
         Command::new(BIN)
             .arg("--root")
             .arg(repository_root())
@@ -821,6 +821,8 @@ fn sweep_records_every_combination_and_resumes() {
                 "chromium",
                 "--timeout",
                 &run_timeout().to_string(),
+                "--runs",
+                runs,
             ])
             .args([
                 "--param",
@@ -837,11 +839,11 @@ fn sweep_records_every_combination_and_resumes() {
             .output()
             .expect("running ocr-bench sweep")
     };
-    let first = sweep();
+    let first = sweep("1");
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert!(first.status.success(), "{stderr}");
     assert!(
-        stderr.contains("2 combination(s), 0 already finished"),
+        stderr.contains("2 combination(s) × 1 run(s), 0 already finished"),
         "{stderr}"
     );
     let closing: Vec<Value> = std::fs::read_to_string(&results)
@@ -870,13 +872,30 @@ fn sweep_records_every_combination_and_resumes() {
     let table = String::from_utf8_lossy(&first.stdout);
     assert!(table.contains("decoder=fixed-kv"), "{table}");
 
-    let second = sweep();
+    let second = sweep("1");
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(second.status.success(), "{stderr}");
     assert!(
-        stderr.contains("2 combination(s), 2 already finished"),
+        stderr.contains("2 combination(s) × 1 run(s), 2 already finished"),
         "{stderr}"
     );
+    // --runs: two more runs of each combination, with the runner's own footprint after each.
+    let third = sweep("3");
+    let stderr = String::from_utf8_lossy(&third.stderr);
+    assert!(third.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("2 combination(s) × 3 run(s), 2 already finished in"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("runner after run").count(), 4, "{stderr}");
+    let table = String::from_utf8_lossy(&third.stdout);
+    assert!(table.contains("runner over 4 runs: RSS"), "{table}");
+    let closing_runs = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""kind":"run""#))
+        .count();
+    assert_eq!(closing_runs, 6, "each combination three times");
     assert!(descendants().is_empty(), "{:?}", descendants());
 }
 
