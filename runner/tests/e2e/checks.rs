@@ -501,15 +501,12 @@ pub fn check_configuration(
 
     // The capability is the manifest's, the descriptions those of the entries loaded.
     let capability = &summary["capability"];
-    for field in [
-        "layers",
-        "hiddenSize",
-        "intermediateSize",
-        "attentionHeads",
-        "kvHeads",
-        "vocabulary",
-        "maxTokens",
-    ] {
+    // The numbers of the capability; its two descriptions are checked below.
+    for field in super::CAPABILITY_FIELDS
+        .iter()
+        .copied()
+        .filter(|f| !matches!(*f, "vision" | "decoder"))
+    {
         assert_eq!(
             capability[field], manifest["capability"][field],
             "capability.{field} against models/manifest.json"
