@@ -34,6 +34,17 @@ await fetch("/benchmark-mark", {
 </script>
 "#;
 
+/// One fault test at a time with Firefox (they share the machine's browser), or `None` with a
+/// note where Firefox is missing.
+fn firefox_fault() -> Option<(std::sync::MutexGuard<'static, ()>, Fault)> {
+    if !firefox_installed() {
+        eprintln!("skipped: Firefox is not installed");
+        return None;
+    }
+    let one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    Some((one, Fault::new()))
+}
+
 fn firefox_installed() -> bool {
     ["firefox-esr", "firefox"].iter().any(|name| {
         std::env::var_os("PATH")
@@ -245,12 +256,9 @@ fn post(url: &str, cookie: Option<&str>, body: &str) -> (u16, String) {
 /// goes on, and a hang-up then stops it like Ctrl-C, leaving nothing behind.
 #[test]
 fn a_forged_result_is_refused_and_a_hangup_stops_the_run() {
-    if !firefox_installed() {
-        eprintln!("skipped: Firefox is not installed");
+    let Some((_one, fault)) = firefox_fault() else {
         return;
-    }
-    let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let fault = Fault::new();
+    };
     let results = fault.path("results.jsonl");
     let mut run = fault.run(&results, 120);
     let base = run.base();
@@ -320,12 +328,9 @@ fn a_forged_result_is_refused_and_a_hangup_stops_the_run() {
 /// profile when the runner's pipe closes.
 #[test]
 fn a_killed_runner_leaves_no_browser_and_no_profile() {
-    if !firefox_installed() {
-        eprintln!("skipped: Firefox is not installed");
+    let Some((_one, fault)) = firefox_fault() else {
         return;
-    }
-    let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let fault = Fault::new();
+    };
     let results = fault.path("results.jsonl");
     let mut run = fault.run(&results, 120);
     run.wait_for("baseline", Duration::from_secs(60));
@@ -381,12 +386,9 @@ impl Drop for FullDisk {
 /// records already in the file stay readable.
 #[test]
 fn a_failed_write_stops_the_run_at_once() {
-    if !firefox_installed() {
-        eprintln!("skipped: Firefox is not installed");
+    let Some((_one, fault)) = firefox_fault() else {
         return;
-    }
-    let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let fault = Fault::new();
+    };
     // A 64 KiB tmpfs holding a finished run, filled to the last byte; /dev/full where
     // mounting is not allowed (then there is nothing already written to keep).
     let disk = FullDisk::mount(&fault.path("disk"));
