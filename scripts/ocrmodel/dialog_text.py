@@ -133,3 +133,70 @@ def mix_characters() -> set[str]:
     characters |= set("".join(END_PUNCTUATION)) | {c for pair in OPEN_CLOSE for c in pair}
     characters |= set("、。・！？…～ーっ＇ｔｓｍｌｒｅｖ．，－")
     return characters
+
+
+# The manga renderer's text (training and the style evaluation sets): the same mix, lengths up
+# to 100, plus small kana, tate-chu-yoko digit pairs and characters drawn from the whole
+# drawable vocabulary (a shuffled deck, so every character comes round).
+SMALL_KANA_TEXT = list("ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ")
+LONG_PUNCTUATION = ["、", "、", "。", "・", "！", "？", "…", "……", "～", "ー", "っ", "！！", "！？", "―", "「", "」", "『", "』"]
+
+
+class CharacterDeck:
+    """Characters dealt from a shuffled list, reshuffled when it runs out."""
+
+    def __init__(self, characters: list[str], rng: random.Random):
+        self.characters = list(characters)
+        self.rng = rng
+        self.position = len(self.characters)
+
+    def deal(self, count: int) -> str:
+        dealt = []
+        for _ in range(count):
+            if self.position >= len(self.characters):
+                self.rng.shuffle(self.characters)
+                self.position = 0
+            dealt.append(self.characters[self.position])
+            self.position += 1
+        return "".join(dealt)
+
+
+def manga_length(rng: random.Random, max_length: int = 100) -> int:
+    roll = rng.random()
+    if roll < 0.35:
+        return rng.randint(1, 12)
+    if roll < 0.70:
+        return rng.randint(8, 30)
+    if roll < 0.88:
+        return rng.randint(20, 60)
+    return rng.randint(40, max_length)
+
+
+def random_manga_dialog(rng: random.Random, deck: CharacterDeck | None, length: int,
+                        rare_share: float = 0.12) -> str:
+    """One string of exactly `length` characters: the dialog mix with small kana, digit pairs,
+    punctuation in runs and, at `rare_share` of the segments, characters from the deck."""
+    parts: list[str] = []
+    size = 0
+    latin = rng.random() < 0.15
+    while size < length:
+        roll = rng.random()
+        if deck is not None and roll < rare_share:
+            piece = deck.deal(rng.randint(1, 4))
+        elif roll < rare_share + 0.06:
+            piece = "".join(rng.choices(SMALL_KANA_TEXT + HIRAGANA, k=rng.randint(1, 3)))
+        elif roll < rare_share + 0.10:
+            piece = "".join(rng.choices(DIGITS, k=rng.choice([1, 2, 2, 2, 3, 4])))
+        elif roll < rare_share + 0.20 and parts:
+            piece = rng.choice(LONG_PUNCTUATION)
+        elif latin:
+            piece = _latin(rng, rng.randint(2, 10))
+        else:
+            piece = _japanese(rng, rng.randint(1, 8))
+        parts.append(piece)
+        size += len(piece)
+    text = "".join(parts)[:length]
+    if length >= 3 and rng.random() < 0.1:
+        opening, closing = rng.choice(OPEN_CLOSE)
+        text = opening + text[1:-1] + closing
+    return text

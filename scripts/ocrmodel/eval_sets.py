@@ -2,7 +2,12 @@
 
 - hayai13: the seed's 13 expected strings (ids 01..13), rendered manga-style;
 - synth200: 200 held-out random strings of the training character mix (ids 001..200);
-- smoke2: two short cases for fast end-to-end tests.
+- smoke2: two short cases for fast end-to-end tests;
+- the style sets, one per kind of `manga_styles.py` that users meet (balloon, narration,
+  inverted, long, lowres, horizontal): new strings of the manga text mix (`random_manga_dialog`,
+  without the rare-character deck) rendered by `scene.py` in the 29 faces of `fonts.py`, each
+  case seeded by its set and id (training seeds are `train/<seed>/<worker>`). Each case names its
+  style, so a set that mixes styles can still be scored per style.
 
 Rendering is seeded per set and per case, so the files are byte-identical on every run with the
 same Pillow and fonts (the test hashes them). The training data generator excludes every string
@@ -16,9 +21,12 @@ import json
 import random
 from pathlib import Path
 
-from ocrmodel.dialog_text import random_dialog
+from ocrmodel.dialog_text import manga_length, random_dialog, random_manga_dialog
+from ocrmodel.fonts import FontLibrary
 from ocrmodel.make_vocab import SEED_EXPECTED
+from ocrmodel.manga_styles import scene_for, text_style
 from ocrmodel.render import SYSTEM_FACES, mild_style, render, system_face
+from ocrmodel.scene import render_scene
 
 SMOKE_STRINGS = ["ありがとう", "ＯＫだよ！"]
 SYNTH_COUNT = 200
@@ -36,13 +44,37 @@ def synth_strings(count: int = SYNTH_COUNT) -> list[str]:
     return chosen
 
 
+# Style set -> cases. The kind of manga_styles.py each renders is the set's name.
+STYLE_SETS = {"balloon": 40, "narration": 30, "inverted": 30, "long": 30, "lowres": 30, "horizontal": 30}
+LONG_RANGE = (49, 100)
+# A smaller em bound than training's 700 px keeps the committed files small.
+EVAL_LONG_SIDE = 480
+
+
+def style_strings(name: str, count: int, taken: set[str]) -> list[str]:
+    rng = random.Random(f"{name}-text")
+    chosen: list[str] = []
+    while len(chosen) < count:
+        length = rng.randint(*LONG_RANGE) if name == "long" else manga_length(rng, 48)
+        text = random_manga_dialog(rng, None, length)
+        if text not in taken and text not in chosen:
+            chosen.append(text)
+    return chosen
+
+
 def evaluation_sets() -> dict[str, list[tuple[str, str]]]:
     """Set name -> [(case id, expected text)]."""
-    return {
+    sets = {
         "hayai13": [(f"{i + 1:02d}", text) for i, text in enumerate(SEED_EXPECTED)],
         "synth200": [(f"{i + 1:03d}", text) for i, text in enumerate(synth_strings())],
         "smoke2": [(f"{i + 1}", text) for i, text in enumerate(SMOKE_STRINGS)],
     }
+    taken = {text for cases in sets.values() for _, text in cases}
+    for name, count in STYLE_SETS.items():
+        strings = style_strings(name, count, taken)
+        taken |= set(strings)
+        sets[name] = [(f"{i + 1:02d}", text) for i, text in enumerate(strings)]
+    return sets
 
 
 def evaluation_strings() -> set[str]:
@@ -51,15 +83,23 @@ def evaluation_strings() -> set[str]:
 
 def write_set(name: str, cases: list[tuple[str, str]], out_dir: Path) -> list[dict[str, str]]:
     faces = [system_face(face) for face in SYSTEM_FACES]
+    library = FontLibrary() if name in STYLE_SETS else None
     directory = out_dir / name
     directory.mkdir(parents=True, exist_ok=True)
     entries = []
     for case_id, text in cases:
         rng = random.Random(f"{name}/{case_id}")
-        rendered = render(text, mild_style(text, rng, faces), rng)
         image_name = f"{case_id}.png"
-        rendered.image.convert("RGB").save(directory / image_name, optimize=True)
-        entries.append({"id": case_id, "image": image_name, "expected": text})
+        if library is None:
+            rendered = render(text, mild_style(text, rng, faces), rng)
+            rendered.image.convert("RGB").save(directory / image_name, optimize=True)
+            entries.append({"id": case_id, "image": image_name, "expected": text})
+            continue
+        style = text_style(text, name, rng, library, long_side=EVAL_LONG_SIDE)
+        rendered = render_scene(text, style, scene_for(name, style, rng), rng)
+        # Grey PNGs: the scenes' noise and art make RGB files three times larger.
+        rendered.image.save(directory / image_name, optimize=True)
+        entries.append({"id": case_id, "image": image_name, "expected": text, "style": name})
     (directory / "cases.json").write_text(json.dumps(entries, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return entries
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ocrmodel.eval_sets import DEFAULT_OUT, evaluation_sets, write_set
+from ocrmodel.eval_sets import DEFAULT_OUT, STYLE_SETS, evaluation_sets, write_set
 from ocrmodel.make_vocab import SEED_EXPECTED
 
 VOCAB = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
-SIZES = {"hayai13": 13, "synth200": 200, "smoke2": 2}
+SIZES = {"hayai13": 13, "synth200": 200, "smoke2": 2, **STYLE_SETS}
 
 
 def _digest(directory: Path) -> str:
@@ -31,12 +31,13 @@ def test_committed_set_is_readable_and_inside_the_vocabulary(name: str) -> None:
     assert len(cases) == SIZES[name]
     assert len({case["id"] for case in cases}) == len(cases)
     for case in cases:
-        assert set(case) == {"id", "image", "expected"}
+        assert set(case) == ({"id", "image", "expected", "style"} if name in STYLE_SETS else {"id", "image", "expected"})
+        assert case.get("style", name) == name
         missing = set(case["expected"]) - vocabulary
         assert not missing, f"{name}/{case['id']}: characters outside vocab.json: {sorted(missing)}"
         with Image.open(DEFAULT_OUT / name / case["image"]) as image:
             image.load()
-            assert image.mode == "RGB"
+            assert image.mode == ("L" if name in STYLE_SETS else "RGB")
             assert image.size != (224, 224) and min(image.size) >= 16
 
 
@@ -48,11 +49,18 @@ def test_hayai13_holds_the_seed_strings_in_order() -> None:
 
 def test_sets_do_not_share_strings() -> None:
     sets = {name: {text for _, text in cases} for name, cases in evaluation_sets().items()}
-    assert not sets["hayai13"] & sets["synth200"]
-    assert not sets["smoke2"] & (sets["hayai13"] | sets["synth200"])
+    names = sorted(sets)
+    for index, name in enumerate(names):
+        for other in names[index + 1:]:
+            assert not sets[name] & sets[other], (name, other)
 
 
-@pytest.mark.parametrize("name", ["hayai13", "smoke2"])
+def test_long_set_holds_49_to_100_characters() -> None:
+    lengths = [len(text) for _, text in evaluation_sets()["long"]]
+    assert min(lengths) >= 49 and max(lengths) <= 100
+
+
+@pytest.mark.parametrize("name", ["hayai13", "smoke2", "lowres"])
 def test_regeneration_matches_the_committed_files(name: str, tmp_path: Path) -> None:
     # synth200 takes ~10 s to render on one core; hayai13 and smoke2 cover the same code path.
     write_set(name, evaluation_sets()[name], tmp_path)

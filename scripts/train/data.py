@@ -1,4 +1,9 @@
-"""Training samples: random dialog strings rendered manga-style, squashed to 224x224 like the harness.
+"""Training samples: random dialog strings rendered as manga dialog, squashed to 224x224 like the harness.
+
+Each sample is one of the kinds of `ocrmodel/manga_styles.py` (balloons, narration, inverted,
+text on art, horizontal, low resolution, long) rendered by `ocrmodel/scene.py` in one of the 29
+faces of `ocrmodel/fonts.py`, or, for a fifth of them, the previous model's clean style
+(`training_style` + `ocrmodel/render.render` in the four Noto faces), so the clean sets stay read.
 
 Each sample is (pixels uint8 [224,224], decoder input ids [TEXT_SLOTS], targets [TEXT_SLOTS],
 auxiliary grid cells [AUX_CELLS], their labels [AUX_CELLS]). Pixels stay uint8 and grey until
@@ -24,14 +29,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ocrmodel import spec  # noqa: E402
-from ocrmodel.dialog_text import random_dialog  # noqa: E402
+from ocrmodel.dialog_text import CharacterDeck, manga_length, random_dialog, random_manga_dialog  # noqa: E402
 from ocrmodel.eval_sets import evaluation_strings  # noqa: E402
-from ocrmodel.render import Style, latin_heavy, render, system_face, SYSTEM_FACES  # noqa: E402
+from ocrmodel.fonts import FontLibrary, drawable_vocabulary, face_named  # noqa: E402
+from ocrmodel.manga_styles import KINDS, scene_for, text_style  # noqa: E402
+from ocrmodel.render import Style, latin_heavy, render  # noqa: E402
 from ocrmodel.resize import resize_for_model  # noqa: E402
+from ocrmodel.scene import render_scene  # noqa: E402
 
-MAX_CHARACTERS = 48
+MAX_CHARACTERS = 100
+CLEAN_MAX_CHARACTERS = 48  # the previous model's strings, for the clean style
 TEXT_SLOTS = MAX_CHARACTERS + 1  # BOS + characters as input; characters + EOS as targets
-AUX_CELLS = 48
+AUX_CELLS = 128  # at least one per character centre of the longest string
 GRID = 16
 IGNORE = -100
 # Evaluation strings at least this long are also excluded as substrings of a training string;
@@ -41,16 +50,12 @@ FONT_SIZES = (16, 18, 20, 23, 26, 29, 32, 36, 40, 45)
 VOCAB_PATH = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 
 
-def load_faces(font_dir: Path | None) -> list[tuple[str, int]]:
-    """The JP faces: the system's Noto CJK collections, or single-face files (subsets) in font_dir."""
-    if font_dir is None:
-        # Sorted like the subset files' names (NotoSans-Bold..., NotoSans-Regular..., NotoSerif-...),
-        # so both routes draw the same face for the same seed.
-        return [system_face(name) for name in sorted(SYSTEM_FACES)]
-    faces = [(str(path), 0) for path in sorted(font_dir.glob("*.otf"))]
-    if not faces:
-        raise SystemExit(f"{font_dir}: no .otf fonts found (expected the Noto CJK JP faces or subsets of them)")
-    return faces
+# The sample kinds and their shares: the clean style, then manga_styles.KINDS.
+KIND_WEIGHTS = {"clean": 0.2, "balloon": 0.26, "narration": 0.09, "inverted": 0.1, "art": 0.1,
+                "horizontal": 0.1, "lowres": 0.08, "long": 0.07}
+assert set(KIND_WEIGHTS) == {"clean", *KINDS}
+# The previous model's four faces, for the clean style.
+CLEAN_FACES = ("noto-sans-bold", "noto-sans-regular", "noto-serif-bold", "noto-serif-regular")
 
 
 def training_style(text: str, rng: random.Random, faces: list[tuple[str, int]]) -> Style:
@@ -83,11 +88,14 @@ def training_style(text: str, rng: random.Random, faces: list[tuple[str, int]]) 
 
 
 class SampleMaker:
-    def __init__(self, faces: list[tuple[str, int]], seed: str):
+    def __init__(self, library: FontLibrary, seed: str):
         vocabulary = json.loads(VOCAB_PATH.read_text(encoding="utf-8"))
         self.ids = {character: index + spec.VOCAB_OFFSET for index, character in enumerate(vocabulary)}
-        self.faces = faces
+        self.library = library
+        self.faces = [library.handle(face_named(name)) for name in CLEAN_FACES]
         self.rng = random.Random(seed)
+        drawable, _ = drawable_vocabulary(library, vocabulary)
+        self.deck = CharacterDeck(drawable, random.Random(f"{seed}/deck"))
         held_out = evaluation_strings()
         self.excluded_exact = held_out
         self.excluded_inside = [text for text in held_out if len(text) >= SUBSTRING_EXCLUSION_MIN]
@@ -95,16 +103,28 @@ class SampleMaker:
     def allowed(self, text: str) -> bool:
         return text not in self.excluded_exact and not any(held in text for held in self.excluded_inside)
 
-    def text(self) -> str:
+    def text(self, kind: str) -> str:
         while True:
-            text = random_dialog(self.rng, MAX_CHARACTERS)
+            if kind == "clean":
+                text = random_dialog(self.rng, CLEAN_MAX_CHARACTERS)
+            else:
+                length = self.rng.randint(49, MAX_CHARACTERS) if kind == "long" else manga_length(self.rng, MAX_CHARACTERS)
+                text = random_manga_dialog(self.rng, self.deck, length)
             if self.allowed(text):
                 return text
 
+    def render(self, kind: str, text: str):
+        rng = self.rng
+        if kind == "clean":
+            return render(text, training_style(text, rng, self.faces), rng)
+        style = text_style(text, kind, rng, self.library)
+        return render_scene(text, style, scene_for(kind, style, rng), rng)
+
     def sample(self):
         rng = self.rng
-        text = self.text()
-        rendered = render(text, training_style(text, rng, self.faces), rng)
+        kind = rng.choices(list(KIND_WEIGHTS), weights=list(KIND_WEIGHTS.values()))[0]
+        text = self.text(kind)
+        rendered = self.render(kind, text)
         width, height = rendered.image.size
         pixels = np.array(resize_for_model(rendered.image), np.uint8)
         ids = [self.ids[c] for c in text]

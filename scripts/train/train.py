@@ -1,4 +1,4 @@
-"""Train the default OCR model from scratch on rendered dialog and export it as the spec's checkpoint.
+"""Train the default OCR model on rendered manga dialog and export it as the spec's checkpoint.
 
 One documented command (scripts/train/README.md). Fixed seeds: the model's initial weights, every
 data worker's stream and the batch order follow from --seed (GPU kernels may still differ in
@@ -17,9 +17,11 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from data import AUX_CELLS, IGNORE, SampleMaker, load_faces, worker_seed
+from data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, worker_seed
+from ocrmodel.fonts import FontLibrary
 from evaluate import evaluate_set
 from model import OcrModel, spec
+from scoring import EVAL_DIR
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "models" / "checkpoint" / "ocr-bench-default.npz"
 
@@ -32,7 +34,7 @@ class RenderedStream(IterableDataset):
     def __iter__(self):
         info = get_worker_info()
         worker = info.id if info else 0
-        maker = SampleMaker(load_faces(self.font_dir), worker_seed(self.seed, worker))
+        maker = SampleMaker(FontLibrary(self.font_dir), worker_seed(self.seed, worker))
         while True:
             yield maker.sample()
 
@@ -81,12 +83,17 @@ def main() -> None:
     parser.add_argument("--aux-weight", type=float, default=1.0)
     parser.add_argument("--workers", type=int, default=14)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--font-dir", type=Path, default=None, help="folder of JP .otf faces; default: the system's Noto CJK")
+    parser.add_argument("--font-dir", type=Path, default=None,
+                        help="folder of the faces of ocrmodel/fonts.py by file name (font_subsets.py makes it); "
+                             "default: the system's fonts")
+    parser.add_argument("--init", type=Path, default=None,
+                        help="start from this checkpoint (spec.save_checkpoint format) instead of random weights")
+    parser.add_argument("--eval-sets", nargs="+", default=None,
+                        help="sets evaluated at the end; default: every set under models/eval")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", type=Path, default=None, help="write the final evaluation (per case) as JSON")
     parser.add_argument("--no-compile", action="store_true")
     parser.add_argument("--eval-every", type=int, default=1000)
-    parser.add_argument("--eval-sets", nargs="+", default=["hayai13", "synth200", "smoke2"])
     args = parser.parse_args()
 
     if not torch.cuda.is_available():
@@ -96,6 +103,12 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
     model = OcrModel().to(device)
+    if args.init:
+        model.load_weights(spec.load_checkpoint(args.init))
+        print(f"initialised from {args.init}", flush=True)
+    FontLibrary(args.font_dir)  # fails early, naming what is missing
+    vocabulary_size = len(json.loads(VOCAB_PATH.read_text(encoding="utf-8")))
+    drawn = torch.zeros(spec.VOCAB_IDS, dtype=torch.bool, device=device)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and n != "vision.pos"]
     keep = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and n != "vision.pos")]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": keep, "weight_decay": 0.0}],
@@ -121,6 +134,7 @@ def main() -> None:
         for group in optimizer.param_groups:
             group["lr"] = lr
         batch = [t.to(device, non_blocking=True) for t in (pixels, inputs, targets, cells, labels)]
+        drawn[batch[1].flatten()] = True
         text_loss, aux_loss = step_losses(model, *batch)
         loss = text_loss + args.aux_weight * aux_loss
         optimizer.zero_grad(set_to_none=True)
@@ -141,6 +155,11 @@ def main() -> None:
             print(f"step {step}: hayai13 nCER {quick['nCER']:.4f}", flush=True)
     train_minutes = (time.time() - started) / 60
     print(f"trained {total} steps of {args.batch} in {train_minutes:.1f} min", flush=True)
+    drawn_ids = drawn[spec.VOCAB_OFFSET:spec.VOCAB_OFFSET + vocabulary_size].cpu()
+    characters = json.loads(VOCAB_PATH.read_text(encoding="utf-8"))
+    never = [characters[i] for i in range(vocabulary_size) if not drawn_ids[i]]
+    print(f"vocabulary drawn in training: {vocabulary_size - len(never)} of {vocabulary_size}; "
+          f"never drawn: {''.join(never)!r}", flush=True)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     spec.save_checkpoint(model.exported_weights(), args.out)
@@ -148,8 +167,11 @@ def main() -> None:
     # Evaluate what was shipped: the int8 checkpoint read back, not the float weights.
     shipped = OcrModel().to(device)
     shipped.load_weights(spec.load_checkpoint(args.out))
+    sets = args.eval_sets or sorted(path.parent.name for path in EVAL_DIR.glob("*/cases.json"))
     report = {"steps": total, "batch": args.batch, "train_minutes": round(train_minutes, 2), "curve": curve,
-              "eval": evaluate_all(shipped, args.eval_sets, device)}
+              "init": str(args.init) if args.init else None,
+              "vocabularyDrawn": vocabulary_size - len(never), "neverDrawn": "".join(never),
+              "eval": evaluate_all(shipped, sets, device)}
     for name, result in report["eval"].items():
         print(f"{name}: nCER {result['nCER']:.4f} ({result['distance']}/{result['characters']}), "
               f"exact {result['exact']}/{result['cases']}", flush=True)
