@@ -298,7 +298,11 @@
 			type: "linear",
 			min: -0.5,
 			max: groups.length - 0.5,
-			ticks: { color: "#ccc", stepSize: 1, callback: (value) => (Number.isInteger(value) ? groups[value]?.name ?? "" : "") },
+			// One tick per configuration, at its column (the range's own ticks fall between them).
+			afterBuildTicks: (axis) => {
+				axis.ticks = groups.map((_, index) => ({ value: index }));
+			},
+			ticks: { color: "#ccc", autoSkip: false, callback: (value) => groups[value]?.name ?? "" },
 		});
 		new Chart(parts.canvas, { type: "scatter", data: { datasets }, options });
 		parts.element.dataset.points = String(pointsOf(datasets.slice(0, -1)));
