@@ -9,7 +9,9 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use summary::{markdown, Configuration};
+#[cfg(test)]
+use summary::MIB;
+pub use summary::{configurations, markdown, Configuration};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

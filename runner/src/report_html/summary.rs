@@ -9,7 +9,7 @@ use super::ResultsFile;
 use crate::memory::ProcessMemory;
 use crate::record::{Line, Record};
 
-const MIB: f64 = 1024.0 * 1024.0;
+pub(super) const MIB: f64 = 1024.0 * 1024.0;
 
 /// One finished run, as the summary needs it.
 #[derive(Debug, Clone)]
