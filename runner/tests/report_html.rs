@@ -225,3 +225,91 @@ fn an_empty_or_unreadable_results_file_is_named() {
         assert!(output.stdout.is_empty());
     }
 }
+
+/// The server of a test, stopped however the test ends.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `serve` and its `www/report.html` on the same results file: the same charts, drawn by the
+/// same `www/report/charts.js`, with Chart.js from `node_modules`.
+#[test]
+fn the_served_report_page_draws_the_same_charts() {
+    let info = match browser::probe(BrowserKind::Chromium) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("skipped: Chromium is not available here ({e:#})");
+            return;
+        }
+    };
+    // A root of the page, its modules and the results file to show.
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    std::fs::create_dir_all(root.join("results")).unwrap();
+    for dir in ["www", "node_modules"] {
+        std::os::unix::fs::symlink(
+            repository().join(dir).canonicalize().unwrap(),
+            root.join(dir),
+        )
+        .unwrap();
+    }
+    std::fs::copy(data("two-configs.jsonl"), root.join("results/shown.jsonl")).unwrap();
+    let mut server = KilledOnDrop(
+        Command::new(BIN)
+            .arg("--root")
+            .arg(&root)
+            .args(["serve", "--port", "0", "--results"])
+            .arg(scratch.path().join("appended.jsonl"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let address = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_owned();
+    let dumped = chromium(
+        &info.executable,
+        &scratch.path().join("profile"),
+        &[
+            "--dump-dom".into(),
+            format!("http://{address}/www/report.html?file=/results/shown.jsonl"),
+        ],
+    );
+    drop(server);
+    let dom = String::from_utf8_lossy(&dumped.stdout);
+    let log = String::from_utf8_lossy(&dumped.stderr);
+    assert_eq!(
+        attribute(&dom, "id=\"charts\"", "data-report"),
+        Some("ready"),
+        "{dom}"
+    );
+    assert!(!log.contains("Uncaught"), "{log}");
+    assert!(
+        log.contains(r#"REPORT {"runs":3,"configurations":2"#),
+        "{log}"
+    );
+    for chart in ["timeline", "phase-peaks", "token-latency", "ncer"] {
+        let points = attribute(&dom, &format!("data-chart=\"{chart}\""), "data-points");
+        assert!(
+            points.is_some_and(|p| p != "0"),
+            "chart {chart}: {points:?}"
+        );
+    }
+    // The table of runs is there too: one column per run.
+    assert!(dom.contains("3 run(s) from /results/shown.jsonl"), "{dom}");
+}
