@@ -270,12 +270,10 @@ fn the_served_report_page_draws_the_same_charts() {
             .spawn()
             .unwrap(),
     );
+    // The pipe stays open to the end: the server prints more lines, and a closed pipe ends it.
+    let mut output = std::io::BufReader::new(server.0.stdout.take().unwrap());
     let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
+    std::io::BufRead::read_line(&mut output, &mut first).unwrap();
     let address = first
         .split("http://")
         .nth(1)
@@ -291,6 +289,7 @@ fn the_served_report_page_draws_the_same_charts() {
         ],
     );
     drop(server);
+    drop(output);
     let dom = String::from_utf8_lossy(&dumped.stdout);
     let log = String::from_utf8_lossy(&dumped.stderr);
     assert_eq!(
