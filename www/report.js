@@ -5,7 +5,9 @@
 // Each fact is read from the one record that holds it (runner/README.md,
 // "Results file"): the run id at a record's top (a result's in its summary),
 // the configuration in the summary (the start record's for a failed run),
-// the adapter and ORT version in the start record.
+// the adapter and ORT version in the start record. Below the table, the
+// charts of www/report/charts.js (loaded first, as window.OcrReport), the same
+// as in the static report `ocr-bench report --out DIR` writes.
 
 const params = new URLSearchParams(location.search);
 const file = params.get("file") ?? "/results/results.jsonl";
@@ -14,20 +16,6 @@ document.querySelector("#source [name=file]").value = file;
 const mib = (bytes) => (bytes == null ? "—" : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
 const ms = (value) => (value == null ? "—" : `${Math.round(value)} ms`);
 const fixed = (value, digits) => (value == null ? "—" : Number(value).toFixed(digits));
-
-function parseLines(text) {
-	const records = [];
-	const problems = [];
-	text.split("\n").forEach((line, index) => {
-		if (!line.trim()) return;
-		try {
-			records.push(JSON.parse(line));
-		} catch (error) {
-			problems.push(`line ${index + 1}: ${error.message}`);
-		}
-	});
-	return { records, problems };
-}
 
 /** One entry per runId: its result, or its error, and what it was run on. */
 function collectRuns(records) {
@@ -126,12 +114,20 @@ try {
 	const parameterNames = await loadParameterNames();
 	const response = await fetch(file);
 	if (!response.ok) throw new Error(`HTTP ${response.status}${response.status === 404 ? " (no runs recorded yet? ./scripts/bench writes results/results.jsonl)" : ""}`);
-	const { records, problems } = parseLines(await response.text());
+	const { records, problems } = window.OcrReport.parseJsonl(await response.text());
 	const runs = collectRuns(records);
 	render(runs, parameterNames);
 	const status = document.querySelector("#status");
 	status.textContent = `${runs.length} run(s) from ${file}${problems.length ? `; unreadable lines skipped: ${problems.join("; ")}` : ""}.`;
 	status.className = problems.length ? "failed" : "done";
+	// A file of failed runs only still has its table; the charts say why they are missing.
+	try {
+		window.OcrReport.render(document.querySelector("#charts"), records);
+	} catch (error) {
+		const note = document.createElement("p");
+		window.OcrReport.fail(document.querySelector("#charts"), note, `No charts: ${error.message}`);
+		document.querySelector("#charts").replaceChildren(note);
+	}
 } catch (error) {
 	const status = document.querySelector("#status");
 	status.textContent = `Could not show ${file}: ${error.message}`;

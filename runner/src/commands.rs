@@ -2,6 +2,7 @@
 //! one of them. Each answers the process's exit status.
 
 pub mod compare;
+pub mod report;
 pub mod run;
 pub mod serve;
 pub mod sweep;

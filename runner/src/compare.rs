@@ -3,8 +3,10 @@
 //! From each results file it takes one run that has a `result` record (the last one, or the
 //! one `--run-a`/`--run-b` names), collects that run's `progress` records (one per finished
 //! case; the `result` record's `summary.results` when the run has none) and compares the
-//! cases' `tokenIds` by case id. Reading the file is `read.rs`'s job.
+//! cases' `tokenIds` by case id. Reading the file is `read.rs`'s job; the timing and memory
+//! deltas and their spread are `deltas.rs`'s.
 
+pub mod deltas;
 mod read;
 #[cfg(test)]
 mod tests;
@@ -52,8 +54,10 @@ pub struct Run {
     pub config: Option<Config>,
     /// In the order the run finished them.
     pub cases: Vec<Case>,
-    /// The summary's timing figures, for the side-by-side lines.
+    /// The summary's timing figures.
     pub timing: Timing,
+    /// The timing and memory figures set side by side, with their run-to-run spread.
+    pub measured: deltas::Measured,
 }
 
 /// A run's timing figures as its summary gives them (`None` where the summary has none, or
@@ -191,28 +195,11 @@ impl Comparison {
         out
     }
 
-    /// One line per timing figure both runs have: A, B and B/A.
+    /// One line per timing and memory figure both runs have: A, B, B/A, B−A and whether the
+    /// difference is beyond the run-to-run spread.
     fn render_timing(&self, out: &mut String) {
         let (a, b) = (&self.a.timing, &self.b.timing);
-        let figures = [
-            ("per-token p50", a.token_p50_ms, b.token_p50_ms),
-            ("ms per decode step", a.ms_per_token, b.ms_per_token),
-            (
-                "first token p50",
-                a.first_token_p50_ms,
-                b.first_token_p50_ms,
-            ),
-            ("median case", a.median_case_ms, b.median_case_ms),
-        ];
-        for (name, x, y) in figures {
-            let (Some(x), Some(y)) = (x, y) else { continue };
-            let ratio = if x > 0.0 {
-                format!("{:.3}", y / x)
-            } else {
-                "-".to_owned()
-            };
-            let _ = writeln!(out, "{name}: A {x:.2} ms, B {y:.2} ms, B/A {ratio}");
-        }
+        deltas::render(out, &self.a.measured, &self.b.measured);
         for (side, timing) in [("A", a), ("B", b)] {
             if timing.completion_bound == Some(true) {
                 let _ = writeln!(

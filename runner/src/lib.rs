@@ -10,6 +10,7 @@ pub mod process_type;
 pub mod procfs;
 pub mod record;
 pub mod report;
+pub mod report_html;
 pub mod run;
 pub mod server;
 pub mod sweep;

@@ -16,6 +16,7 @@ use ocr_bench::run::{RunOptions, DEFAULT_PAGE};
 use ocr_bench::sweep;
 
 use commands::compare::compare_command;
+use commands::report::report_command;
 use commands::run::run_command;
 use commands::serve::serve_command;
 use commands::sweep::sweep_command;
@@ -127,6 +128,23 @@ enum Command {
         #[arg(long, value_name = "ID")]
         run_b: Option<String>,
     },
+    /// Summarize results files in markdown; with --out, also write a static HTML report.
+    ///
+    /// Prints per configuration (browser and query) its runs, cases, nCER, per-token p50,
+    /// peak GPU bytes and peak PSS per phase. --out DIR writes DIR/index.html with the charts
+    /// (memory over each run, peaks per phase, per-token latency, nCER), which opens from disk
+    /// without a server. Torn lines are skipped with a warning.
+    ///
+    /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record, no
+    /// finished run in a file), 6 the report could not be written.
+    Report {
+        /// Results files (JSONL), read in order.
+        #[arg(required = true, value_name = "RESULTS")]
+        files: Vec<PathBuf>,
+        /// Directory for index.html and the files it loads (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// The benchmark parameters, from the core, for `run --help` and `sweep --help`.
@@ -171,6 +189,21 @@ fn main() -> ExitCode {
     // Reads two files: no root, no runtime.
     if let Command::Compare { a, b, run_a, run_b } = &cli.command {
         return ExitCode::from(compare_command(a, b, run_a.as_deref(), run_b.as_deref()));
+    }
+    if let Command::Report { files, out } = &cli.command {
+        // The page and Chart.js come from the root only when a page is written.
+        let root = match out
+            .as_ref()
+            .map(|_| resolve_root(cli.root.clone()))
+            .transpose()
+        {
+            Ok(root) => root,
+            Err(e) => {
+                eprintln!("ocr-bench: {e:#}");
+                return ExitCode::from(commands::EXIT_USAGE);
+            }
+        };
+        return ExitCode::from(report_command(root.as_deref(), files, out.as_deref()));
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -246,5 +279,6 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::Compare { a, b, run_a, run_b } => {
             Ok(compare_command(&a, &b, run_a.as_deref(), run_b.as_deref()))
         }
+        Command::Report { files, out } => Ok(report_command(Some(&root), &files, out.as_deref())),
     }
 }

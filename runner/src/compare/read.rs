@@ -2,9 +2,11 @@
 
 use std::path::Path;
 
-use ocr_bench_core::record::CaseResult;
+use ocr_bench_core::record::{CaseResult, PageSummary};
 
+use super::deltas::{self, Measured};
 use super::{Case, InputError, Run, Timing};
+use crate::memory::ProcessMemory;
 use crate::record::{self, Line, Record};
 
 impl From<&CaseResult> for Case {
@@ -75,10 +77,18 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
             ))
         })?,
     };
-    let Record::Result { summary, .. } = &chosen.record else {
+    let Record::Result {
+        summary,
+        process_memory,
+    } = &chosen.record
+    else {
         unreachable!("only result records are finished runs")
     };
+    let memory = process_memory.measured.as_ref();
     let summary = summary.benchmark();
+    let measured = summary
+        .map(|s| measured(s, memory, chosen, &finished, file))
+        .unwrap_or_default();
     let id = chosen.record.run_id().unwrap_or_default().to_owned();
 
     let mut cases: Vec<Case> = Vec::new();
@@ -107,7 +117,44 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
         config: summary.map(|s| s.config.clone()),
         cases,
         timing: summary.map(Timing::from_summary).unwrap_or_default(),
+        measured,
     })
+}
+
+/// The browser and query that make a configuration.
+fn configuration(line: &Line) -> (Option<&str>, Option<&str>) {
+    (
+        line.browser.as_ref().map(|b| b.name.name()),
+        line.query.as_deref(),
+    )
+}
+
+/// The chosen run's figures, and their spread from its repeats or from the file's other
+/// finished runs of the same configuration.
+fn measured(
+    summary: &PageSummary,
+    memory: Option<&ProcessMemory>,
+    chosen: &Line,
+    finished: &[&Line],
+    file: &Path,
+) -> Measured {
+    let figures = deltas::figures(summary, memory);
+    let peers: Vec<_> = finished
+        .iter()
+        .filter(|line| configuration(line) == configuration(chosen))
+        .filter_map(|line| match &line.record {
+            Record::Result {
+                summary,
+                process_memory,
+            } => Some(deltas::figures(
+                summary.benchmark()?,
+                process_memory.measured.as_ref(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let spreads = deltas::spreads(summary, &figures, &peers, &file.display().to_string());
+    Measured { figures, spreads }
 }
 
 /// Reads one finished run from a results file.

@@ -312,3 +312,121 @@ fn summary_results_stand_in_when_a_run_has_no_progress_records() {
     assert_eq!(ids, ["1", "2"]);
     assert_eq!(run.cases[1].token_ids.len(), 2);
 }
+
+/// Three real Firefox runs of smoke2: one of the baseline decoder, then two of gather-opt.
+const TWO_CONFIGS: &str = include_str!("../../tests/data/two-configs.jsonl");
+
+fn two_configs(run: usize) -> Run {
+    let ids: Vec<String> = TWO_CONFIGS
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["kind"] == "result")
+        .map(|r| r["summary"]["runId"].as_str().unwrap().to_owned())
+        .collect();
+    parse_run(TWO_CONFIGS, Path::new("t.jsonl"), Some(&ids[run])).unwrap()
+}
+
+fn figure(run: &Run, name: &str) -> f64 {
+    let figures = &run.measured.figures;
+    figures.iter().find(|f| f.name == name).unwrap().value
+}
+
+#[test]
+fn the_spread_of_several_runs_of_one_configuration_judges_the_difference() {
+    let (a, b, other_b) = (two_configs(0), two_configs(2), two_configs(1));
+    // A has one run of its configuration, B two: B's range is the spread.
+    assert!(a.measured.spreads.is_empty(), "{:?}", a.measured.spreads);
+    let name = "per-token p50";
+    let range = (figure(&b, name) - figure(&other_b, name)).abs();
+    let (_, spread) = b.measured.spreads.iter().find(|(n, _)| n == name).unwrap();
+    assert!((spread.width - range).abs() < 1e-9);
+    assert_eq!(
+        spread.source,
+        "range of 2 runs of this configuration in t.jsonl"
+    );
+    let difference = figure(&b, name) - figure(&a, name);
+    assert!(
+        difference.abs() > range,
+        "the recorded runs differ by more than their spread"
+    );
+    let text = compare(a.clone(), b.clone()).render();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("per-token p50: "))
+        .unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "per-token p50: A {:.2} ms, B {:.2} ms, B/A {:.3}, B−A +{difference:.2} ms: beyond the spread ({range:.2} ms, range of 2 runs of this configuration in t.jsonl)",
+            figure(&a, name),
+            figure(&b, name),
+            figure(&b, name) / figure(&a, name)
+        )
+    );
+    // Memory too: peak PSS of every phase both have, and the GPU bytes of both realms.
+    for name in [
+        "peak PSS decoder-run",
+        "peak GPU bytes, page",
+        "peak GPU bytes, vision worker",
+    ] {
+        assert!(text.contains(&format!("\n{name}: A ")), "{name}: {text}");
+    }
+    // The same runs the other way round: the sign turns, the verdict stays.
+    let back = compare(b, a).render();
+    assert!(
+        back.contains(&format!("B−A -{difference:.2} ms: beyond the spread")),
+        "{back}"
+    );
+}
+
+#[test]
+fn a_difference_inside_the_spread_is_said_to_be_within_it() {
+    let (b, other_b) = (two_configs(2), two_configs(1));
+    // Two runs of one configuration differ by exactly their own range: not beyond it.
+    let text = compare(other_b, b).render();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("per-token p50: "))
+        .unwrap();
+    assert!(line.contains(": within the spread ("), "{line}");
+}
+
+#[test]
+fn the_interval_of_repeats_is_the_spread_when_the_run_has_one() {
+    let mut result = legacy("result", 0);
+    result["summary"]["repeats"]["interval"]["tokenP50Ms"] =
+        json!({ "n": 3, "mean": 2063.0, "ci95Low": 2000.0, "ci95High": 2100.0, "halfWidth": 50.0 });
+    let text = LEGACY
+        .lines()
+        .map(|l| {
+            let record: Value = serde_json::from_str(l).unwrap();
+            if record["kind"] == "result" {
+                result.to_string()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let a = parse(&text);
+    let b = load_run(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/smoke2.jsonl"),
+        None,
+    )
+    .unwrap();
+    let rendered = compare(a, b).render();
+    let line = rendered
+        .lines()
+        .find(|l| l.starts_with("per-token p50: "))
+        .unwrap();
+    assert!(
+        line.ends_with("(100.00 ms, 95% interval of 3 repeats)"),
+        "{line}"
+    );
+    // A figure without an interval and a single run on each side: nothing to judge by.
+    let line = rendered
+        .lines()
+        .find(|l| l.starts_with("median case: "))
+        .unwrap();
+    assert!(line.ends_with(": no spread known"), "{line}");
+}

@@ -1,0 +1,185 @@
+//! The markdown `report` prints: per configuration, its cases, nCER, per-token p50, peak
+//! PSS per phase and peak GPU bytes per realm.
+
+use std::fmt::Write;
+
+use ocr_bench_core::record::PageSummary;
+
+use super::ResultsFile;
+use crate::memory::ProcessMemory;
+use crate::record::{Line, Record};
+
+pub(super) const MIB: f64 = 1024.0 * 1024.0;
+
+/// One finished run, as the summary needs it.
+#[derive(Debug, Clone)]
+pub struct FinishedRun<'a> {
+    pub summary: &'a PageSummary,
+    pub memory: Option<&'a ProcessMemory>,
+}
+
+/// The runs of one configuration: one browser and one query, in file order.
+#[derive(Debug, Clone)]
+pub struct Configuration<'a> {
+    /// `firefox · cases=smoke2&maxTokens=2`, as the charts name it too.
+    pub name: String,
+    pub runs: Vec<FinishedRun<'a>>,
+}
+
+/// The browser and query of a result record; under `serve` (neither recorded) the browser
+/// from the user agent and the run id less its timestamp (`tier-121-lean-…-full`).
+pub fn configuration_name(line: &Line, summary: &PageSummary) -> String {
+    let agent = &summary.environment.user_agent;
+    let browser = match &line.browser {
+        Some(info) => info.name.name(),
+        None if agent.contains("Firefox/") => "firefox",
+        None if agent.contains("Chrome/") => "chromium",
+        None => "browser?",
+    };
+    let query = match &line.query {
+        Some(query) => query.clone(),
+        None => {
+            let id = summary.run_id.as_str();
+            match id.rsplit_once('-') {
+                Some((stem, stamp)) if stamp.chars().all(|c| c.is_ascii_digit()) => stem.into(),
+                _ => id.into(),
+            }
+        }
+    };
+    let query = if query.is_empty() {
+        "(default)".to_owned()
+    } else {
+        query
+    };
+    format!("{browser} · {query}")
+}
+
+/// Every finished run of the files grouped by configuration, in order of first appearance.
+pub fn configurations(files: &[ResultsFile]) -> Vec<Configuration<'_>> {
+    let mut groups: Vec<Configuration<'_>> = Vec::new();
+    for line in files.iter().flat_map(|f| f.finished()) {
+        let Record::Result {
+            summary,
+            process_memory,
+        } = &line.record
+        else {
+            continue;
+        };
+        let Some(summary) = summary.benchmark() else {
+            continue;
+        };
+        let run = FinishedRun {
+            summary,
+            memory: process_memory.measured.as_ref(),
+        };
+        let name = configuration_name(line, summary);
+        match groups.iter_mut().find(|g| g.name == name) {
+            Some(group) => group.runs.push(run),
+            None => groups.push(Configuration {
+                name,
+                runs: vec![run],
+            }),
+        }
+    }
+    groups
+}
+
+fn mib(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "-".to_owned(), |b| format!("{:.0}", b as f64 / MIB))
+}
+
+/// The median of the values (the lower middle one of an even count), or `None`.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len().saturating_sub(1) / 2).copied()
+}
+
+fn max(values: impl Iterator<Item = u64>) -> Option<u64> {
+    values.max()
+}
+
+/// `|`-escaped for a markdown cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// The phase names of every run, in order of first appearance.
+fn phase_names(groups: &[Configuration<'_>]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for run in groups.iter().flat_map(|g| &g.runs) {
+        for (name, _) in run.memory.map(|m| m.phases.as_slice()).unwrap_or_default() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// The markdown summary of the files' finished runs.
+pub fn markdown(files: &[ResultsFile]) -> String {
+    let groups = configurations(files);
+    let mut out = String::new();
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    let runs: usize = groups.iter().map(|g| g.runs.len()).sum();
+    let _ = writeln!(
+        out,
+        "# webgpu-ocr-bench report\n\n{runs} finished run(s) in {} configuration(s) from {}.\n",
+        groups.len(),
+        names.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "| configuration | runs | cases | nCER | per-token p50 ms | peak GPU MiB, page | peak GPU MiB, vision worker |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+    for group in &groups {
+        let summaries = || group.runs.iter().map(|r| r.summary);
+        let cases = summaries().map(|s| s.cases).max().unwrap_or(0);
+        let ncers: Vec<f64> = summaries().filter_map(|s| s.ncer).collect();
+        let ncer = if ncers.is_empty() {
+            "n/a".to_owned()
+        } else {
+            format!("{:.4}", ncers.iter().sum::<f64>() / ncers.len() as f64)
+        };
+        let token = median(
+            summaries()
+                .filter_map(|s| s.decode_probe.token_latency.as_ref().map(|t| t.p50_ms))
+                .collect(),
+        )
+        .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2}"));
+        let gpu = |realm: fn(&PageSummary) -> Option<u64>| mib(max(summaries().filter_map(realm)));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {cases} | {ncer} | {token} | {} | {} |",
+            cell(&group.name),
+            group.runs.len(),
+            gpu(|s| s.gpu_memory.as_ref()?.page.as_ref().map(|g| g.peak_bytes)),
+            gpu(|s| s.gpu_memory.as_ref()?.worker.as_ref().map(|g| g.peak_bytes)),
+        );
+    }
+    let phases = phase_names(&groups);
+    if !phases.is_empty() {
+        let _ = writeln!(out, "\nPeak PSS per phase, MiB (all the browser's processes; the highest over a configuration's runs; - where the phase had no PSS sample):\n");
+        let _ = writeln!(out, "| configuration | {} |", phases.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(phases.len()));
+        for group in &groups {
+            let peaks: Vec<String> = phases
+                .iter()
+                .map(|phase| {
+                    mib(max(group.runs.iter().filter_map(|run| {
+                        let memory = run.memory?;
+                        let (_, p) = memory.phases.iter().find(|(name, _)| name == phase)?;
+                        p.total.peak_pss
+                    })))
+                })
+                .collect();
+            let _ = writeln!(out, "| {} | {} |", cell(&group.name), peaks.join(" | "));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n(nCER: the mean over the runs; per-token p50: the median of the runs' p50s; peak GPU: the largest over the runs, from the page's wrapped GPU devices.)"
+    );
+    out
+}

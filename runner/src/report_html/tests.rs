@@ -1,0 +1,137 @@
+use std::path::Path;
+
+use super::*;
+
+const TWO_CONFIGS: &str = include_str!("../../tests/data/two-configs.jsonl");
+
+fn parse(text: &str) -> Result<ResultsFile, ReportError> {
+    ResultsFile::parse(text, Path::new("r.jsonl"))
+}
+
+#[test]
+fn the_committed_file_groups_its_runs_by_configuration() {
+    let file = parse(TWO_CONFIGS).unwrap();
+    assert_eq!(file.lines.len(), file.raw.len());
+    let files = [file];
+    let groups = configurations(&files);
+    let names: Vec<(&str, usize)> = groups
+        .iter()
+        .map(|g| (g.name.as_str(), g.runs.len()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("firefox · cases=smoke2&maxTokens=2", 1),
+            ("firefox · decoder=gather-opt&cases=smoke2&maxTokens=2", 2)
+        ]
+    );
+    let text = markdown(&files);
+    assert!(
+        text.contains("3 finished run(s) in 2 configuration(s) from r.jsonl"),
+        "{text}"
+    );
+    // Peak PSS of decoder-run in the first run: 1042161664 bytes is 994 MiB.
+    let first = &groups[0].runs[0];
+    let peak = first
+        .memory
+        .unwrap()
+        .phases
+        .iter()
+        .find(|(n, _)| n == "decoder-run");
+    let mib = peak.unwrap().1.total.peak_pss.unwrap() as f64 / MIB;
+    let row = text
+        .lines()
+        .rfind(|l| l.starts_with("| firefox · cases=smoke2&maxTokens=2 |"))
+        .unwrap();
+    assert!(row.contains(&format!(" {mib:.0} |")), "{row}");
+    assert!(
+        text.contains("| startup | baseline | vision-load"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_torn_line_is_skipped_with_a_warning() {
+    let mut lines: Vec<&str> = TWO_CONFIGS.lines().collect();
+    let torn = &lines[1][..40];
+    lines.insert(1, torn);
+    let file = parse(&lines.join("\n")).unwrap();
+    assert_eq!(file.lines.len(), TWO_CONFIGS.lines().count());
+    assert_eq!(file.warnings.len(), 1);
+    assert!(
+        file.warnings[0].contains("r.jsonl:2: skipped a torn line"),
+        "{:?}",
+        file.warnings
+    );
+}
+
+#[test]
+fn bad_input_names_the_file_and_line() {
+    let first = TWO_CONFIGS.lines().next().unwrap();
+    let not_a_record = format!("{first}\n{{\"kind\":\"mark\",\"runId\":\"r\"}}\n");
+    let err = parse(&not_a_record).unwrap_err().to_string();
+    assert!(
+        err.starts_with("r.jsonl:2: not a results record: missing field"),
+        "{err}"
+    );
+    assert_eq!(
+        parse("\n\n").unwrap_err(),
+        ReportError::Input("r.jsonl holds no records (it is empty)".into())
+    );
+    assert_eq!(
+        parse("{\"kind\":").unwrap_err(),
+        ReportError::Input("r.jsonl holds no records (only 1 torn line(s))".into())
+    );
+    let unfinished: String = TWO_CONFIGS
+        .lines()
+        .take(8)
+        .map(|l| l.to_owned() + "\n")
+        .collect();
+    assert_eq!(
+        parse(&unfinished).unwrap_err(),
+        ReportError::Input("r.jsonl has no finished run of the benchmark page (no result record with the page's summary); record kinds in it: start ×1, mark ×6, progress ×1".into())
+    );
+    let err = read_all(&[Path::new("/nonexistent/x.jsonl").to_owned()]).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("reading /nonexistent/x.jsonl: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_embedded_data_cannot_close_its_script_element() {
+    let mut lines: Vec<String> = TWO_CONFIGS.lines().map(str::to_owned).collect();
+    lines[1] = lines[1].replace("\"phase\":\"baseline\"", "\"phase\":\"</script><!--\"");
+    let file = parse(&lines.join("\n")).unwrap();
+    let data = embedded_data(&[file], "now");
+    assert!(!data.contains('<'), "{}", &data[..200]);
+    let back: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(back["files"][0]["records"][1]["phase"], "</script><!--");
+    assert_eq!(back["files"][0]["name"], "r.jsonl");
+    assert_eq!(back["written"], "now");
+}
+
+#[test]
+fn the_static_report_is_the_template_with_its_files_beside_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = tempfile::tempdir().unwrap();
+    let files = [parse(TWO_CONFIGS).unwrap()];
+    let page = write_static(&files, &root, &out.path().join("r"), "now").unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains(DATA_PLACEHOLDER));
+    assert!(html.contains(r#"<script src="./chart.umd.min.js"></script>"#));
+    for name in ["charts.js", "report.css", "chart.umd.min.js"] {
+        assert!(out.path().join("r").join(name).is_file(), "{name}");
+    }
+    // A root without Chart.js says how to install it.
+    let bare = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(bare.path().join("www/report")).unwrap();
+    for name in ["static.html", "charts.js", "report.css"] {
+        let from = root.join("www/report").join(name);
+        std::fs::copy(from, bare.path().join("www/report").join(name)).unwrap();
+    }
+    let err = write_static(&files, bare.path(), &out.path().join("s"), "now").unwrap_err();
+    assert!(matches!(err, ReportError::Write(_)), "{err}");
+    assert!(err.to_string().contains("npm ci"), "{err}");
+}

@@ -1,0 +1,314 @@
+//! The static report in headless Chromium: `ocr-bench report --out DIR` on a committed results
+//! file of two configurations (three real Firefox runs of smoke2), then DIR/index.html opened
+//! from disk. Checked: no uncaught exception and no console error, every chart has data, the
+//! run selector redraws, and a screenshot is not blank.
+//!
+//! Skipped with a note where Chromium is not installed (as the fault tests skip without
+//! Firefox); each browser start takes a second or two.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ocr_bench::browser::{self, BrowserKind};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Records every uncaught exception, unhandled rejection and console error of the page in
+/// `data-page-errors` on the root element, where `--dump-dom` shows it (Chromium's own log
+/// gives every console message the same level).
+const ERROR_PROBE: &str = r#"<script>
+(() => {
+	const errors = [];
+	const note = (text) => {
+		errors.push(String(text));
+		document.documentElement.dataset.pageErrors = JSON.stringify(errors);
+	};
+	addEventListener("error", (event) => note(`uncaught: ${event.message ?? event.target?.src ?? "a resource failed to load"}`), true);
+	addEventListener("unhandledrejection", (event) => note(`unhandled rejection: ${event.reason}`));
+	const error = console.error.bind(console);
+	console.error = (...args) => {
+		note(`console.error: ${args.join(" ")}`);
+		error(...args);
+	};
+})();
+</script>"#;
+
+/// Chromium on a file with a fresh profile, the page given `budget_ms` of virtual time.
+fn chromium(executable: &Path, profile: &Path, args: &[String]) -> Output {
+    let mut command = Command::new(executable);
+    command.args([
+        "--headless",
+        "--disable-gpu",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=10000",
+        "--window-size=1280,2200",
+    ]);
+    command.arg(format!("--user-data-dir={}", profile.display()));
+    // SAFETY: geteuid has no preconditions. Chromium refuses root without this switch.
+    if unsafe { libc::geteuid() } == 0 {
+        command.arg("--no-sandbox");
+    }
+    command.args(args);
+    let output = command.output().expect("starting Chromium");
+    assert!(
+        output.status.success(),
+        "Chromium failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// The value of `attribute` in the element that has `marker` (`data-chart="ncer"`).
+fn attribute<'a>(dom: &'a str, marker: &str, attribute: &str) -> Option<&'a str> {
+    let start = dom.find(marker)?;
+    let tag_end = start + dom[start..].find('>')?;
+    let tag_start = dom[..start].rfind('<')?;
+    let tag = &dom[tag_start..tag_end];
+    let at = tag.find(&format!("{attribute}=\""))? + attribute.len() + 2;
+    let end = at + tag[at..].find('"')?;
+    Some(&tag[at..end])
+}
+
+fn png_is_plausible(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{} is not a PNG",
+        path.display()
+    );
+    bytes.len() as u64
+}
+
+#[test]
+fn the_static_report_draws_every_chart_in_headless_chromium() {
+    let info = match browser::probe(BrowserKind::Chromium) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("skipped: Chromium is not available here ({e:#})");
+            return;
+        }
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("report");
+    let written = Command::new(BIN)
+        .arg("--root")
+        .arg(repository())
+        .arg("report")
+        .arg(data("two-configs.jsonl"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&written.stdout);
+    assert!(
+        written.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    assert!(
+        stdout.contains("| firefox · cases=smoke2&maxTokens=2 | 1 | 2 | 0.6000 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| firefox · decoder=gather-opt&cases=smoke2&maxTokens=2 | 2 | 2 |"),
+        "{stdout}"
+    );
+    for file in ["index.html", "charts.js", "report.css", "chart.umd.min.js"] {
+        assert!(out.join(file).is_file(), "{file} was not written");
+    }
+
+    // The page as written, with the error probe first in its head.
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let charset = page
+        .find("<meta charset=\"utf-8\">")
+        .expect("the page's charset")
+        + 22;
+    let probed = format!("{}{ERROR_PROBE}{}", &page[..charset], &page[charset..]);
+    let probed_path = out.join("probed.html");
+    std::fs::write(&probed_path, probed).unwrap();
+    let url = format!("file://{}", probed_path.display());
+
+    let profile = scratch.path().join("profile");
+    let dumped = chromium(&info.executable, &profile, &["--dump-dom".into(), url]);
+    let dom = String::from_utf8_lossy(&dumped.stdout);
+    let log = String::from_utf8_lossy(&dumped.stderr);
+    assert!(
+        !dom.contains("data-page-errors"),
+        "the page reported errors: {:?}",
+        attribute(&dom, "<html", "data-page-errors")
+    );
+    assert!(!log.contains("Uncaught"), "{log}");
+    assert_eq!(
+        attribute(&dom, "id=\"charts\"", "data-report"),
+        Some("ready"),
+        "{dom}"
+    );
+    for chart in ["timeline", "phase-peaks", "token-latency", "ncer"] {
+        let points: u64 = attribute(&dom, &format!("data-chart=\"{chart}\""), "data-points")
+            .unwrap_or_else(|| panic!("no chart {chart} in {dom}"))
+            .parse()
+            .unwrap();
+        assert!(points > 0, "chart {chart} has no data");
+    }
+    // 2 configurations of 2 cases × 2 tokens (one decode step each): 2 + 4 token times.
+    assert_eq!(
+        attribute(&dom, "data-chart=\"token-latency\"", "data-points"),
+        Some("6")
+    );
+    // The first run is shown; the selector offers all three.
+    assert_eq!(dom.matches("<option value=").count() - 2, 3, "{dom}");
+    assert!(
+        log.contains(r#"REPORT {"runs":3,"configurations":2"#),
+        "{log}"
+    );
+
+    // A screenshot of the report, against one of an empty page with the same style sheet.
+    let shot = scratch.path().join("report.png");
+    let url = format!("file://{}", out.join("index.html").display());
+    chromium(
+        &info.executable,
+        &profile,
+        &[format!("--screenshot={}", shot.display()), url],
+    );
+    let empty_page = out.join("empty.html");
+    std::fs::write(
+        &empty_page,
+        "<!doctype html><link rel=\"stylesheet\" href=\"./report.css\"><h1>webgpu-ocr-bench report</h1>",
+    )
+    .unwrap();
+    let empty_shot = scratch.path().join("empty.png");
+    chromium(
+        &info.executable,
+        &profile,
+        &[
+            format!("--screenshot={}", empty_shot.display()),
+            format!("file://{}", empty_page.display()),
+        ],
+    );
+    let (report_bytes, empty_bytes) = (png_is_plausible(&shot), png_is_plausible(&empty_shot));
+    // Measured: 12.8 KB for the empty page, 140 KB or more with the charts drawn.
+    assert!(
+        report_bytes > 4 * empty_bytes,
+        "the screenshot looks blank: {report_bytes} bytes, an empty page {empty_bytes}"
+    );
+}
+
+#[test]
+fn an_empty_or_unreadable_results_file_is_named() {
+    let scratch = tempfile::tempdir().unwrap();
+    let empty = scratch.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let missing = scratch.path().join("missing.jsonl");
+    for (file, expected) in [
+        (&empty, "empty.jsonl holds no records (it is empty)"),
+        (&missing, "reading "),
+    ] {
+        let output = Command::new(BIN).arg("report").arg(file).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(output.stdout.is_empty());
+    }
+}
+
+/// The server of a test, stopped however the test ends.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `serve` and its `www/report.html` on the same results file: the same charts, drawn by the
+/// same `www/report/charts.js`, with Chart.js from `node_modules`.
+#[test]
+fn the_served_report_page_draws_the_same_charts() {
+    let info = match browser::probe(BrowserKind::Chromium) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("skipped: Chromium is not available here ({e:#})");
+            return;
+        }
+    };
+    // A root of the page, its modules and the results file to show.
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    std::fs::create_dir_all(root.join("results")).unwrap();
+    for dir in ["www", "node_modules"] {
+        std::os::unix::fs::symlink(
+            repository().join(dir).canonicalize().unwrap(),
+            root.join(dir),
+        )
+        .unwrap();
+    }
+    std::fs::copy(data("two-configs.jsonl"), root.join("results/shown.jsonl")).unwrap();
+    let mut server = KilledOnDrop(
+        Command::new(BIN)
+            .arg("--root")
+            .arg(&root)
+            .args(["serve", "--port", "0", "--results"])
+            .arg(scratch.path().join("appended.jsonl"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // The pipe stays open to the end: the server prints more lines, and a closed pipe ends it.
+    let mut output = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut output, &mut first).unwrap();
+    let address = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_owned();
+    let dumped = chromium(
+        &info.executable,
+        &scratch.path().join("profile"),
+        &[
+            "--dump-dom".into(),
+            format!("http://{address}/www/report.html?file=/results/shown.jsonl"),
+        ],
+    );
+    drop(server);
+    drop(output);
+    let dom = String::from_utf8_lossy(&dumped.stdout);
+    let log = String::from_utf8_lossy(&dumped.stderr);
+    assert_eq!(
+        attribute(&dom, "id=\"charts\"", "data-report"),
+        Some("ready"),
+        "{dom}"
+    );
+    assert!(!log.contains("Uncaught"), "{log}");
+    assert!(
+        log.contains(r#"REPORT {"runs":3,"configurations":2"#),
+        "{log}"
+    );
+    for chart in ["timeline", "phase-peaks", "token-latency", "ncer"] {
+        let points = attribute(&dom, &format!("data-chart=\"{chart}\""), "data-points");
+        assert!(
+            points.is_some_and(|p| p != "0"),
+            "chart {chart}: {points:?}"
+        );
+    }
+    // The table of runs is there too: one column per run.
+    assert!(dom.contains("3 run(s) from /results/shown.jsonl"), "{dom}");
+}
