@@ -213,3 +213,238 @@ fn a_worker_that_ends_during_encode_fails_the_run_at_once() {
     assert_failed_run(&fault, 0, "error");
     fault.assert_nothing_left();
 }
+
+/// The page stops reporting at its first case: `--timeout` ends the run with exit 3, and
+/// nothing is left. (At its second case the test would wait out the first case's shader
+/// compilation too, which took 12 s here idle and over 30 s at a load of 20.)
+#[test]
+fn a_page_that_hangs_is_ended_by_the_timeout() {
+    let Some((_one, fault)) = firefox_fault().filter(|_| page_built()) else {
+        return;
+    };
+    let spec = "hang@case:1";
+    // decoder-run began 8 s (idle) to 19 s (load 20) after the start here.
+    let timeout = 45;
+    let run = run_page(
+        &fault,
+        &checkout(),
+        "scope=decoder&maxTokens=1",
+        Some(spec),
+        timeout,
+    );
+    let (code, stderr) = run.finish(Duration::from_secs(timeout + 30));
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "timed out after {timeout} s in phase decoder-run with 0 case(s) finished"
+        )),
+        "{stderr}"
+    );
+    // The browser's log, shown on a timeout, has the page saying where it stopped.
+    assert!(stderr.contains("FAULT hang: case 1 never ends"), "{stderr}");
+    assert_failed_run(&fault, 0, "timeout");
+    fault.assert_nothing_left();
+}
+
+/// The ICD driver mapped into a process: it holds a Vulkan (hence WebGPU) device.
+fn holds_a_vulkan_driver(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .is_ok_and(|maps| maps.lines().any(|l| l.contains("/libvulkan_")))
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The process that holds the WebGPU device, found by the Vulkan driver it maps and typed by
+/// the runner's classification, killed with SIGKILL while the decoder runs. Firefox ESR on
+/// Linux runs WebGPU in its parent process, so the browser is gone: exit 4.
+#[test]
+fn killing_the_process_that_holds_the_webgpu_device_ends_the_run() {
+    let Some((_one, fault)) = firefox_fault().filter(|_| page_built()) else {
+        return;
+    };
+    let mut run = run_page(&fault, &checkout(), "scope=decoder&maxTokens=2", None, 300);
+    run.wait_for("] decoder-run", Duration::from_secs(180));
+    let runner = run.child.id();
+    let holders: Vec<(u32, ocr_bench::process_type::ProcessType)> = fault
+        .pids()
+        .into_iter()
+        .filter(|pid| holds_a_vulkan_driver(*pid))
+        .filter_map(|pid| {
+            let cmdline = ocr_bench::procfs::read_cmdline(pid)?;
+            let main = parent_of(pid) == Some(runner);
+            Some((pid, ocr_bench::process_type::classify(&cmdline, main).kind))
+        })
+        .collect();
+    assert_eq!(
+        holders.iter().map(|(_, kind)| *kind).collect::<Vec<_>>(),
+        [ocr_bench::process_type::ProcessType::Browser],
+        "one process, Firefox's parent, holds the device: {holders:?} of {:?}",
+        fault.processes()
+    );
+    // SAFETY: kill on a pid of this test's own browser.
+    assert_eq!(unsafe { libc::kill(holders[0].0 as i32, libc::SIGKILL) }, 0);
+    let (code, stderr) = run.finish(Duration::from_secs(30));
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("firefox exited (signal: 9 (SIGKILL)) in phase decoder-run before the page reported a result"),
+        "{stderr}"
+    );
+    assert_failed_run(&fault, 0, "browser-exited");
+    fault.assert_nothing_left();
+}
+
+/// The closing records' outcomes, in order.
+fn outcomes(results: &Path) -> Vec<String> {
+    records(results)
+        .iter()
+        .filter(|r| r["kind"] == "run")
+        .map(|r| r["outcome"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Ctrl-C while the second combination loads its decoder: exit 130, that combination marked
+/// interrupted; the same command again runs only it.
+#[test]
+fn a_sweep_interrupted_by_ctrl_c_resumes_with_what_is_missing() {
+    let Some((_one, fault)) = firefox_fault().filter(|_| page_built()) else {
+        return;
+    };
+    let results = fault.path("results.jsonl");
+    // The first combination fails at once (a missing manifest: the page's own error, which a
+    // sweep counts as finished); the second does GPU work.
+    let mut args: Vec<OsString> = vec!["--root".into(), checkout().into()];
+    for arg in [
+        "sweep",
+        "--browser",
+        "firefox",
+        "--timeout",
+        "300",
+        "--param",
+        "scope=decoder",
+        "--param",
+        "maxTokens=1",
+        "--param",
+        "manifest=/models/missing-manifest.json,/models/manifest.json",
+        "--results",
+    ] {
+        args.push(arg.into());
+    }
+    args.push(results.clone().into());
+    let mut sweep = fault.start(&args, &[]);
+    sweep.wait_for("FAIL  firefox", Duration::from_secs(120));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !records(&results)
+        .iter()
+        .any(|r| r["phase"] == "decoder-load")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second combination never loaded its decoder"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sweep.signal(libc::SIGINT);
+    let (code, stderr) = sweep.finish(Duration::from_secs(30));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted in phase decoder-load"),
+        "{stderr}"
+    );
+    assert_eq!(outcomes(&results), ["error", "interrupted"]);
+    assert!(!kinds(&records(&results)).contains(&"result"));
+    fault.assert_nothing_left();
+
+    let resumed = fault.start(&args, &[]);
+    let (code, stderr) = resumed.finish(Duration::from_secs(300));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("2 combination(s) × 1 run(s), 1 already finished")
+            && stderr.contains("1 to run"),
+        "{stderr}"
+    );
+    assert_eq!(outcomes(&results), ["error", "interrupted", "result"]);
+    // Everything the second sweep wrote is the interrupted combination's.
+    let all = records(&results);
+    let closings: Vec<usize> = (0..all.len())
+        .filter(|i| all[*i]["kind"] == "run")
+        .collect();
+    let interrupted = &all[closings[1]];
+    assert!(
+        !interrupted["query"].as_str().unwrap().contains("missing"),
+        "{interrupted}"
+    );
+    for record in &all[closings[1] + 1..] {
+        assert_eq!(record["query"], interrupted["query"], "{record}");
+    }
+    fault.assert_nothing_left();
+}
+
+/// Copies the directory `from` to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A served root of its own: the page, the worker and the shared modules copied (the runner
+/// takes only a page under its root), the models and onnxruntime-web linked, and one
+/// evaluation set whose image is not a PNG. The page names the case, the set and the file.
+#[test]
+fn a_corrupt_image_is_named_with_its_case_and_file() {
+    let Some((_one, fault)) = firefox_fault().filter(|_| page_built()) else {
+        return;
+    };
+    let checkout = checkout().canonicalize().unwrap();
+    let root = fault.path("root");
+    for dir in ["www", "browser", "worker"] {
+        copy_dir(&checkout.join(dir), &root.join(dir));
+    }
+    std::os::unix::fs::symlink(checkout.join("node_modules"), root.join("node_modules")).unwrap();
+    let models = root.join("models");
+    std::fs::create_dir(&models).unwrap();
+    std::os::unix::fs::symlink(checkout.join("models/generated"), models.join("generated"))
+        .unwrap();
+    for file in ["manifest.json", "vocab.json"] {
+        std::fs::copy(checkout.join("models").join(file), models.join(file)).unwrap();
+    }
+    let set = models.join("eval/broken");
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::write(
+        set.join("cases.json"),
+        r#"[{ "id": "torn", "image": "torn.png", "expected": "x" }]"#,
+    )
+    .unwrap();
+    // A PNG signature and then nothing a decoder can read.
+    std::fs::write(
+        set.join("torn.png"),
+        b"\x89PNG\r\n\x1a\nnot the rest of a png",
+    )
+    .unwrap();
+
+    let run = run_page(&fault, &root, "cases=broken&maxTokens=1", None, 300);
+    let (code, stderr) = run.finish(Duration::from_secs(320));
+    assert_eq!(code, Some(1), "{stderr}");
+    let message = page_error(&fault);
+    assert!(
+        message.contains("Case torn of the evaluation set \"broken\": the image http://")
+            && message.contains("/models/eval/broken/torn.png could not be decoded as an image"),
+        "{message}"
+    );
+    assert!(!message.contains("model file"), "{message}");
+    assert_failed_run(&fault, 0, "error");
+    fault.assert_nothing_left();
+}

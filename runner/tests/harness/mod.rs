@@ -157,6 +157,14 @@ impl Fault {
         found
     }
 
+    /// The pids of `processes`.
+    pub fn pids(&self) -> Vec<u32> {
+        self.processes()
+            .iter()
+            .filter_map(|p| p.split_whitespace().next()?.parse().ok())
+            .collect()
+    }
+
     /// Profile directories left in the browser's temporary directory.
     pub fn profiles(&self) -> Vec<String> {
         std::fs::read_dir(self.path("tmp"))
