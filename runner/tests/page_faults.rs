@@ -8,8 +8,8 @@
 //! Each checks the message naming the fault, that every case finished before it is in the
 //! results file, that the run is marked failed and never scored, that no browser process or
 //! profile is left, and the exit status for its cause (`runner/README.md`, "Exit status").
-//! Skipped where Firefox or the built page and models are missing. About 4 minutes in all on
-//! the 2-core development machine.
+//! Skipped where Firefox or the built page and models are missing. About 6 minutes in all on
+//! the 2-core development machine at a load of 20 (the hang alone waits its 45 s timeout).
 
 mod harness;
 
