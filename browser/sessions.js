@@ -2,13 +2,50 @@
 // string asks (loader, weights, memory), on a device we own. Shared by the
 // page and the vision worker.
 import { ort } from "./ort.js";
-import { explainOrtError } from "./errors.js";
+import { explained, explainOrtError } from "./errors.js";
 import { captureConsole, PROFILE_SESSION_OPTIONS } from "./ort-profile.js";
 
 async function fetchBytes(url) {
 	const response = await fetch(url);
 	if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
 	return new Uint8Array(await response.arrayBuffer());
+}
+
+// onnxruntime-web 1.30 fetches a model URL with the loader of external data,
+// so a missing .onnx reads "failed to load external data file: …" even for an
+// embedded model.
+const FETCH_FAILURE = /HTTP \d+|Failed to fetch|NetworkError|failed to load external data/i;
+
+/**
+ * Which of the session's files could not be fetched, in words, or null when
+ * each of them can be: a HEAD request per file after the failure says which
+ * one it was and with what status.
+ */
+async function missingFile(model) {
+	const files = [{ url: model.url, what: "the model file" }];
+	if (model.external) files.push({ url: model.external.url, what: `the external-data file of ${model.url}` });
+	for (const { url, what } of files) {
+		let status;
+		try {
+			const response = await fetch(url, { method: "HEAD" });
+			if (response.ok) continue;
+			status = `HTTP ${response.status}`;
+		} catch (error) {
+			status = error.message;
+		}
+		return `${what} ${url} could not be fetched (${status})`;
+	}
+	return null;
+}
+
+/** A failed session creation in words: the missing file where one is missing. */
+async function explainLoadFailure(error, what, model) {
+	const message = String(error?.message ?? error);
+	if (FETCH_FAILURE.test(message)) {
+		const missing = await missingFile(model);
+		if (missing) return explained(`Loading the ${what}: ${missing}. Are the models built (models/generated/) and the manifest paths right?`, error);
+	}
+	return explainOrtError(error, `Loading the ${what} (${model.url})`);
 }
 
 /**
@@ -46,7 +83,7 @@ export async function createSession({ model, loader, memory, device, preferredOu
 		const { value: session, lines } = await captureConsole(() => ort.InferenceSession.create(source, options));
 		return { session, createMs: performance.now() - started, placementLines: lines };
 	} catch (error) {
-		throw explainOrtError(error, `Loading the ${what} (${model.url})`);
+		throw await explainLoadFailure(error, what, model);
 	}
 }
 

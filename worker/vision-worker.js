@@ -19,6 +19,7 @@ import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { wasmHeaps } from "../browser/wasm-memory.js";
+import { injectFault } from "./fault-injection.js";
 
 let device = null;
 let waiter = null;
@@ -57,9 +58,10 @@ const handlers = {
 		return { createMs: created.createMs, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, completionFloor, memory: memoryReport() };
 	},
 
-	/** payload: { pixels: Float32Array(3*224*224), size }. */
-	async encode({ pixels, size }) {
+	/** payload: { pixels: Float32Array(3*224*224), size, fault (test-only, www/fault-injection.js) }. */
+	async encode({ pixels, size, fault = null }) {
 		if (!vision) throw new Error("The vision worker got encode before init.");
+		await injectFault(fault, "encode");
 		const input = new ort.Tensor("float32", pixels, [1, 3, size, size]);
 		const started = performance.now();
 		const output = await waiter.wait(() => vision.run({ pixel_values: input }));
@@ -104,4 +106,19 @@ self.onmessage = async ({ data }) => {
 	}
 };
 
-self.postMessage({ id: null, type: "ready", payload: { ortVersion: ORT_VERSION } });
+// A lock held for the worker's whole life: the browser lets go of it when the
+// worker ends in any way (terminated, closed, crashed), which is how the page
+// learns of an end that sends no message (www/vision-client.js).
+// Held before ready is sent, so that the page's own request waits behind it.
+let lifeLock = null;
+if (navigator.locks) {
+	const name = `ocr-bench-vision-worker-${crypto.randomUUID()}`;
+	await new Promise((held) => {
+		navigator.locks.request(name, () => {
+			held();
+			return new Promise(() => {});
+		}).catch(held);
+	});
+	lifeLock = name;
+}
+self.postMessage({ id: null, type: "ready", payload: { ortVersion: ORT_VERSION, lifeLock } });

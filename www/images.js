@@ -4,9 +4,19 @@
 // bytes that Python's Pillow does.
 
 export async function loadRgba(url) {
-	const response = await fetch(url);
-	if (!response.ok) throw new Error(`Could not fetch the image ${url}: HTTP ${response.status}`);
-	const bitmap = await createImageBitmap(await response.blob(), { premultiplyAlpha: "none", colorSpaceConversion: "none" });
+	let response;
+	try {
+		response = await fetch(url);
+	} catch (error) {
+		throw new Error(`could not be fetched (${error.message})`, { cause: error });
+	}
+	if (!response.ok) throw new Error(`could not be fetched: HTTP ${response.status}`);
+	let bitmap;
+	try {
+		bitmap = await createImageBitmap(await response.blob(), { premultiplyAlpha: "none", colorSpaceConversion: "none" });
+	} catch (error) {
+		throw new Error(`could not be decoded as an image (${error.name}: ${error.message}); is it a valid PNG?`, { cause: error });
+	}
 	try {
 		const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
 		const context = canvas.getContext("2d", { willReadFrequently: true });
@@ -18,8 +28,22 @@ export async function loadRgba(url) {
 	}
 }
 
-/** preprocess: the core's preprocess(rgba, width, height) -> Float32Array(3*224*224). */
-export async function loadPixels(url, preprocess) {
-	const { rgba, width, height } = await loadRgba(url);
-	return preprocess(rgba, width, height);
+/**
+ * The vision input of one case: testCase { id, imageUrl }, set the evaluation
+ * set's name, preprocess the core's preprocess(rgba, width, height) ->
+ * Float32Array(3*224*224). A failure names the case, the set and the file.
+ */
+export async function loadPixels(testCase, set, preprocess) {
+	const fail = (reason, cause) => new Error(`Case ${testCase.id} of the evaluation set "${set}": the image ${testCase.imageUrl} ${reason}`, { cause });
+	let image;
+	try {
+		image = await loadRgba(testCase.imageUrl);
+	} catch (error) {
+		throw fail(error.message, error);
+	}
+	try {
+		return preprocess(image.rgba, image.width, image.height);
+	} catch (error) {
+		throw fail(`could not be preprocessed (${error?.message ?? error})`, error);
+	}
 }

@@ -5,7 +5,7 @@
 import init, * as core from "./pkg/ocr_bench_core.js";
 import { ORT_VERSION } from "../browser/ort.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
-import { explainOrtError, serializeError } from "../browser/errors.js";
+import { deviceLostMessage, explained, explainDeviceLoss, explainOrtError, serializeError } from "../browser/errors.js";
 import { createSession } from "../browser/sessions.js";
 import { checkDecoder, checkVision } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
@@ -23,6 +23,7 @@ import { buildSummary, caseResult, timingNotes } from "./summary.js";
 import { buildPlan } from "./plan.js";
 import { gpuMemorySummary } from "./memory-summary.js";
 import { createView } from "./view.js";
+import { armFaults } from "./fault-injection.js";
 
 // Decoder-only scope: the seed forces this non-EOS id (the vocabulary's first
 // character) so every run walks the complete cache path.
@@ -34,6 +35,8 @@ let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
 let failed = false;
+// Test-only faults (www/fault-injection.js), armed from inject= before the core reads the query.
+let faults = null;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -55,7 +58,9 @@ async function releaseAll() {
 async function run() {
 	const wallStarted = performance.now();
 	await init();
-	const config = core.parseConfig(location.search);
+	const armed = await armFaults(location.search, view.log);
+	faults = armed.faults;
+	const config = core.parseConfig(armed.configSearch);
 	view.showConfig(config);
 	runId = `tier-${config.tier}-${config.memory}-${config.loader}-${config.schedule}-${config.decoder}-${config.scope}-${Date.now()}`;
 	reporter = createReporter(runId);
@@ -95,7 +100,10 @@ async function run() {
 	let pageCompletionFloor = null;
 	const ensureDevice = async () => {
 		if (!owned.device) {
-			owned.device = await createDevice(adapter);
+			const device = await createDevice(adapter);
+			owned.device = device;
+			// A loss while the page still holds the device ends the run (a release destroys it after letting go).
+			device.lost.then((info) => owned.device === device && fail(explained(deviceLostMessage(info))));
 			owned.gpuMemory = trackGpuMemory(owned.device);
 			owned.waiter = createGpuWaiter(owned.device, { poll: config.poll, kickMs: config.kickMs });
 			pageCompletionFloor = await measureCompletionFloor(owned.device, owned.waiter);
@@ -115,7 +123,8 @@ async function run() {
 			workerMemory = report;
 		},
 		waiter: () => owned.waiter,
-		loadPixels: (url) => loadPixels(url, core.preprocess),
+		loadPixels: (testCase) => loadPixels(testCase, config.cases, core.preprocess),
+		faults,
 		async loadVision() {
 			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile });
 			owned.vision = created.session;
@@ -157,10 +166,11 @@ async function run() {
 	for (const [index, item] of plan.entries()) {
 		const { testCase } = item;
 		view.progress(index, plan.length, `${item.warmup ? "warming up on" : "decoding"} ${testCase.id}`);
+		await faults.at("case", index + 1, { device: owned.device });
 		const { visionEmbeds, vision } = await schedule.embeds(item, index);
 		// A fresh sequence holds only BOS (penalised like any seen id).
 		chooser.reset();
-		const decoded = await decode(visionEmbeds, { next, maxTokens: config.maxTokens });
+		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, next, () => owned.device), maxTokens: config.maxTokens });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).
 		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
@@ -202,7 +212,8 @@ async function fail(thrown) {
 	if (failed) return;
 	failed = true;
 	const running = { "vision-encode": "Running the vision encoder", "decoder-run": "Running the models" }[phase] ?? "";
-	const error = explainOrtError(thrown, running);
+	const explainedError = explainOrtError(await explainDeviceLoss(owned.device, thrown), running);
+	const error = faults ? faults.annotate(explainedError) : explainedError;
 	const reported = serializeError(error);
 	view.showError(error, phase);
 	// Best effort, and bounded: a wedged session must not keep __benchmarkDone unset.

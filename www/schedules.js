@@ -14,8 +14,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * run: what main.js shares with a schedule: { config, capability, visionEntry,
- * enter(phase), memory, owned, loadVision(), loadDecoder(), loadPixels(url),
- * waiter(), environment, sessionMs, view }.
+ * enter(phase), memory, owned, loadVision(), loadDecoder(), loadPixels(testCase),
+ * waiter(), environment, sessionMs, view, faults (www/fault-injection.js) }.
  */
 export function createSchedule(run) {
 	if (run.config.scope === "decoder") return decoderOnly(run);
@@ -50,8 +50,9 @@ function resident(run) {
 			await run.enter("decoder-load");
 			await run.loadDecoder();
 		},
-		async embeds(item) {
-			const pixels = new ort.Tensor("float32", await run.loadPixels(item.testCase.imageUrl), [1, 3, capability.imageSize, capability.imageSize]);
+		async embeds(item, index) {
+			await run.faults.at("encode", index + 1, { device: owned.device });
+			const pixels = new ort.Tensor("float32", await run.loadPixels(item.testCase), [1, 3, capability.imageSize, capability.imageSize]);
 			const waiter = run.waiter();
 			const started = performance.now();
 			const output = await waiter.wait(() => owned.vision.run({ pixel_values: pixels }));
@@ -92,8 +93,9 @@ function staged(run) {
 			await run.enter("vision-encode");
 			for (const [index, item] of plan.entries()) {
 				run.view.progress(index, plan.length, `encoding ${item.testCase.id}`);
-				const pixels = await run.loadPixels(item.testCase.imageUrl);
-				const encoded = await owned.worker.call("encode", { pixels, size: capability.imageSize }, [pixels.buffer]);
+				const fault = await run.faults.at("encode", index + 1);
+				const pixels = await run.loadPixels(item.testCase);
+				const encoded = await owned.worker.call("encode", { pixels, size: capability.imageSize, fault }, [pixels.buffer]);
 				visionMs.push(encoded.visionMs);
 				run.noteWorkerMemory(encoded.memory);
 				embeddings.set(item.testCase.id, encoded);

@@ -1,7 +1,9 @@
 // The page's side of worker/vision-worker.js: a ready handshake, then calls
 // matched to answers by id. A worker that dies rejects every pending call
 // with what it said, and one that does not answer in time (or whose call is
-// aborted) is terminated, so the page never waits forever.
+// aborted) is terminated, so the page never waits forever. A worker that ends
+// without a word (closed, crashed, killed) lets go of its lifetime lock, and
+// every pending call then rejects at once.
 
 import { rebuildError } from "../browser/errors.js";
 
@@ -43,6 +45,13 @@ export async function startVisionWorker() {
 	};
 	worker.onmessageerror = () => failAll(new Error("The vision worker sent a message that could not be deserialised."));
 	const readyPayload = await ready;
+	if (readyPayload.lifeLock) {
+		navigator.locks.request(readyPayload.lifeLock, () => {
+			if (failure) return;
+			const calls = [...pending.values()].map((call) => `"${call.type}"`);
+			failAll(new Error(`The vision worker ended without answering${calls.length ? ` ${calls.join(", ")}` : ""} (it was closed, crashed or was killed).`));
+		}).catch(() => {});
+	}
 	return {
 		ready: readyPayload,
 		/** options: { signal, limitMs }: past either the worker is terminated and every call rejects. */
@@ -63,7 +72,7 @@ export async function startVisionWorker() {
 					signal?.removeEventListener("abort", onAbort);
 					finish(value);
 				};
-				pending.set(id, { resolve: settle(resolve), reject: settle(reject) });
+				pending.set(id, { type, resolve: settle(resolve), reject: settle(reject) });
 				worker.postMessage({ id, type, payload }, transfer);
 			});
 		},

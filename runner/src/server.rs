@@ -28,10 +28,12 @@ use crate::record::{Line, ProcessMemoryAnswer, Record, Refused, StartBody};
 
 mod endpoint;
 mod guard;
+mod injection;
 mod results_file;
 use endpoint::{Endpoint, Refusal};
 use guard::RunGuard;
 pub use guard::{LAUNCH_PATH, RUN_COOKIE};
+pub use injection::{Injection, INJECT_PATH, INJECT_VARIABLE};
 use results_file::ResultsFile;
 
 /// The summary of smoke2 (2 cases, 2 tokens each) is 19.9 KB as written; a case adds about
@@ -78,6 +80,8 @@ pub struct AppState {
     /// Every record the page's requests produced, for the run that waits on it.
     events: Option<UnboundedSender<Event>>,
     guard: Option<RunGuard>,
+    /// Under `run` with `OCR_BENCH_INJECT`: the test-only fault the page is sent to arm.
+    injection: Option<Injection>,
     /// The start message of each `runId`, so that two pages on one server keep theirs apart.
     starts: Mutex<HashMap<String, StartBody>>,
 }
@@ -96,13 +100,20 @@ impl AppState {
             sampler,
             events,
             guard: None,
+            injection: None,
             starts: Mutex::new(HashMap::new()),
         })
     }
 
     /// Accepts reports only with `secret`: the launch URL (`LAUNCH_PATH` + secret) sets it as a
-    /// cookie once and sends the browser on to `target` (path and query of the page).
+    /// cookie once and sends the browser on to `target` (path and query of the page), with the
+    /// test-only `inject=` that `OCR_BENCH_INJECT` asks for (checked by the commands first).
     pub fn guarded(mut self, secret: String, target: String) -> Self {
+        self.injection = Injection::from_env().ok().flatten();
+        let target = match &self.injection {
+            Some(injection) => injection.add_to(&target),
+            None => target,
+        };
         self.guard = Some(RunGuard::new(secret, target));
         self
     }
@@ -416,6 +427,16 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
             get(
                 |State(state), axum::extract::Path(secret): axum::extract::Path<String>| {
                     launch(state, secret)
+                },
+            ),
+        )
+        .route(
+            INJECT_PATH,
+            post(
+                |State(state): State<Arc<AppState>>,
+                 headers: HeaderMap,
+                 body: Result<Json<Value>, JsonRejection>| async move {
+                    injection::confirm(&state, &headers, body.ok().map(|Json(v)| v)).await
                 },
             ),
         );

@@ -7,6 +7,7 @@ use ocr_bench::run::{run_once, Outcome, RunOptions, DEFAULT_PAGE};
 use ocr_bench::{machine, procfs, report};
 
 use ocr_bench::exit::Cause;
+use ocr_bench::server::Injection;
 
 /// Runs `options` as given on the command line: the page and query are first put in their
 /// canonical spelling, and the default page's query is checked (exit 2 when invalid).
@@ -22,8 +23,10 @@ pub async fn run_command(kind: BrowserKind, options: RunOptions) -> Result<u8> {
 }
 
 /// `./www/index.html` and `/www/index.html` are the benchmark page too; a leading `?` of the
-/// query is dropped, and the benchmark page's query is parsed by the core.
+/// query is dropped, and the benchmark page's query is parsed by the core, its evaluation set
+/// looked for under the root. A test-only `OCR_BENCH_INJECT` must name a fault the page knows.
 fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
+    Injection::from_env()?;
     options.page = options
         .page
         .trim_start_matches("./")
@@ -36,6 +39,7 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
             // The canonical spelling: the same configuration always has one key.
             Ok(config) => {
                 ocr_bench::run::check_manifest(&config)?;
+                check_evaluation_set(&options.root, &config)?;
                 config.to_query()
             }
             Err(e) => return Err(format!("invalid query {query:?}: {e}")),
@@ -44,6 +48,44 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
         query.to_owned()
     };
     Ok(options)
+}
+
+/// The folder under the root that holds the evaluation sets, as the page fetches them.
+const EVAL_DIR: &str = "models/eval";
+
+/// The page reads `cases=NAME` from `models/eval/NAME/cases.json` (unless `scope=decoder`,
+/// which has no images): a set that is not there is named, with the folder and the sets that
+/// are, before any browser starts.
+pub fn check_evaluation_set(
+    root: &std::path::Path,
+    config: &ocr_bench_core::Config,
+) -> Result<(), String> {
+    if config.scope == ocr_bench_core::config::Scope::Decoder {
+        return Ok(());
+    }
+    let folder = root.join(EVAL_DIR);
+    if folder.join(&config.cases).join("cases.json").is_file() {
+        return Ok(());
+    }
+    let mut sets: Vec<String> = std::fs::read_dir(&folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| entry.path().join("cases.json").is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    sets.sort();
+    let there = if sets.is_empty() {
+        "it holds no evaluation set (are the sets built? see README.md)".to_owned()
+    } else {
+        format!("allowed: {}", sets.join(", "))
+    };
+    Err(format!(
+        "there is no evaluation set {:?}: {} does not exist; the sets are the folders of {}          with a cases.json, {there}",
+        config.cases,
+        folder.join(&config.cases).join("cases.json").display(),
+        folder.display()
+    ))
 }
 
 async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
@@ -132,6 +174,21 @@ mod tests {
             assert_eq!(checked.page, DEFAULT_PAGE);
             assert_eq!(checked.query, expected);
         }
+    }
+
+    #[test]
+    fn a_missing_evaluation_set_is_named_with_its_folder_and_the_sets_there() {
+        let err = canonical(options(DEFAULT_PAGE, "cases=nosuchset")).unwrap_err();
+        assert!(
+            err.contains("no evaluation set \"nosuchset\"")
+                && err.contains("models/eval/nosuchset/cases.json does not exist")
+                && err.contains("allowed: ")
+                && err.contains("smoke2"),
+            "{err}"
+        );
+        // The decoder-only scope reads no set.
+        canonical(options(DEFAULT_PAGE, "scope=decoder&cases=nosuchset")).unwrap();
+        canonical(options(DEFAULT_PAGE, "cases=smoke2")).unwrap();
     }
 
     #[test]
