@@ -139,18 +139,36 @@ pub fn run_table(
     };
     let _ = writeln!(
         out,
-        "peak process memory per phase, MiB (RSS; PSS total last):"
+        "peak process memory per phase, MiB (RSS; PSS and the driver's VRAM total last):"
     );
     let _ = writeln!(
         out,
-        "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
-        "phase", "samples", "browser", "gpu", "renderer", "utility", "other", "RSS", "PSS"
+        "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>11}",
+        "phase",
+        "samples",
+        "browser",
+        "gpu",
+        "renderer",
+        "utility",
+        "other",
+        "RSS",
+        "PSS",
+        "driver VRAM"
     );
+    let driver_read = memory
+        .driver_gpu_memory
+        .as_ref()
+        .is_some_and(|d| d.available || d.samples > 0);
     for (name, phase) in &memory.phases {
         let by_type = |t: ProcessType| phase.by_type.get(&t).map(|e| e.peak_rss);
+        let vram = if driver_read {
+            mib(phase.total.peak_driver_gpu)
+        } else {
+            "n/a".to_owned()
+        };
         let _ = writeln!(
             out,
-            "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
+            "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>11}",
             name,
             phase.samples,
             mib(by_type(TYPES[0])),
@@ -160,7 +178,15 @@ pub fn run_table(
             mib(by_type(TYPES[4])),
             mib(Some(phase.total.peak_rss)),
             mib(phase.total.peak_pss),
+            vram,
         );
+    }
+    if let Some(reason) = memory
+        .driver_gpu_memory
+        .as_ref()
+        .and_then(|d| d.reason.as_deref())
+    {
+        let _ = writeln!(out, "driver VRAM: {reason}");
     }
     let s = &memory.sampler;
     let _ = writeln!(
@@ -331,6 +357,48 @@ mod tests {
         let run = text.find("  decoder-run").unwrap();
         assert!(startup < baseline && baseline < run, "{text}");
         assert!(text.contains("RSS 40.0 Hz"), "{text}");
+    }
+
+    #[test]
+    fn the_driver_vram_column_is_n_a_unless_the_driver_was_read() {
+        let (summary, mut answer) = legacy();
+        let memory = answer.measured.as_mut().unwrap();
+        memory.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
+            available: false,
+            reason: Some("NVML: a libloading error occurred".into()),
+            source: None,
+            devices: None,
+            samples: 0,
+        });
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap();
+        assert!(row.ends_with(" n/a"), "{text}");
+        assert!(
+            text.contains("driver VRAM: NVML: a libloading error occurred"),
+            "{text}"
+        );
+        let memory = answer.measured.as_mut().unwrap();
+        memory.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
+            available: true,
+            reason: None,
+            source: None,
+            devices: Some(1),
+            samples: 9,
+        });
+        let run = memory.phases.iter_mut().find(|(n, _)| n == "decoder-run");
+        run.unwrap().1.total.peak_driver_gpu = Some(300 << 20);
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap();
+        assert!(row.ends_with(" 300"), "{text}");
+        // A phase without a driver sample shows "-", not zero.
+        let row = text.lines().find(|l| l.starts_with("  startup")).unwrap();
+        assert!(row.ends_with(" -"), "{text}");
     }
 
     #[test]
