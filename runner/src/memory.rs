@@ -18,6 +18,8 @@
 //! built from it.
 
 mod driver_gpu;
+pub mod floor;
+pub mod page_gpu;
 mod snapshot;
 mod stats;
 
@@ -29,8 +31,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use floor::FloorAnswer;
+
 pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses};
-pub use snapshot::{PhaseMemory, ProcessMemory, SamplerFigures};
+pub use snapshot::{Beside, PhaseMemory, ProcessMemory, SamplerFigures};
 pub use stats::Extent;
 use stats::{record_driver_gpu, record_pss, record_rss, Measured, Tracked};
 
@@ -60,6 +64,7 @@ struct Shared {
     processes: Mutex<Vec<(u32, Classified)>>,
     measured: Mutex<Measured>,
     driver_gpu: Mutex<DriverGpu>,
+    floor: Mutex<Option<FloorAnswer>>,
     stop: AtomicBool,
     started: Instant,
 }
@@ -124,6 +129,7 @@ impl Sampler {
                 ..Default::default()
             }),
             driver_gpu: Mutex::new(driver_gpu),
+            floor: Mutex::new(None),
             stop: AtomicBool::new(false),
             started,
         });
@@ -197,10 +203,23 @@ impl Sampler {
         self.shared.current_phase()
     }
 
+    /// The run's floor per phase ([`floor::for_run`]), carried in every answer from now on.
+    pub fn set_floor(&self, floor: FloorAnswer) {
+        *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some(floor);
+    }
+
     /// The `processMemory` answer of `/benchmark-result`, so far (less `available`).
     pub fn process_memory(&self) -> ProcessMemory {
         let driver = self.shared.driver_gpu().answer();
-        ProcessMemory::from_measured(&self.shared.measured(), self.interval, driver)
+        let mut memory =
+            ProcessMemory::from_measured(&self.shared.measured(), self.interval, driver);
+        memory.beside.floor = self
+            .shared
+            .floor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        memory
     }
 
     /// [`Sampler::process_memory`] as JSON, for the server to add `available` to.
@@ -493,7 +512,7 @@ mod tests {
         let _ = child.wait();
         sampler.stop();
         let memory = sampler.process_memory();
-        let driver = memory.driver_gpu_memory.as_ref().expect("an answer");
+        let driver = memory.beside.driver_gpu_memory.as_ref().expect("an answer");
         assert!(driver.available && driver.samples >= 10, "{driver:?}");
         let phase = |name: &str| {
             &memory

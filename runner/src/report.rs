@@ -102,6 +102,55 @@ fn overall_peak(
         .max()
 }
 
+/// measured / floor, or "-" where either is missing or the floor is zero.
+fn ratio(measured: Option<u64>, floor: u64) -> String {
+    match measured {
+        Some(bytes) if floor > 0 => format!("{:.2}x", bytes as f64 / floor as f64),
+        _ => "-".to_owned(),
+    }
+}
+
+/// Each phase's floor and what the run held over it: PSS, the page's GPU bytes, driver VRAM.
+fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, driver_read: bool) {
+    let Some(floor) = &memory.beside.floor else {
+        return;
+    };
+    if !floor.available {
+        let reason = floor.reason.as_deref().unwrap_or("not computed");
+        let _ = writeln!(out, "floor: {reason}");
+        return;
+    }
+    let gpu = crate::memory::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
+    let _ = writeln!(
+        out,
+        "measured / floor per phase (floor: weights + one KV cache + the largest activation):"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>9} {:>8} {:>8} {:>11}",
+        "phase", "floor MiB", "PSS", "GPU", "driver VRAM"
+    );
+    for (name, phase) in &memory.phases {
+        let Some(f) = floor.phase(name) else {
+            continue;
+        };
+        let vram = if driver_read {
+            ratio(phase.total.peak_driver_gpu, f.bytes)
+        } else {
+            "n/a".to_owned()
+        };
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>9} {:>8} {:>8} {:>11}",
+            name,
+            mib(Some(f.bytes)),
+            ratio(phase.total.peak_pss, f.bytes),
+            ratio(gpu.get(name.as_str()).copied(), f.bytes),
+            vram,
+        );
+    }
+}
+
 /// The report of one run of the benchmark page.
 pub fn run_table(
     browser: &str,
@@ -156,6 +205,7 @@ pub fn run_table(
         "driver VRAM"
     );
     let driver_read = memory
+        .beside
         .driver_gpu_memory
         .as_ref()
         .is_some_and(|d| d.available || d.samples > 0);
@@ -182,12 +232,14 @@ pub fn run_table(
         );
     }
     if let Some(reason) = memory
+        .beside
         .driver_gpu_memory
         .as_ref()
         .and_then(|d| d.reason.as_deref())
     {
         let _ = writeln!(out, "driver VRAM: {reason}");
     }
+    floor_lines(&mut out, summary, memory, driver_read);
     let s = &memory.sampler;
     let _ = writeln!(
         out,
@@ -363,7 +415,7 @@ mod tests {
     fn the_driver_vram_column_is_n_a_unless_the_driver_was_read() {
         let (summary, mut answer) = legacy();
         let memory = answer.measured.as_mut().unwrap();
-        memory.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
+        memory.beside.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
             available: false,
             reason: Some("NVML: a libloading error occurred".into()),
             source: None,
@@ -381,7 +433,7 @@ mod tests {
             "{text}"
         );
         let memory = answer.measured.as_mut().unwrap();
-        memory.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
+        memory.beside.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
             available: true,
             reason: None,
             source: None,
@@ -399,6 +451,48 @@ mod tests {
         // A phase without a driver sample shows "-", not zero.
         let row = text.lines().find(|l| l.starts_with("  startup")).unwrap();
         assert!(row.ends_with(" -"), "{text}");
+    }
+
+    #[test]
+    fn the_floor_table_gives_measured_over_floor_per_phase() {
+        let (summary, mut answer) = legacy();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let floor = crate::memory::floor::for_run(&root, "www/index.html", "cases=smoke2");
+        let decoder_run = floor.phase("decoder-run").unwrap().bytes;
+        let memory = answer.measured.as_mut().unwrap();
+        memory.beside.floor = Some(floor);
+        let pss = memory
+            .phases
+            .iter()
+            .find(|(n, _)| n == "decoder-run")
+            .and_then(|(_, p)| p.total.peak_pss)
+            .unwrap();
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        let row = text
+            .lines()
+            .skip_while(|l| !l.starts_with("measured / floor"))
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let expected = format!("{:.2}x", pss as f64 / decoder_run as f64);
+        assert!(row.contains(&expected), "{row} vs {expected}");
+        // No driver in the committed run: n/a, not a ratio.
+        assert!(row.ends_with(" n/a"), "{row}");
+        // The baseline's floor is zero: no ratio.
+        let baseline = text
+            .lines()
+            .skip_while(|l| !l.starts_with("measured / floor"))
+            .find(|l| l.starts_with("  baseline"))
+            .unwrap();
+        assert!(baseline.contains("        0        -"), "{baseline}");
+        let memory = answer.measured.as_mut().unwrap();
+        memory.beside.floor = Some(crate::memory::floor::FloorAnswer::unavailable(
+            "the manifest m.json has no floor figures".into(),
+        ));
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        assert!(
+            text.contains("floor: the manifest m.json has no floor figures"),
+            "{text}"
+        );
     }
 
     #[test]

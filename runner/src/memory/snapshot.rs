@@ -10,6 +10,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::driver_gpu::DriverGpuMemory;
+use super::floor::FloorAnswer;
 use super::stats::{Extent, Measured};
 use crate::process_type::ProcessType;
 
@@ -24,9 +25,23 @@ pub struct ProcessMemory {
     /// Phases in the order they began, serialized as one object keyed by phase name.
     #[serde(serialize_with = "ordered_map", deserialize_with = "ordered_entries")]
     pub phases: Vec<(String, PhaseMemory)>,
-    /// Whether the driver's per-process VRAM was read (absent in files written before it was).
+    /// What the runner adds beside its own samples, boxed: a result's answer travels by value
+    /// through the run's outcome.
+    #[serde(flatten)]
+    pub beside: Box<Beside>,
+}
+
+/// `driverGpuMemory` and `floor`, each absent in files written before it was recorded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Beside {
+    /// Whether the driver's per-process VRAM was read, and if not why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_gpu_memory: Option<DriverGpuMemory>,
+    /// The bytes the model cannot do without, per phase; absent where the runner was not
+    /// told the run's manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<FloorAnswer>,
 }
 
 /// What the sampler itself achieved and cost over the run.
@@ -157,7 +172,10 @@ impl ProcessMemory {
             },
             interval_ms: interval.as_secs_f64() * 1e3,
             phases,
-            driver_gpu_memory: Some(driver_gpu_memory),
+            beside: Box::new(Beside {
+                driver_gpu_memory: Some(driver_gpu_memory),
+                floor: None,
+            }),
         }
     }
 }
