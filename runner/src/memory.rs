@@ -10,13 +10,20 @@
 //! `/proc/PID/smaps_rollup`, which walks every page table of the process and so costs far more;
 //! it is read as often as keeps its own cost under `PSS_DUTY` (5%) of one core.
 //!
-//! This file holds the two sampling threads; `stats` what they accumulate, `snapshot` the
-//! answer built from it.
+//! A third thread asks the NVIDIA driver (NVML, `driver_gpu`) for the VRAM of the same
+//! processes every tick, so a slow driver call never delays an RSS tick; where NVML is absent
+//! the thread ends at once and the answer says why.
+//!
+//! This file holds the sampling threads; `stats` what they accumulate, `snapshot` the answer
+//! built from it.
 
+mod driver_gpu;
+pub mod floor;
+pub mod page_gpu;
 mod snapshot;
 mod stats;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -24,9 +31,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use snapshot::{PhaseMemory, ProcessMemory, SamplerFigures};
+use floor::FloorAnswer;
+
+pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses};
+pub use snapshot::{Beside, PhaseMemory, ProcessMemory, SamplerFigures};
 pub use stats::Extent;
-use stats::{record_pss, record_rss, Measured, Tracked};
+use stats::{record_driver_gpu, record_pss, record_rss, Measured, Tracked};
 
 use crate::process_type::{classify, Classified, ProcessType};
 use crate::procfs::{descendants, page_size, read_cmdline, read_pss, read_rss, thread_cpu_time};
@@ -53,6 +63,8 @@ struct Shared {
     /// The processes the RSS thread found last, for the PSS thread and for marks.
     processes: Mutex<Vec<(u32, Classified)>>,
     measured: Mutex<Measured>,
+    driver_gpu: Mutex<DriverGpu>,
+    floor: Mutex<Option<FloorAnswer>>,
     stop: AtomicBool,
     started: Instant,
 }
@@ -64,6 +76,27 @@ impl Shared {
 
     fn measured(&self) -> std::sync::MutexGuard<'_, Measured> {
         self.measured.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn driver_gpu(&self) -> std::sync::MutexGuard<'_, DriverGpu> {
+        self.driver_gpu.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One driver VRAM sample of `processes`, counted towards `phase`; false once the driver
+    /// is unavailable.
+    fn sample_driver_gpu(&self, processes: &[(u32, Classified)], phase: &str) -> bool {
+        let pids: HashSet<u32> = processes.iter().map(|(pid, _)| *pid).collect();
+        let Some(by_pid) = self.driver_gpu().sample(&pids) else {
+            return false;
+        };
+        // Every type present counts, at zero where the driver lists none of its processes.
+        let mut by_type: BTreeMap<ProcessType, u64> = BTreeMap::new();
+        for (pid, class) in processes {
+            *by_type.entry(class.kind).or_default() += by_pid.get(pid).copied().unwrap_or(0);
+        }
+        let at_ms = ms_since(self.started, Instant::now());
+        record_driver_gpu(self.measured().phase(phase, at_ms), &by_type);
+        true
     }
 }
 
@@ -78,8 +111,13 @@ pub struct Sampler {
 impl Sampler {
     /// Starts sampling every descendant of this process, every `interval`. It starts before
     /// the browser so that the startup is measured too; [`Sampler::set_browser_pid`] then
-    /// names the browser's main process.
+    /// names the browser's main process. Driver VRAM comes from NVML where it loads.
     pub fn start(interval: Duration) -> Self {
+        Self::start_with_driver(interval, DriverGpu::open())
+    }
+
+    /// [`Sampler::start`] with the driver VRAM read from `driver_gpu`.
+    pub fn start_with_driver(interval: Duration, driver_gpu: DriverGpu) -> Self {
         let started = Instant::now();
         let shared = Arc::new(Shared {
             phase: Mutex::new(STARTUP_PHASE.to_owned()),
@@ -90,11 +128,14 @@ impl Sampler {
                 started: Some(started),
                 ..Default::default()
             }),
+            driver_gpu: Mutex::new(driver_gpu),
+            floor: Mutex::new(None),
             stop: AtomicBool::new(false),
             started,
         });
         let rss_shared = Arc::clone(&shared);
         let pss_shared = Arc::clone(&shared);
+        let driver_shared = Arc::clone(&shared);
         let threads = vec![
             std::thread::Builder::new()
                 .name("rss-sampler".into())
@@ -104,6 +145,10 @@ impl Sampler {
                 .name("pss-sampler".into())
                 .spawn(move || pss_loop(&pss_shared, interval))
                 .expect("spawning the PSS sampler thread"),
+            std::thread::Builder::new()
+                .name("driver-gpu-sampler".into())
+                .spawn(move || driver_gpu_loop(&driver_shared, interval))
+                .expect("spawning the driver VRAM sampler thread"),
         ];
         Self {
             shared,
@@ -137,24 +182,44 @@ impl Sampler {
             .clone();
         let page = page_size();
         let tracked: Vec<Tracked> = processes
-            .into_iter()
-            .filter_map(|(pid, class)| read_rss(pid, page).map(|rss| Tracked { class, rss }))
+            .iter()
+            .filter_map(|(pid, class)| {
+                read_rss(*pid, page).map(|rss| Tracked {
+                    class: class.clone(),
+                    rss,
+                })
+            })
             .collect();
         if tracked.is_empty() {
             return;
         }
         let at_ms = ms_since(self.shared.started, Instant::now());
-        let mut m = self.shared.measured();
-        record_rss(m.phase(phase, at_ms), tracked.iter());
+        record_rss(self.shared.measured().phase(phase, at_ms), tracked.iter());
+        // The driver too, so a phase shorter than a tick has its VRAM.
+        self.shared.sample_driver_gpu(&processes, phase);
     }
 
     pub fn current_phase(&self) -> String {
         self.shared.current_phase()
     }
 
+    /// The run's floor per phase ([`floor::for_run`]), carried in every answer from now on.
+    pub fn set_floor(&self, floor: FloorAnswer) {
+        *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some(floor);
+    }
+
     /// The `processMemory` answer of `/benchmark-result`, so far (less `available`).
     pub fn process_memory(&self) -> ProcessMemory {
-        ProcessMemory::from_measured(&self.shared.measured(), self.interval)
+        let driver = self.shared.driver_gpu().answer();
+        let mut memory =
+            ProcessMemory::from_measured(&self.shared.measured(), self.interval, driver);
+        memory.beside.floor = self
+            .shared
+            .floor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        memory
     }
 
     /// [`Sampler::process_memory`] as JSON, for the server to add `available` to.
@@ -250,6 +315,32 @@ fn rss_loop(shared: &Shared, interval: Duration) {
             std::thread::sleep(next_tick - now);
         } else {
             // Fell behind (the machine is busy): skip the missed ticks rather than burst.
+            next_tick = now;
+        }
+    }
+}
+
+/// Asks the driver every tick for the VRAM of the processes the RSS thread found last; ends
+/// as soon as the driver is unavailable (at once where NVML does not load).
+fn driver_gpu_loop(shared: &Shared, interval: Duration) {
+    let mut next_tick = Instant::now();
+    while !shared.stop.load(Ordering::Relaxed) {
+        let processes = shared
+            .processes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if !processes.is_empty() && !shared.sample_driver_gpu(&processes, &shared.current_phase()) {
+            return;
+        }
+        if matches!(*shared.driver_gpu(), DriverGpu::Unavailable { .. }) {
+            return;
+        }
+        next_tick += interval;
+        let now = Instant::now();
+        if next_tick > now {
+            std::thread::sleep(next_tick - now);
+        } else {
             next_tick = now;
         }
     }
@@ -360,11 +451,83 @@ mod tests {
             grow_peak > baseline_peak + 30_000_000,
             "grow {grow_peak} vs baseline {baseline_peak}"
         );
+        // Without the NVIDIA driver (this machine) the answer says why, and no phase has
+        // driver figures.
+        let driver = &snapshot["driverGpuMemory"];
+        if driver["available"] == false {
+            assert!(
+                driver["reason"].as_str().unwrap().starts_with("NVML: "),
+                "{driver}"
+            );
+            assert!(phases
+                .values()
+                .all(|p| p["total"].get("peakDriverGpuBytes").is_none()));
+        }
         // The rate depends on how busy the machine is, so it is shown, not asserted.
         println!(
             "sampler reached {:.1} Hz: {}",
             snapshot["sampler"]["achievedHz"].as_f64().unwrap_or(0.0),
             snapshot["sampler"]
         );
+    }
+
+    /// A driver that lists one process with what `bytes` holds at the time of asking.
+    struct OneProcess {
+        pid: u32,
+        bytes: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl GpuProcessMemory for OneProcess {
+        fn bytes_by_pid(&mut self) -> Result<HashMap<u32, u64>, String> {
+            // A process outside the tree, which must not count.
+            Ok(HashMap::from([
+                (self.pid, self.bytes.load(Ordering::Relaxed)),
+                (1, 1 << 40),
+            ]))
+        }
+        fn devices(&self) -> u32 {
+            1
+        }
+    }
+
+    #[test]
+    fn driver_vram_is_attributed_to_phases_and_types_like_rss() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("1")
+            .spawn()
+            .expect("sleep");
+        let bytes = Arc::new(std::sync::atomic::AtomicU64::new(10 << 20));
+        let driver = DriverGpu::from_source(Box::new(OneProcess {
+            pid: child.id(),
+            bytes: Arc::clone(&bytes),
+        }));
+        let sampler = Sampler::start_with_driver(Duration::from_millis(10), driver);
+        std::thread::sleep(Duration::from_millis(150));
+        sampler.mark("small");
+        std::thread::sleep(Duration::from_millis(150));
+        bytes.store(50 << 20, Ordering::Relaxed);
+        sampler.mark("large");
+        std::thread::sleep(Duration::from_millis(150));
+        let _ = child.kill();
+        let _ = child.wait();
+        sampler.stop();
+        let memory = sampler.process_memory();
+        let driver = memory.beside.driver_gpu_memory.as_ref().expect("an answer");
+        assert!(driver.available && driver.samples >= 10, "{driver:?}");
+        let phase = |name: &str| {
+            &memory
+                .phases
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("phase {name}"))
+                .1
+        };
+        let (small, large) = (phase("small"), phase("large"));
+        assert!(small.driver_gpu_samples >= 5, "{small:?}");
+        assert_eq!(small.total.peak_driver_gpu, Some(10 << 20));
+        assert_eq!(large.total.peak_driver_gpu, Some(50 << 20));
+        let other = &large.by_type[&ProcessType::Other];
+        assert_eq!(other.peak_driver_gpu, Some(50 << 20));
+        assert_eq!(other.end_driver_gpu, Some(50 << 20));
     }
 }

@@ -102,6 +102,55 @@ fn overall_peak(
         .max()
 }
 
+/// measured / floor, or "-" where either is missing or the floor is zero.
+fn ratio(measured: Option<u64>, floor: u64) -> String {
+    match measured {
+        Some(bytes) if floor > 0 => format!("{:.2}x", bytes as f64 / floor as f64),
+        _ => "-".to_owned(),
+    }
+}
+
+/// Each phase's floor and what the run held over it: PSS, the page's GPU bytes, driver VRAM.
+fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, driver_read: bool) {
+    let Some(floor) = &memory.beside.floor else {
+        return;
+    };
+    if !floor.available {
+        let reason = floor.reason.as_deref().unwrap_or("not computed");
+        let _ = writeln!(out, "floor: {reason}");
+        return;
+    }
+    let gpu = crate::memory::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
+    let _ = writeln!(
+        out,
+        "measured / floor per phase (floor: weights + one KV cache + the largest activation):"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>9} {:>8} {:>8} {:>11}",
+        "phase", "floor MiB", "PSS", "GPU", "driver VRAM"
+    );
+    for (name, phase) in &memory.phases {
+        let Some(f) = floor.phase(name) else {
+            continue;
+        };
+        let vram = if driver_read {
+            ratio(phase.total.peak_driver_gpu, f.bytes)
+        } else {
+            "n/a".to_owned()
+        };
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>9} {:>8} {:>8} {:>11}",
+            name,
+            mib(Some(f.bytes)),
+            ratio(phase.total.peak_pss, f.bytes),
+            ratio(gpu.get(name.as_str()).copied(), f.bytes),
+            vram,
+        );
+    }
+}
+
 /// The report of one run of the benchmark page.
 pub fn run_table(
     browser: &str,
@@ -139,18 +188,37 @@ pub fn run_table(
     };
     let _ = writeln!(
         out,
-        "peak process memory per phase, MiB (RSS; PSS total last):"
+        "peak process memory per phase, MiB (RSS; PSS and the driver's VRAM total last):"
     );
     let _ = writeln!(
         out,
-        "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
-        "phase", "samples", "browser", "gpu", "renderer", "utility", "other", "RSS", "PSS"
+        "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>11}",
+        "phase",
+        "samples",
+        "browser",
+        "gpu",
+        "renderer",
+        "utility",
+        "other",
+        "RSS",
+        "PSS",
+        "driver VRAM"
     );
+    let driver_read = memory
+        .beside
+        .driver_gpu_memory
+        .as_ref()
+        .is_some_and(|d| d.available || d.samples > 0);
     for (name, phase) in &memory.phases {
         let by_type = |t: ProcessType| phase.by_type.get(&t).map(|e| e.peak_rss);
+        let vram = if driver_read {
+            mib(phase.total.peak_driver_gpu)
+        } else {
+            "n/a".to_owned()
+        };
         let _ = writeln!(
             out,
-            "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8}",
+            "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>11}",
             name,
             phase.samples,
             mib(by_type(TYPES[0])),
@@ -160,8 +228,18 @@ pub fn run_table(
             mib(by_type(TYPES[4])),
             mib(Some(phase.total.peak_rss)),
             mib(phase.total.peak_pss),
+            vram,
         );
     }
+    if let Some(reason) = memory
+        .beside
+        .driver_gpu_memory
+        .as_ref()
+        .and_then(|d| d.reason.as_deref())
+    {
+        let _ = writeln!(out, "driver VRAM: {reason}");
+    }
+    floor_lines(&mut out, summary, memory, driver_read);
     let s = &memory.sampler;
     let _ = writeln!(
         out,
@@ -331,6 +409,90 @@ mod tests {
         let run = text.find("  decoder-run").unwrap();
         assert!(startup < baseline && baseline < run, "{text}");
         assert!(text.contains("RSS 40.0 Hz"), "{text}");
+    }
+
+    #[test]
+    fn the_driver_vram_column_is_n_a_unless_the_driver_was_read() {
+        let (summary, mut answer) = legacy();
+        let memory = answer.measured.as_mut().unwrap();
+        memory.beside.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
+            available: false,
+            reason: Some("NVML: a libloading error occurred".into()),
+            source: None,
+            devices: None,
+            samples: 0,
+        });
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap();
+        assert!(row.ends_with(" n/a"), "{text}");
+        assert!(
+            text.contains("driver VRAM: NVML: a libloading error occurred"),
+            "{text}"
+        );
+        let memory = answer.measured.as_mut().unwrap();
+        memory.beside.driver_gpu_memory = Some(crate::memory::DriverGpuMemory {
+            available: true,
+            reason: None,
+            source: None,
+            devices: Some(1),
+            samples: 9,
+        });
+        let run = memory.phases.iter_mut().find(|(n, _)| n == "decoder-run");
+        run.unwrap().1.total.peak_driver_gpu = Some(300 << 20);
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap();
+        assert!(row.ends_with(" 300"), "{text}");
+        // A phase without a driver sample shows "-", not zero.
+        let row = text.lines().find(|l| l.starts_with("  startup")).unwrap();
+        assert!(row.ends_with(" -"), "{text}");
+    }
+
+    #[test]
+    fn the_floor_table_gives_measured_over_floor_per_phase() {
+        let (summary, mut answer) = legacy();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let floor = crate::memory::floor::for_run(&root, "www/index.html", "cases=smoke2");
+        let decoder_run = floor.phase("decoder-run").unwrap().bytes;
+        let memory = answer.measured.as_mut().unwrap();
+        memory.beside.floor = Some(floor);
+        let pss = memory
+            .phases
+            .iter()
+            .find(|(n, _)| n == "decoder-run")
+            .and_then(|(_, p)| p.total.peak_pss)
+            .unwrap();
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        let row = text
+            .lines()
+            .skip_while(|l| !l.starts_with("measured / floor"))
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let expected = format!("{:.2}x", pss as f64 / decoder_run as f64);
+        assert!(row.contains(&expected), "{row} vs {expected}");
+        // No driver in the committed run: n/a, not a ratio.
+        assert!(row.ends_with(" n/a"), "{row}");
+        // The baseline's floor is zero: no ratio.
+        let baseline = text
+            .lines()
+            .skip_while(|l| !l.starts_with("measured / floor"))
+            .find(|l| l.starts_with("  baseline"))
+            .unwrap();
+        assert!(baseline.contains("        0        -"), "{baseline}");
+        let memory = answer.measured.as_mut().unwrap();
+        memory.beside.floor = Some(crate::memory::floor::FloorAnswer::unavailable(
+            "the manifest m.json has no floor figures".into(),
+        ));
+        let text = run_table("firefox", "", &summary, &answer, 1.0);
+        assert!(
+            text.contains("floor: the manifest m.json has no floor figures"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ import onnxruntime
 
 from .graphs.decoder import build_decoder
 from .graphs.vision import build_vision, quantize_int4
-from .manifest import build_manifest
+from .manifest import build_manifest, graph_facts
 from .variants import DECODER_VARIANTS, INT4_BLOCK_SIZE, VISION_VARIANTS
 from .weights import load_weights
 
@@ -63,9 +63,11 @@ def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
     return [embedded, external, data]
 
 
-def build_all(weights: dict[str, np.ndarray], out: Path) -> list[Path]:
+def build_all(weights: dict[str, np.ndarray], out: Path) -> tuple[list[Path], dict[str, dict]]:
+    """The files written, and each model file's graph facts for the manifest."""
     (out / "external").mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    graphs: dict[str, dict] = {}
     for vision in VISION_VARIANTS:
         if vision.precision == "int4":
             model = quantize_int4(build_vision(weights, fp16=False), INT4_BLOCK_SIZE)
@@ -73,10 +75,13 @@ def build_all(weights: dict[str, np.ndarray], out: Path) -> list[Path]:
             model = build_vision(weights, fp16=True)
         else:
             raise ValueError(f"tier {vision.tier}: unknown precision {vision.precision!r}")
+        graphs[vision.file] = graph_facts(model, "vision")
         written += save_both(model, out, vision.file)
     for decoder in DECODER_VARIANTS:
-        written += save_both(build_decoder(weights, decoder), out, decoder.file)
-    return written
+        model = build_decoder(weights, decoder)
+        graphs[decoder.file] = graph_facts(model, "decoder")
+        written += save_both(model, out, decoder.file)
+    return written, graphs
 
 
 def relative(path: Path, start: Path) -> str:
@@ -110,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     weights, source = load_weights(checkpoint, seed)
     out = args.out.resolve()
-    written = build_all(weights, out)
+    written, graphs = build_all(weights, out)
     seconds = time.perf_counter() - started
 
     info = {
@@ -121,12 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         "tools": {"onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "numpy": np.__version__},
         "int4BlockSize": INT4_BLOCK_SIZE,
         "files": {relative(path, out): path.stat().st_size for path in written},
+        "graphs": graphs,
     }
     (out / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
 
     manifest_dir = args.manifest.resolve().parent
     manifest = build_manifest(Path(relative(out, manifest_dir)), Path(relative(VOCAB, manifest_dir)),
-                              Path(relative(DEFAULT_CHECKPOINT, manifest_dir)))
+                              Path(relative(DEFAULT_CHECKPOINT, manifest_dir)), info["files"], graphs)
     args.manifest.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
     print(f"weights: {source.describe()}")

@@ -1,31 +1,112 @@
 """models/manifest.json in the schema of docs/architecture.md, from the variant table.
 
-The manifest names files and capability numbers only, so it is the same for trained and
-synthetic weights; which weights a build used is in the build's build-info.json.
+The manifest names files, their byte sizes, each graph's largest activation and the capability
+numbers, so it is the same for trained and synthetic weights (a tensor's size does not depend
+on its values); which weights a build used is in the build's build-info.json.
 """
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
 from . import spec
 from .variants import DECODER_VARIANTS, VISION_VARIANTS
+
+# The steps the page runs, as concrete input dimensions and the values shapes depend on: the
+# vision encoder's one call; the decoder's prefill (vision tokens and BOS, empty cache) and its
+# last decode step at capability.maxTokens (one token, the cache full but for it).
+LAST_PAST = spec.KV_SLOTS - 1
+VISION_STEPS = {"encode": ({}, {})}
+DECODER_STEPS = {
+    "prefill": ({"vision_tokens": spec.VISION_TOKENS, "sequence": spec.VISION_TOKENS + 1, "past_sequence": 0},
+                {"past_length": 0}),
+    "last-decode": ({"vision_tokens": 0, "sequence": 1, "past_sequence": LAST_PAST}, {"past_length": LAST_PAST}),
+}
+
+
+def _at_step(model: onnx.ModelProto, dims: dict[str, int], values: dict[str, int]) -> onnx.ModelProto:
+    """A copy of `model` whose symbolic input dimensions are `dims` and whose inputs named in
+    `values` are constants (past_length decides the fixed-KV graph's Range lengths)."""
+    concrete = onnx.ModelProto()
+    concrete.CopyFrom(model)
+    graph = concrete.graph
+    for value in graph.input:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param:
+                if dim.dim_param not in dims:
+                    raise ValueError(f"input {value.name}: no step value for dimension {dim.dim_param!r}")
+                size = dims[dim.dim_param]
+                dim.Clear()
+                dim.dim_value = size
+    for value in list(graph.input):
+        if value.name in values:
+            tensor = value.type.tensor_type
+            shape = [d.dim_value for d in tensor.shape.dim]
+            array = np.full(shape, values[value.name], dtype=helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+            graph.initializer.append(numpy_helper.from_array(array, value.name))
+            graph.input.remove(value)
+    return concrete
+
+
+def largest_activation(model: onnx.ModelProto, steps: dict[str, tuple[dict, dict]]) -> dict:
+    """The largest single intermediate tensor (a node output that is neither a graph input nor
+    output nor an initializer) over `steps`, by onnxruntime's symbolic shape inference, which
+    knows the com.microsoft operators (MatMulNBits) that onnx's own inference leaves unshaped.
+    Every intermediate must get a concrete shape: an unknown one could be the largest."""
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    best = {"bytes": -1}
+    for step, (dims, values) in steps.items():
+        inferred = SymbolicShapeInference.infer_shapes(_at_step(model, dims, values), auto_merge=False)
+        outputs = {value.name for value in inferred.graph.output}
+        unknown = []
+        for value in inferred.graph.value_info:
+            if value.name in outputs:
+                continue
+            tensor = value.type.tensor_type
+            shape = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+            if None in shape or not tensor.HasField("shape"):
+                unknown.append(value.name)
+                continue
+            size = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type)).itemsize * int(np.prod(shape))
+            if size > best["bytes"]:
+                best = {"bytes": size, "tensor": value.name, "shape": shape, "step": step}
+        if unknown:
+            raise ValueError(f"step {step}: no concrete shape for {len(unknown)} tensors, such as {unknown[:3]}")
+    return best
+
+
+def graph_facts(model: onnx.ModelProto, role: str) -> dict:
+    """What the manifest stores of one graph beyond its files: its largest activation."""
+    steps = {"vision": VISION_STEPS, "decoder": DECODER_STEPS}[role]
+    return {"largestActivation": largest_activation(model, steps)}
 
 MODEL_NAME = "ocr-bench-default"
 # The decoder's logits output: the last position's scores, one row.
 LOGITS_SHAPE = [1, spec.VOCAB_IDS]
 
 
-def _files(generated: PurePosixPath, file: str) -> dict:
+def _files(generated: PurePosixPath, file: str, sizes: dict[str, int], graphs: dict[str, dict]) -> dict:
+    external = f"external/{file}"
     return {
         "embedded": str(generated / file),
-        "external": {"model": str(generated / "external" / file),
-                     "data": str(generated / "external" / (file + ".data"))},
+        "external": {"model": str(generated / external),
+                     "data": str(generated / (external + ".data"))},
+        "bytes": {"embedded": sizes[file], "externalModel": sizes[external],
+                  "externalData": sizes[external + ".data"]},
+        **graphs[file],
     }
 
 
-def build_manifest(generated: PurePosixPath, vocab: PurePosixPath, checkpoint: PurePosixPath) -> dict:
-    """`generated`, `vocab` and `checkpoint` are relative to the manifest's own directory."""
+def build_manifest(generated: PurePosixPath, vocab: PurePosixPath, checkpoint: PurePosixPath,
+                   sizes: dict[str, int], graphs: dict[str, dict]) -> dict:
+    """`generated`, `vocab` and `checkpoint` are relative to the manifest's own directory;
+    `sizes` are the bytes of every written file by its path under `generated` (build-info's
+    `files`), `graphs` each model file's graph_facts by its file name."""
     return {
         "name": MODEL_NAME,
         "weightsSource": f"checkpoint {checkpoint} when present at build time, else synthetic weights from a "
@@ -41,12 +122,12 @@ def build_manifest(generated: PurePosixPath, vocab: PurePosixPath, checkpoint: P
         },
         "logitsShape": LOGITS_SHAPE,
         "vision": {
-            v.tier: {"description": v.description, "requires": list(v.requires), **_files(generated, v.file)}
+            v.tier: {"description": v.description, "requires": list(v.requires), **_files(generated, v.file, sizes, graphs)}
             for v in VISION_VARIANTS
         },
         "decoder": {
             d.name: {"description": d.description, "requires": list(d.requires), "fixedKv": d.fixed_kv,
-                     **_files(generated, d.file)}
+                     **_files(generated, d.file, sizes, graphs)}
             for d in DECODER_VARIANTS
         },
     }

@@ -109,7 +109,8 @@ def test_committed_manifest_does_not_depend_on_the_weights(build, tmp_path):
     from pathlib import PurePosixPath
     committed = json.loads(DEFAULT_MANIFEST.read_text(encoding="utf-8"))
     assert committed == build_manifest(PurePosixPath("generated"), PurePosixPath("vocab.json"),
-                                       PurePosixPath("checkpoint/ocr-bench-default.npz"))
+                                       PurePosixPath("checkpoint/ocr-bench-default.npz"),
+                                       build.info["files"], build.info["graphs"])
 
 
 @pytest.mark.parametrize("variant", DECODER_VARIANTS, ids=DECODERS)

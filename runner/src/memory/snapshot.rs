@@ -9,6 +9,8 @@ use std::borrow::Cow;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::driver_gpu::DriverGpuMemory;
+use super::floor::FloorAnswer;
 use super::stats::{Extent, Measured};
 use crate::process_type::ProcessType;
 
@@ -23,6 +25,23 @@ pub struct ProcessMemory {
     /// Phases in the order they began, serialized as one object keyed by phase name.
     #[serde(serialize_with = "ordered_map", deserialize_with = "ordered_entries")]
     pub phases: Vec<(String, PhaseMemory)>,
+    /// What the runner adds beside its own samples, boxed: a result's answer travels by value
+    /// through the run's outcome.
+    #[serde(flatten)]
+    pub beside: Box<Beside>,
+}
+
+/// `driverGpuMemory` and `floor`, each absent in files written before it was recorded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Beside {
+    /// Whether the driver's per-process VRAM was read, and if not why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_gpu_memory: Option<DriverGpuMemory>,
+    /// The bytes the model cannot do without, per phase; absent where the runner was not
+    /// told the run's manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<FloorAnswer>,
 }
 
 /// What the sampler itself achieved and cost over the run.
@@ -49,10 +68,17 @@ pub struct SamplerFigures {
 pub struct PhaseMemory {
     pub samples: u64,
     pub pss_samples: u64,
+    /// Driver VRAM samples (NVML) that counted towards the phase; absent when none did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub driver_gpu_samples: u64,
     pub duration_ms: f64,
     pub by_type: BTreeMap<ProcessType, Extent>,
     pub total: Extent,
     pub peak_rss_bytes_by_label: BTreeMap<String, u64>,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 fn ordered_map<S: Serializer>(
@@ -84,7 +110,11 @@ fn ordered_entries<'de, D: Deserializer<'de>>(
 }
 
 impl ProcessMemory {
-    pub(super) fn from_measured(m: &Measured, interval: Duration) -> Self {
+    pub(super) fn from_measured(
+        m: &Measured,
+        interval: Duration,
+        driver_gpu_memory: DriverGpuMemory,
+    ) -> Self {
         let elapsed = match (m.started, m.last_tick) {
             (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
             _ => 0.0,
@@ -117,6 +147,7 @@ impl ProcessMemory {
                 let phase = PhaseMemory {
                     samples: stats.samples,
                     pss_samples: stats.pss_samples,
+                    driver_gpu_samples: stats.driver_gpu_samples,
                     duration_ms: (stats.last_ms - stats.first_ms).max(0.0),
                     by_type: stats.by_type.clone(),
                     total: stats.total.clone(),
@@ -141,6 +172,10 @@ impl ProcessMemory {
             },
             interval_ms: interval.as_secs_f64() * 1e3,
             phases,
+            beside: Box::new(Beside {
+                driver_gpu_memory: Some(driver_gpu_memory),
+                floor: None,
+            }),
         }
     }
 }
@@ -149,7 +184,7 @@ impl ProcessMemory {
 mod tests {
     use std::time::Instant;
 
-    use super::super::stats::{record_pss, record_rss, Tracked};
+    use super::super::stats::{record_driver_gpu, record_pss, record_rss, Tracked};
     use super::*;
     use crate::memory::STARTUP_PHASE;
     use crate::process_type::Classified;
@@ -164,8 +199,9 @@ mod tests {
         }
     }
 
-    /// The JSON text exactly as the runner wrote it before these structs: field names, their
-    /// order, and the PSS fields left out of a phase that had no PSS pass.
+    /// The JSON text exactly as the runner wrote it before these structs (field names, their
+    /// order, and the PSS fields left out of a phase that had no PSS pass), with the driver's
+    /// VRAM added last where a driver sample counted.
     #[test]
     fn one_snapshot_serializes_to_the_recorded_shape() {
         let t0 = Instant::now();
@@ -204,8 +240,18 @@ mod tests {
             (ProcessType::Renderer, 250 << 20),
         ]);
         record_pss(m.phase("model-load", 1300.0), &pss);
+        // The driver's VRAM: only the GPU process holds any; the others count at zero.
+        let vram = BTreeMap::from([(ProcessType::Browser, 0), (ProcessType::Renderer, 64 << 20)]);
+        record_driver_gpu(m.phase("model-load", 1310.0), &vram);
 
-        let answer = ProcessMemory::from_measured(&m, Duration::from_millis(25));
+        let driver = DriverGpuMemory {
+            available: true,
+            reason: None,
+            source: Some(super::super::driver_gpu::SOURCE.to_owned()),
+            devices: Some(1),
+            samples: 1,
+        };
+        let answer = ProcessMemory::from_measured(&m, Duration::from_millis(25), driver);
         let text = serde_json::to_string(&answer).unwrap();
         let expected = concat!(
             r#"{"sampler":{"source":"RSS from /proc/PID/statm every tick; PSS from /proc/PID/smaps_rollup on a second thread, within 5% of one core","#,
@@ -217,12 +263,13 @@ mod tests {
             r#""renderer":{"peakRssBytes":41943040,"endRssBytes":41943040,"peakProcesses":1}},"#,
             r#""total":{"peakRssBytes":146800640,"endRssBytes":146800640,"peakProcesses":2},"#,
             r#""peakRssBytesByLabel":{"browser":104857600,"tab":41943040}},"#,
-            r#""model-load":{"samples":2,"pssSamples":2,"durationMs":800.0,"byType":{"#,
-            r#""browser":{"peakRssBytes":125829120,"endRssBytes":125829120,"peakProcesses":1,"peakPssBytes":99614720,"endPssBytes":99614720},"#,
-            r#""renderer":{"peakRssBytes":314572800,"endRssBytes":314572800,"peakProcesses":1,"peakPssBytes":293601280,"endPssBytes":262144000},"#,
+            r#""model-load":{"samples":2,"pssSamples":2,"driverGpuSamples":1,"durationMs":810.0,"byType":{"#,
+            r#""browser":{"peakRssBytes":125829120,"endRssBytes":125829120,"peakProcesses":1,"peakPssBytes":99614720,"endPssBytes":99614720,"peakDriverGpuBytes":0,"endDriverGpuBytes":0},"#,
+            r#""renderer":{"peakRssBytes":314572800,"endRssBytes":314572800,"peakProcesses":1,"peakPssBytes":293601280,"endPssBytes":262144000,"peakDriverGpuBytes":67108864,"endDriverGpuBytes":67108864},"#,
             r#""utility":{"peakRssBytes":8388608,"endRssBytes":0,"peakProcesses":1,"peakPssBytes":5242880,"endPssBytes":0}},"#,
-            r#""total":{"peakRssBytes":448790528,"endRssBytes":440401920,"peakProcesses":3,"peakPssBytes":393216000,"endPssBytes":361758720},"#,
-            r#""peakRssBytesByLabel":{"browser":125829120,"tab":314572800,"utility:socket":8388608}}}}"#,
+            r#""total":{"peakRssBytes":448790528,"endRssBytes":440401920,"peakProcesses":3,"peakPssBytes":393216000,"endPssBytes":361758720,"peakDriverGpuBytes":67108864,"endDriverGpuBytes":67108864},"#,
+            r#""peakRssBytesByLabel":{"browser":125829120,"tab":314572800,"utility:socket":8388608}}},"#,
+            r#""driverGpuMemory":{"available":true,"source":"NVML running_compute_processes and running_graphics_processes of every device, matched by pid","devices":1,"samples":1}}"#,
         );
         assert_eq!(text, expected);
         // The server inserts `available` into the Value form, which must keep the same order.

@@ -22,6 +22,19 @@ pub struct Extent {
     pub peak_pss: Option<u64>,
     #[serde(rename = "endPssBytes", skip_serializing_if = "Option::is_none")]
     pub end_pss: Option<u64>,
+    /// The driver's VRAM of the processes (NVML), once a driver sample counted.
+    #[serde(
+        rename = "peakDriverGpuBytes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub peak_driver_gpu: Option<u64>,
+    #[serde(
+        rename = "endDriverGpuBytes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub end_driver_gpu: Option<u64>,
 }
 
 impl Extent {
@@ -36,12 +49,18 @@ impl Extent {
         self.peak_pss = Some(self.peak_pss.unwrap_or(0).max(pss));
         self.end_pss = Some(pss);
     }
+
+    fn add_driver_gpu(&mut self, bytes: u64) {
+        self.peak_driver_gpu = Some(self.peak_driver_gpu.unwrap_or(0).max(bytes));
+        self.end_driver_gpu = Some(bytes);
+    }
 }
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct PhaseStats {
     pub samples: u64,
     pub pss_samples: u64,
+    pub driver_gpu_samples: u64,
     pub first_ms: f64,
     pub last_ms: f64,
     pub by_type: BTreeMap<ProcessType, Extent>,
@@ -142,4 +161,23 @@ pub(super) fn record_pss(stats: &mut PhaseStats, by_type: &BTreeMap<ProcessType,
         }
     }
     stats.total.add_pss(by_type.values().sum());
+}
+
+/// Counts one driver VRAM sample, summed per process type, towards `stats`: attributed like
+/// PSS, a type absent from this sample ends the phase at zero.
+pub(super) fn record_driver_gpu(stats: &mut PhaseStats, by_type: &BTreeMap<ProcessType, u64>) {
+    stats.driver_gpu_samples += 1;
+    for (kind, bytes) in by_type {
+        stats
+            .by_type
+            .entry(*kind)
+            .or_default()
+            .add_driver_gpu(*bytes);
+    }
+    for (kind, extent) in stats.by_type.iter_mut() {
+        if !by_type.contains_key(kind) && extent.peak_driver_gpu.is_some() {
+            extent.add_driver_gpu(0);
+        }
+    }
+    stats.total.add_driver_gpu(by_type.values().sum());
 }

@@ -1,0 +1,393 @@
+//! The floor of each phase: the bytes the model cannot do without, from the manifest the run
+//! used. `docs/benchmark-protocol.md` ("The floor") defines it; in short, per phase, the
+//! weights of the sessions alive in it (the manifest's file sizes for the chosen weights
+//! layout), one KV cache where the decoder runs, and the largest single activation of the
+//! graphs that run in it. One function of (manifest, config, phase): [`phase_floor`].
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use ocr_bench_core::Config;
+use serde::{Deserialize, Serialize};
+
+/// The manifest's fields the floor reads (`models/manifest.json`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub capability: Capability,
+    pub vision: BTreeMap<String, ModelEntry>,
+    pub decoder: BTreeMap<String, ModelEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capability {
+    pub layers: u64,
+    pub kv_heads: u64,
+    pub head_dim: u64,
+    pub vision_tokens: u64,
+    pub kv_slots: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelEntry {
+    pub bytes: FileBytes,
+    pub largest_activation: Activation,
+    #[serde(default)]
+    pub fixed_kv: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileBytes {
+    pub embedded: u64,
+    pub external_model: u64,
+    pub external_data: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Activation {
+    pub bytes: u64,
+    pub tensor: String,
+}
+
+/// fp32 keys and values.
+const KV_BYTES_PER_VALUE: u64 = 4;
+
+/// One phase's floor and what it is made of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseFloor {
+    pub bytes: u64,
+    pub weights_bytes: u64,
+    pub kv_cache_bytes: u64,
+    pub activation_bytes: u64,
+    /// The sessions alive in the phase: `vision`, `decoder`.
+    pub sessions: Vec<String>,
+}
+
+/// `processMemory.floor`: the floor of every phase the run's schedule has, or why none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FloorAnswer {
+    pub available: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The manifest file it was computed from, under the served root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
+    /// By phase name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub phases: BTreeMap<String, PhaseFloor>,
+}
+
+impl FloorAnswer {
+    pub fn unavailable(reason: String) -> Self {
+        Self {
+            available: false,
+            reason: Some(reason),
+            manifest: None,
+            phases: BTreeMap::new(),
+        }
+    }
+
+    pub fn phase(&self, name: &str) -> Option<&PhaseFloor> {
+        self.phases.get(name)
+    }
+}
+
+/// Which sessions are alive in `phase`, and which of them run there (their activation counts).
+fn sessions(
+    config: &Config,
+    phase: &str,
+) -> Option<(&'static [&'static str], &'static [&'static str])> {
+    let scope = config.get("scope").ok()?;
+    let schedule = config.get("schedule").ok()?;
+    const NONE: &[&str] = &[];
+    const V: &[&str] = &["vision"];
+    const D: &[&str] = &["decoder"];
+    const VD: &[&str] = &["vision", "decoder"];
+    Some(match (scope.as_str(), schedule.as_str(), phase) {
+        (_, _, "startup" | "baseline") => (NONE, NONE),
+        ("decoder", _, "decoder-load" | "release") => (D, NONE),
+        ("decoder", _, "decoder-run") => (D, D),
+        ("decoder", _, _) => return None,
+        (_, _, "vision-load" | "vision-release") => (V, NONE),
+        (_, _, "vision-encode") => (V, V),
+        ("full", "staged", "decoder-load" | "release") => (D, NONE),
+        ("full", "staged", "decoder-run") => (D, D),
+        // Resident: the vision session stays loaded and encodes each case in decoder-run.
+        (_, _, "decoder-load" | "release") => (VD, NONE),
+        (_, _, "decoder-run") => (VD, VD),
+        _ => return None,
+    })
+}
+
+/// The phases of a run of `config`, in order.
+fn phases(config: &Config) -> &'static [&'static str] {
+    let decoder_only = config.get("scope").is_ok_and(|s| s == "decoder");
+    let staged = config.get("schedule").is_ok_and(|s| s == "staged");
+    match (decoder_only, staged) {
+        (true, _) => &["baseline", "decoder-load", "decoder-run", "release"],
+        (false, true) => &[
+            "baseline",
+            "vision-load",
+            "vision-encode",
+            "vision-release",
+            "decoder-load",
+            "decoder-run",
+            "release",
+        ],
+        (false, false) => &[
+            "baseline",
+            "vision-load",
+            "decoder-load",
+            "decoder-run",
+            "release",
+        ],
+    }
+}
+
+/// The floor of `phase` for a run of `config` on `manifest`; `None` for a phase the run's
+/// schedule does not have; `Err` when the manifest lacks the config's entry.
+pub fn phase_floor(
+    manifest: &Manifest,
+    config: &Config,
+    phase: &str,
+) -> Result<Option<PhaseFloor>, String> {
+    let Some((alive, running)) = sessions(config, phase) else {
+        return Ok(None);
+    };
+    let entry = |role: &str| -> Result<&ModelEntry, String> {
+        let (entries, name) = match role {
+            "vision" => (&manifest.vision, config.get("tier")),
+            _ => (&manifest.decoder, config.get("decoder")),
+        };
+        let name = name.map_err(|e| e.to_string())?;
+        entries.get(&name).ok_or_else(|| {
+            format!(
+                "the manifest has no {role} {name:?} (it has: {})",
+                entries.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+    };
+    let external = config.get("weights").is_ok_and(|w| w == "external");
+    let mut weights_bytes = 0;
+    for role in alive {
+        let bytes = &entry(role)?.bytes;
+        weights_bytes += if external {
+            bytes.external_model + bytes.external_data
+        } else {
+            bytes.embedded
+        };
+    }
+    let mut activation_bytes = 0;
+    for role in running {
+        activation_bytes = activation_bytes.max(entry(role)?.largest_activation.bytes);
+    }
+    let kv_cache_bytes = if running.contains(&"decoder") {
+        let c = &manifest.capability;
+        let max_tokens: u64 = config
+            .get("maxTokens")
+            .map_err(|e| e.to_string())?
+            .parse()
+            .map_err(|e| format!("maxTokens: {e}"))?;
+        // A dynamic cache grows to the vision tokens, BOS and every decoded token but the
+        // last; a fixed one is allocated whole.
+        let slots = if entry("decoder")?.fixed_kv {
+            c.kv_slots
+        } else {
+            c.vision_tokens + max_tokens
+        };
+        2 * c.layers * c.kv_heads * slots * c.head_dim * KV_BYTES_PER_VALUE
+    } else {
+        0
+    };
+    Ok(Some(PhaseFloor {
+        bytes: weights_bytes + kv_cache_bytes + activation_bytes,
+        weights_bytes,
+        kv_cache_bytes,
+        activation_bytes,
+        sessions: alive.iter().map(|s| (*s).to_owned()).collect(),
+    }))
+}
+
+/// Every phase's floor of a run of `config`.
+pub fn floor(manifest: &Manifest, config: &Config) -> Result<BTreeMap<String, PhaseFloor>, String> {
+    let mut floors = BTreeMap::new();
+    for phase in phases(config) {
+        if let Some(floor) = phase_floor(manifest, config, phase)? {
+            floors.insert((*phase).to_owned(), floor);
+        }
+    }
+    Ok(floors)
+}
+
+/// The file under `root` that the page at `page` (a path under the root) fetches as
+/// `manifest=`: absolute paths from the root, others from the page's directory, never above
+/// the root.
+pub fn manifest_path(root: &Path, page: &str, manifest: &str) -> Result<PathBuf, String> {
+    let url_path = manifest.split(['?', '#']).next().unwrap_or_default();
+    let joined = match url_path.strip_prefix('/') {
+        Some(absolute) => PathBuf::from(absolute),
+        None => Path::new(page.trim_start_matches('/'))
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(url_path),
+    };
+    let mut inside = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::Normal(name) => inside.push(name),
+            Component::ParentDir if inside.pop() => {}
+            Component::CurDir => {}
+            _ => {
+                return Err(format!(
+                    "manifest={manifest:?} leads outside the served root"
+                ))
+            }
+        }
+    }
+    Ok(root.join(inside))
+}
+
+/// The floor of a run: the query's config (the one the page parses with the same core) on
+/// the manifest it names, read from under the served root; or why there is none.
+pub fn for_run(root: &Path, page: &str, query: &str) -> FloorAnswer {
+    let config = match ocr_bench_core::parse_query(query) {
+        Ok(config) => config,
+        Err(e) => return FloorAnswer::unavailable(format!("the query: {e}")),
+    };
+    let path = match manifest_path(root, page, &config.manifest) {
+        Ok(path) => path,
+        Err(e) => return FloorAnswer::unavailable(e),
+    };
+    let shown = path
+        .strip_prefix(root)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    let manifest: Manifest = match std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(manifest) => manifest,
+        Err(e) => {
+            return FloorAnswer::unavailable(format!(
+            "the manifest {shown} has no floor figures ({e}); rebuild the models (scripts/build)"
+        ))
+        }
+    };
+    match floor(&manifest, &config) {
+        Ok(phases) => FloorAnswer {
+            available: true,
+            reason: None,
+            manifest: Some(shown),
+            phases,
+        },
+        Err(e) => FloorAnswer::unavailable(format!("the manifest {shown}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .canonicalize()
+            .unwrap()
+    }
+
+    fn committed() -> Manifest {
+        let text = std::fs::read_to_string(root().join("models/manifest.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    fn config(query: &str) -> Config {
+        ocr_bench_core::parse_query(query).unwrap()
+    }
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn staged_phases_hold_one_session_and_the_decoder_run_adds_a_cache_and_an_activation() {
+        let manifest = committed();
+        let config = config("cases=smoke2&maxTokens=2");
+        let floors = floor(&manifest, &config).unwrap();
+        let names: Vec<&str> = floors.keys().map(String::as_str).collect();
+        assert_eq!(names.len(), 7, "{names:?}");
+        let vision = &manifest.vision["121"];
+        let decoder = &manifest.decoder["baseline"];
+        assert_eq!(floors["baseline"].bytes, 0);
+        assert_eq!(floors["vision-load"].bytes, vision.bytes.embedded);
+        assert_eq!(
+            floors["vision-encode"].bytes,
+            vision.bytes.embedded + vision.largest_activation.bytes
+        );
+        assert_eq!(floors["decoder-load"].sessions, ["decoder"]);
+        // 2 (k, v) x 6 layers x 2 KV heads x (256 vision + 2 tokens) slots x 64 x 4 bytes.
+        let run = &floors["decoder-run"];
+        assert_eq!(run.kv_cache_bytes, 2 * 6 * 2 * 258 * 64 * 4);
+        assert_eq!(run.activation_bytes, 14630 * 512 * 4);
+        assert_eq!(
+            run.bytes,
+            decoder.bytes.embedded + run.kv_cache_bytes + run.activation_bytes
+        );
+        assert!(run.bytes > 50 * MIB && run.bytes < 60 * MIB, "{run:?}");
+    }
+
+    #[test]
+    fn resident_external_fixed_kv_holds_both_and_the_whole_cache() {
+        let manifest = committed();
+        let config = config("schedule=resident&weights=external&decoder=fixed-kv&maxTokens=2");
+        let floors = floor(&manifest, &config).unwrap();
+        assert!(!floors.contains_key("vision-encode"));
+        let (vision, decoder) = (&manifest.vision["121"], &manifest.decoder["fixed-kv"]);
+        let weights = vision.bytes.external_model
+            + vision.bytes.external_data
+            + decoder.bytes.external_model
+            + decoder.bytes.external_data;
+        let run = &floors["decoder-run"];
+        assert_eq!(run.sessions, ["vision", "decoder"]);
+        assert_eq!(run.weights_bytes, weights);
+        // Fixed: all 384 slots whatever maxTokens says.
+        assert_eq!(run.kv_cache_bytes, 2 * 6 * 2 * 384 * 64 * 4);
+        assert_eq!(floors["release"].weights_bytes, weights);
+        // The decoder-only scope has no vision at all.
+        let floors = floor(&manifest, &super::tests::config("scope=decoder")).unwrap();
+        assert_eq!(
+            floors.keys().collect::<Vec<_>>(),
+            ["baseline", "decoder-load", "decoder-run", "release"]
+        );
+        assert_eq!(floors["decoder-run"].sessions, ["decoder"]);
+    }
+
+    #[test]
+    fn a_run_reads_the_manifest_it_names_under_the_root_or_says_why_not() {
+        let answer = for_run(&root(), "www/index.html", "cases=smoke2");
+        assert!(answer.available, "{answer:?}");
+        assert_eq!(answer.manifest.as_deref(), Some("models/manifest.json"));
+        let relative = for_run(
+            &root(),
+            "www/index.html",
+            "manifest=../models/manifest.json",
+        );
+        assert_eq!(relative.phases, answer.phases);
+        let missing = for_run(&root(), "www/index.html", "manifest=/models/none.json");
+        assert!(!missing.available);
+        assert!(
+            missing
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("models/none.json"),
+            "{missing:?}"
+        );
+        assert!(manifest_path(&root(), "www/index.html", "../../etc/passwd").is_err());
+        let json = serde_json::to_value(&answer).unwrap();
+        assert_eq!(json["phases"]["decoder-run"]["sessions"][0], "decoder");
+    }
+}

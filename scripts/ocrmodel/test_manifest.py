@@ -1,0 +1,55 @@
+"""The manifest's byte sizes and largest activations: what the runner's floor is made of."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from ocrmodel import spec
+from ocrmodel.manifest import largest_activation
+from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
+
+
+def test_every_file_size_is_the_file_on_disk(build):
+    manifest = build.manifest
+    root = build.manifest_path.parent
+    for entry in [*manifest["vision"].values(), *manifest["decoder"].values()]:
+        sizes = entry["bytes"]
+        assert sizes["embedded"] == (root / entry["embedded"]).stat().st_size
+        assert sizes["externalModel"] == (root / entry["external"]["model"]).stat().st_size
+        assert sizes["externalData"] == (root / entry["external"]["data"]).stat().st_size
+
+
+def test_the_largest_activations_are_the_graphs_known_large_tensors(build):
+    manifest = build.manifest
+    # Every decoder's tied head dequantizes the whole int8 embedding to fp32 for the logits.
+    table = spec.VOCAB_IDS * spec.HIDDEN * 4
+    for variant in DECODER_VARIANTS:
+        largest = manifest["decoder"][variant.name]["largestActivation"]
+        assert (largest["bytes"], largest["shape"]) == (table, [spec.VOCAB_IDS, spec.HIDDEN]), variant.name
+    # The vision stem's output: 64 channels at half the image size, fp32 in the int4 tier (fp16 in 242).
+    stem = spec.STEM_CHANNELS * (spec.IMAGE_SIZE // 2) ** 2
+    widths = {"int4": 4, "fp16": 2}
+    for variant in VISION_VARIANTS:
+        largest = manifest["vision"][variant.tier]["largestActivation"]
+        assert largest["bytes"] == stem * widths[variant.precision], variant.tier
+        assert largest["step"] == "encode"
+
+
+def _graph(dim: str) -> onnx.ModelProto:
+    """x [1, dim] -> Tile(x, [1, 1000]) -> Sum -> y: the tile is the largest intermediate."""
+    repeats = helper.make_tensor("repeats", TensorProto.INT64, [2], [1, 1000])
+    nodes = [helper.make_node("Tile", ["x", "repeats"], ["tiled"]),
+             helper.make_node("ReduceSum", ["tiled"], ["y"], keepdims=0)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, dim])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], [repeats])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_the_largest_step_wins_and_a_dimension_without_a_value_is_refused():
+    steps = {"small": ({"n": 2}, {}), "large": ({"n": 8}, {})}
+    largest = largest_activation(_graph("n"), steps)
+    assert largest == {"bytes": 8 * 1000 * 4, "tensor": "tiled", "shape": [1, 8000], "step": "large"}
+    with pytest.raises(ValueError, match="no step value for dimension 'n'"):
+        largest_activation(_graph("n"), {"prefill": ({}, {})})
