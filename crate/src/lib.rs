@@ -47,6 +47,7 @@ export type Scope = "full" | "decoder";
 export type Weights = "embedded" | "external";
 export type Poll = "none" | "kick";
 export type Profile = "none" | "ops";
+export type Choose = "cpu" | "gpu";
 
 export interface Config {
     tier: Tier;
@@ -72,6 +73,10 @@ export interface Config {
     repeat: number;
     /** "ops": per-operator GPU time and the nodes placed off the WebGPU device. */
     profile: Profile;
+    /** Token choice: the core's TokenChooser on the CPU, or GpuTokenChooser's shader. */
+    choose: Choose;
+    /** With choose = "gpu": decode steps queued per readback of their ids, 1..=64 (1 with "cpu"). */
+    sync: number;
 }
 
 export interface ParameterDescription {

@@ -220,12 +220,13 @@ macro_rules! parameters {
                 }
             }
 
-            /// Checks every field against its rule (a `Config` can be built field by field).
+            /// Checks every field against its rule (a `Config` can be built field by field), then
+            /// the rules between fields ([`Config::check_combination`]).
             pub fn validate(&self) -> $crate::error::Result<()> {
                 $($crate::config::parameter::parse_value::<$ty>(
                     $name, &$rule, &$crate::config::ParameterValue::to_query(&self.$field),
                 )?;)+
-                Ok(())
+                self.check_combination()
             }
 
             /// How the parameter's values are written.
