@@ -71,6 +71,11 @@ parameters! {
         "with choose=gpu: decode steps queued before one readback of their chosen ids";
 }
 
+/// Parameters left out of the JSON form while at their default, so that the `config` of a
+/// record written before they existed reads and writes back unchanged (as the short query
+/// leaves every default out). The query strings still list them.
+pub const OMITTED_AT_DEFAULT: [&str; 2] = ["choose", "sync"];
+
 choice! {
     /// Which vision encoder: `121` int4 MatMulNBits weights, `242` fp16.
     Tier { Int4 = "121", Fp16 = "242" }

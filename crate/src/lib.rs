@@ -73,10 +73,10 @@ export interface Config {
     repeat: number;
     /** "ops": per-operator GPU time and the nodes placed off the WebGPU device. */
     profile: Profile;
-    /** Token choice: the core's TokenChooser on the CPU, or GpuTokenChooser's shader. */
-    choose: Choose;
-    /** With choose = "gpu": decode steps queued per readback of their ids, 1..=64 (1 with "cpu"). */
-    sync: number;
+    /** Token choice: the core's TokenChooser on the CPU, or GpuTokenChooser's shader; absent at the default "cpu". */
+    choose?: Choose;
+    /** With choose = "gpu": decode steps queued per readback of their ids, 1..=64; absent at the default 1. */
+    sync?: number;
 }
 
 export interface ParameterDescription {

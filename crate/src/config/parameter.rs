@@ -241,8 +241,17 @@ macro_rules! parameters {
         impl ::serde::Serialize for Config {
             fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
                 use ::serde::ser::SerializeStruct;
+                let defaults = Config::default();
                 let mut fields = s.serialize_struct("Config", PARAMETER_NAMES.len())?;
-                $(fields.serialize_field($name, &self.$field)?;)+
+                $(
+                    if $crate::config::OMITTED_AT_DEFAULT.contains(&$name)
+                        && self.$field == defaults.$field
+                    {
+                        fields.skip_field($name)?;
+                    } else {
+                        fields.serialize_field($name, &self.$field)?;
+                    }
+                )+
                 fields.end()
             }
         }
