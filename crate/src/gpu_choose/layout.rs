@@ -73,7 +73,11 @@ impl Layout {
             return Err(invalid("maxRun", 0, "an integer >= 1"));
         }
         if !(1..=MAX_SEQUENCES).contains(&options.sequences) {
-            return Err(invalid("sequences", options.sequences, "an integer 1..=4096"));
+            return Err(invalid(
+                "sequences",
+                options.sequences,
+                "an integer 1..=4096",
+            ));
         }
         let words = size.div_ceil(32);
         let mut content = vec![0u32; words];
@@ -238,8 +242,14 @@ mod tests {
         for k in [0, 65] {
             assert!(layout.last_chosen(&records, steps, k).is_err(), "k = {k}");
         }
-        assert!(layout.last_chosen(&records, 2, 3).is_err(), "more than chosen");
-        assert!(layout.last_chosen(&records, 71, 3).is_err(), "a count behind");
+        assert!(
+            layout.last_chosen(&records, 2, 3).is_err(),
+            "more than chosen"
+        );
+        assert!(
+            layout.last_chosen(&records, 71, 3).is_err(),
+            "a count behind"
+        );
         assert!(layout.last_chosen(&records[1..], steps, 3).is_err());
     }
 }

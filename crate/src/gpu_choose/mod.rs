@@ -10,7 +10,11 @@ pub mod layout;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod webgpu;
 
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(web_sys_unstable_apis)))]
+#[cfg(all(
+    target_arch = "wasm32",
+    target_os = "unknown",
+    not(web_sys_unstable_apis)
+))]
 compile_error!(
     "the GPU chooser needs web-sys's WebGPU bindings: build wasm32-unknown-unknown with \
      RUSTFLAGS containing --cfg=web_sys_unstable_apis (.cargo/config.toml sets it)"

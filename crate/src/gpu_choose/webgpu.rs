@@ -75,8 +75,8 @@ impl GpuTokenChooser {
         let chooser = Self::build(device.clone(), layout);
         let scope = device.pop_error_scope();
         Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let error = wasm_bindgen_futures::JsFuture::from(Promise::from(JsValue::from(scope)))
-                .await?;
+            let error =
+                wasm_bindgen_futures::JsFuture::from(Promise::from(JsValue::from(scope))).await?;
             let chooser = chooser?;
             if !error.is_null() && !error.is_undefined() {
                 chooser.destroy();
@@ -107,15 +107,26 @@ impl GpuTokenChooser {
         let words = layout.words as usize;
         let mut chooser = Self {
             content: buffer(&device, "gpu-choose content", words * 4, STORAGE | COPY_DST)?,
-            seen: buffer(&device, "gpu-choose seen", n * words * 4, STORAGE | COPY_DST)?,
+            seen: buffer(
+                &device,
+                "gpu-choose seen",
+                n * words * 4,
+                STORAGE | COPY_DST,
+            )?,
             records: buffer(
                 &device,
                 "gpu-choose records",
                 n * RECORD_WORDS * 4,
                 STORAGE | COPY_SRC | COPY_DST,
             )?,
-            // What the next decoder step reads as token_ids (ort.Tensor.fromGpuBuffer).
-            tokens: buffer(&device, "gpu-choose token ids", n * 4, STORAGE | COPY_SRC | COPY_DST)?,
+            // What the next decoder step reads as token_ids (ort.Tensor.fromGpuBuffer); padded
+            // to 16 bytes, the granule onnxruntime-web sizes its own buffers in.
+            tokens: buffer(
+                &device,
+                "gpu-choose token ids",
+                (n * 4).next_multiple_of(16),
+                STORAGE | COPY_SRC | COPY_DST,
+            )?,
             params: buffer(&device, "gpu-choose params", 16, UNIFORM | COPY_DST)?,
             device,
             pipeline,
@@ -208,7 +219,13 @@ impl GpuTokenChooser {
         .map_err(js_error)?;
         let encoder = self.device.create_command_encoder();
         encoder
-            .copy_buffer_to_buffer_with_u32_and_u32_and_u32(&self.records, 0, &staging, 0, bytes as u32)
+            .copy_buffer_to_buffer_with_u32_and_u32_and_u32(
+                &self.records,
+                0,
+                &staging,
+                0,
+                bytes as u32,
+            )
             .map_err(js_error)?;
         self.device.queue().submit(&[encoder.finish()]);
         let layout = self.layout.clone();
@@ -230,7 +247,13 @@ impl GpuTokenChooser {
 
     /// Gives the chooser's GPU buffers back (the logits and the device are the caller's).
     pub fn destroy(&self) {
-        for buffer in [&self.content, &self.seen, &self.records, &self.tokens, &self.params] {
+        for buffer in [
+            &self.content,
+            &self.seen,
+            &self.records,
+            &self.tokens,
+            &self.params,
+        ] {
             buffer.destroy();
         }
     }
