@@ -16,6 +16,7 @@ import { wasmHeaps } from "../browser/wasm-memory.js";
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
 import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
+import { createGpuDecoder } from "./decode-gpu.js";
 import { createMemorySampler } from "./memory.js";
 import { createReporter } from "./server.js";
 import { createSchedule } from "./schedules.js";
@@ -142,7 +143,14 @@ async function run() {
 			sessionMs.decoder = created.createMs;
 			placement.decoder = created.placementLines;
 			const shape = checkDecoder(owned.decoder, capability, decoderEntry, config.maxTokens);
-			decode = createDecoder(owned.decoder, { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos }, owned.waiter);
+			const spec = { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos };
+			// choose=gpu: the choice as a shader on the logits' buffer, `sync` steps per readback.
+			if (config.choose === "gpu") {
+				const chooser = decoderOnly ? null : await core.GpuTokenChooser.create(owned.device, vocabulary, { bos: manifest.tokens.bos });
+				decode = createGpuDecoder(owned.decoder, spec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1 });
+			} else {
+				decode = createDecoder(owned.decoder, spec, owned.waiter);
+			}
 			await memory.sample("decoder-session-ready");
 		},
 		profileVision: config.profile === "ops" ? () => endProfile(owned.vision, placement.vision) : null,

@@ -26,6 +26,8 @@ pub use crate::sweep_grid::{expand_sweep, expand_sweep_from};
 pub const DEFAULT_CASES: &str = "hayai13";
 pub const DEFAULT_MANIFEST: &str = "/models/manifest.json";
 pub const MAX_TOKENS_LIMIT: u32 = 128;
+/// The GPU chooser keeps this many chosen ids per sequence for one readback.
+pub const MAX_SYNC_STEPS: u32 = 64;
 const CASES_NAME_MAX_LEN: usize = 64;
 
 parameters! {
@@ -61,7 +63,18 @@ parameters! {
     repeat: u32 = 1, "repeat", 1..=100, "every case this many times";
     profile: Profile = Profile::Off, "profile", OneOf,
         "ops = per-operator GPU time and the nodes placed off the WebGPU device";
+    choose: Choose = Choose::Cpu, "choose", OneOf,
+        "token choice: cpu = the core's TokenChooser on logits read back every step, gpu = the \
+         same choice as a WGSL shader on the logits' GPU buffer (www/decode-gpu.js)";
+    /// Decode steps queued per readback of their chosen ids (`choose=gpu` only).
+    sync: u32 = 1, "sync", 1..=MAX_SYNC_STEPS,
+        "with choose=gpu: decode steps queued before one readback of their chosen ids";
 }
+
+/// Parameters left out of the JSON form while at their default, so that the `config` of a
+/// record written before they existed reads and writes back unchanged (as the short query
+/// leaves every default out). The query strings still list them.
+pub const OMITTED_AT_DEFAULT: [&str; 2] = ["choose", "sync"];
 
 choice! {
     /// Which vision encoder: `121` int4 MatMulNBits weights, `242` fp16.
@@ -115,6 +128,12 @@ choice! {
     Profile { Off = "none", Ops = "ops" }
 }
 
+choice! {
+    /// `cpu`: the core's `TokenChooser` on logits read back every step; `gpu`: the same
+    /// choice in a WGSL shader (`gpu_choose`), its ids read back every `sync` steps.
+    Choose { Cpu = "cpu", Gpu = "gpu" }
+}
+
 pub(crate) fn unknown_parameter(name: &str) -> CoreError {
     CoreError::UnknownParameter {
         name: name.to_owned(),
@@ -131,6 +150,23 @@ pub(crate) fn parameter_index(name: &str) -> Result<usize> {
 }
 
 impl Config {
+    /// The rules between parameters, which no single value breaks: `sync` above 1 queues
+    /// steps on the GPU, which only the GPU chooser can do (the CPU one reads every step's
+    /// logits back before the next step can start).
+    pub fn check_combination(&self) -> Result<()> {
+        if self.sync > 1 && self.choose == Choose::Cpu {
+            return Err(CoreError::InvalidConfig {
+                field: "sync".to_owned(),
+                message: format!(
+                    "sync={} needs choose=gpu: with choose=cpu every step reads its logits \
+                     back before the next one starts; give choose=gpu, or leave sync at 1",
+                    self.sync
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The query string (without `?`) that [`parse_query`] turns back into this config.
     /// Parameters at their default are left out, so the default config is `""`; the others
     /// come in [`PARAMETER_NAMES`] order, encoded as `URLSearchParams` does.
@@ -179,6 +215,7 @@ pub fn parse_query(query: &str) -> Result<Config> {
         }
         config.set(&name, &value)?;
     }
+    config.check_combination()?;
     Ok(config)
 }
 
@@ -273,6 +310,7 @@ impl<'de> Deserialize<'de> for Config {
                         .set_on(&mut config, &name)
                         .map_err(de::Error::custom)?;
                 }
+                config.check_combination().map_err(de::Error::custom)?;
                 Ok(config)
             }
         }

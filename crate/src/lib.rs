@@ -1,12 +1,15 @@
 //! `ocr-bench-core`: the benchmark's pure logic, shared by the page (through wasm) and the
 //! runner (as an rlib). The modules hold the logic and never import wasm-bindgen; this file is
 //! the JavaScript boundary only: it converts arguments, calls a module, converts the result.
+//! The one browser layer beside it is `gpu_choose`'s WebGPU half (`GpuTokenChooser`), which
+//! drives the page's GPU device through web-sys and is built for the browser target only.
 
 pub mod box_reduce;
 pub mod build_summary;
 pub mod choose;
 pub mod config;
 pub mod error;
+pub mod gpu_choose;
 pub mod lanczos;
 pub mod latency;
 pub mod preprocess;
@@ -47,6 +50,7 @@ export type Scope = "full" | "decoder";
 export type Weights = "embedded" | "external";
 export type Poll = "none" | "kick";
 export type Profile = "none" | "ops";
+export type Choose = "cpu" | "gpu";
 
 export interface Config {
     tier: Tier;
@@ -72,6 +76,10 @@ export interface Config {
     repeat: number;
     /** "ops": per-operator GPU time and the nodes placed off the WebGPU device. */
     profile: Profile;
+    /** Token choice: the core's TokenChooser on the CPU, or GpuTokenChooser's shader; absent at the default "cpu". */
+    choose?: Choose;
+    /** With choose = "gpu": decode steps queued per readback of their ids, 1..=64; absent at the default 1. */
+    sync?: number;
 }
 
 export interface ParameterDescription {

@@ -703,7 +703,23 @@ fn chromium_default_configuration() {
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_default_configuration() {
-    check_finished(&run("firefox", DEFAULT));
+    let cpu = run("firefox", DEFAULT);
+    check_finished(&cpu);
+    // The GPU chooser with steps queued per readback must decode the same tokens.
+    let gpu = run("firefox", "choose=gpu&sync=4");
+    check_finished(&gpu);
+    let (cpu_cases, gpu_cases) = (case_results(&cpu), case_results(&gpu));
+    assert_eq!(cpu_cases.len(), gpu_cases.len(), "choose=gpu: the cases");
+    assert!(!cpu_cases.is_empty(), "no cases");
+    for (left, right) in cpu_cases.iter().zip(&gpu_cases) {
+        assert_eq!(left["id"], right["id"], "choose=gpu: the cases in order");
+        assert_eq!(
+            token_ids(left),
+            token_ids(right),
+            "case {}: the tokens of choose=cpu and choose=gpu&sync=4 differ",
+            left["id"]
+        );
+    }
 }
 
 /// The queue kick in both realms of the staged schedule (the vision worker's too) and a

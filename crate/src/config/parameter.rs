@@ -220,12 +220,13 @@ macro_rules! parameters {
                 }
             }
 
-            /// Checks every field against its rule (a `Config` can be built field by field).
+            /// Checks every field against its rule (a `Config` can be built field by field), then
+            /// the rules between fields ([`Config::check_combination`]).
             pub fn validate(&self) -> $crate::error::Result<()> {
                 $($crate::config::parameter::parse_value::<$ty>(
                     $name, &$rule, &$crate::config::ParameterValue::to_query(&self.$field),
                 )?;)+
-                Ok(())
+                self.check_combination()
             }
 
             /// How the parameter's values are written.
@@ -240,8 +241,17 @@ macro_rules! parameters {
         impl ::serde::Serialize for Config {
             fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
                 use ::serde::ser::SerializeStruct;
+                let defaults = Config::default();
                 let mut fields = s.serialize_struct("Config", PARAMETER_NAMES.len())?;
-                $(fields.serialize_field($name, &self.$field)?;)+
+                $(
+                    if $crate::config::OMITTED_AT_DEFAULT.contains(&$name)
+                        && self.$field == defaults.$field
+                    {
+                        fields.skip_field($name)?;
+                    } else {
+                        fields.serialize_field($name, &self.$field)?;
+                    }
+                )+
                 fields.end()
             }
         }

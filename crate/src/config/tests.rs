@@ -20,6 +20,8 @@ fn empty_query_is_the_seed_default() {
     assert_eq!(c.warmup, 0);
     assert_eq!(c.repeat, 1);
     assert_eq!(c.profile, Profile::Off);
+    assert_eq!(c.choose, Choose::Cpu);
+    assert_eq!(c.sync, 1);
     assert_eq!(parse_query("?").unwrap(), Config::default());
     assert_eq!(c.to_query(), "");
 }
@@ -104,9 +106,11 @@ fn full_query_lists_everything_and_parses_back() {
     let c = Config::default();
     let q = c.to_full_query();
     assert!(q.starts_with("tier=121&memory=lean"), "{q}");
-    // The seed's ten first, then the additive five at the end of the order.
+    // The seed's ten first, then the additive seven at the end of the order.
     assert!(
-        q.ends_with("maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none"),
+        q.ends_with(
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1"
+        ),
         "{q}"
     );
     assert_eq!(parse_query(&q).unwrap(), c);
@@ -178,6 +182,56 @@ fn parses_the_added_parameters() {
         "tier=242&maxTokens=8"
     );
     assert_eq!(parse_query("warmup=32&repeat=100").unwrap().repeat, 100);
+}
+
+#[test]
+fn choose_and_sync() {
+    let c = parse_query("choose=gpu&sync=4").unwrap();
+    assert_eq!((c.choose, c.sync), (Choose::Gpu, 4));
+    assert_eq!(c.to_query(), "choose=gpu&sync=4");
+    assert_eq!(parse_query("choose=gpu&sync=64").unwrap().sync, 64);
+    assert_eq!(parse_query("choose=gpu").unwrap().sync, 1);
+    assert_eq!(parse_query("choose=cpu&sync=1").unwrap(), Config::default());
+    for (query, allowed) in [
+        ("choose=GPU", "cpu, gpu"),
+        ("choose=gpu&sync=0", "1..=64"),
+        ("choose=gpu&sync=65", "1..=64"),
+        ("choose=gpu&sync=+4", "1..=64"),
+    ] {
+        let err = parse_query(query).unwrap_err().to_string();
+        assert!(err.contains(allowed), "{query}: {err}");
+    }
+}
+
+#[test]
+fn sync_above_one_needs_the_gpu_chooser() {
+    for query in ["sync=4", "choose=cpu&sync=2", "sync=64&choose=cpu"] {
+        let err = parse_query(query).unwrap_err().to_string();
+        assert!(
+            err.contains("`sync`") && err.contains("needs choose=gpu"),
+            "{query}: {err}"
+        );
+    }
+    let err = serde_json::from_str::<Config>(r#"{"sync": 3}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs choose=gpu"), "{err}");
+    let by_hand = Config {
+        sync: 8,
+        ..Config::default()
+    };
+    assert!(by_hand
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("sync=8 needs choose=gpu"));
+    let gpu: Config = serde_json::from_str(r#"{"choose": "gpu", "sync": 8}"#).unwrap();
+    assert_eq!(gpu.validate(), Ok(()));
+    let json = serde_json::to_value(&gpu).unwrap();
+    assert_eq!(
+        (json["choose"].as_str(), json["sync"].as_u64()),
+        (Some("gpu"), Some(8))
+    );
 }
 
 #[test]
@@ -370,12 +424,14 @@ fn any_config() -> impl Strategy<Value = Config> {
             1u32..=100,
             prop::sample::select(Profile::ALL),
         ),
+        (prop::sample::select(Choose::ALL), 1u32..=MAX_SYNC_STEPS),
     )
         .prop_map(
             |(
                 (tier, memory, loader, schedule, decoder),
                 (scope, cases, manifest, weights, max_tokens),
                 (poll, kick_ms, warmup, repeat, profile),
+                (choose, sync),
             )| Config {
                 tier,
                 memory,
@@ -392,6 +448,9 @@ fn any_config() -> impl Strategy<Value = Config> {
                 warmup,
                 repeat,
                 profile,
+                choose,
+                // sync above 1 is refused with choose=cpu (check_combination).
+                sync: if choose == Choose::Gpu { sync } else { 1 },
             },
         )
 }

@@ -1,0 +1,158 @@
+// The decode loop of choose=gpu: the model contract's prefill and steps as in
+// decode.js, but the token choice runs on the GPU (the core's GpuTokenChooser,
+// crate/src/gpu_choose/) straight from the logits' gpu-buffer, and each step's
+// token_ids and position_ids are GPU buffers too, so no step waits for a
+// readback. `sync` steps are queued, then one mapAsync reads their chosen ids:
+// EOS is looked for there, and the steps queued after it are discarded (not
+// counted, not in the probe; their time stays in decodeMs).
+//
+// The decode probe, kept comparable with decode.js (docs/benchmark-protocol.md,
+// "choose=gpu"): submitMs is each step's run() returning, as there; chooseMs is
+// the time to queue the choice (encode and submit the dispatch: the GPU runs it
+// with the step); syncMs is the readback wait, all of it on the last kept step
+// of its batch and 0 on the others, so a step's submit + sync + choose still add
+// up to the decode time. The prefill's id is read back on its own
+// (prefillSyncMs), so the first token is known as early as with the CPU loop.
+import { ort } from "../browser/ort.js";
+
+/**
+ * session, spec, waiter: as createDecoder (decode.js). device: the GPUDevice the
+ * session runs on. chooser: a GpuTokenChooser of one sequence on that device,
+ * or null with forcedToken (scope=decoder: every token forced). sync: steps
+ * queued per readback, 1..=64.
+ */
+export function createGpuDecoder(session, spec, waiter, { device, chooser, forcedToken = null, sync }) {
+	const presentNames = [];
+	for (let layer = 0; layer < spec.layers; layer += 1) presentNames.push(`present_k${layer}`, `present_v${layer}`);
+	const int32 = (values, dims) => new ort.Tensor("int32", Int32Array.from(values), dims);
+	const emptyCache = () => spec.fixedKv
+		? new ort.Tensor("float32", new Float32Array(spec.kvHeads * spec.kvSlots * spec.headDim), [1, spec.kvHeads, spec.kvSlots, spec.headDim])
+		: new ort.Tensor("float32", new Float32Array(0), [1, spec.kvHeads, 0, spec.headDim]);
+	const pastLength = (length) => new ort.Tensor("int64", BigInt64Array.of(BigInt(length)), [1]);
+	const disposeOutputs = (outputs) => {
+		outputs?.logits?.dispose();
+		for (const name of presentNames) outputs?.[name]?.dispose();
+	};
+	const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+	// One id buffer per position, written once (a queue write, not a readback);
+	// 16 bytes, the granule onnxruntime-web sizes its own buffers in.
+	const positionTensors = [];
+	const positionTensor = (position) => {
+		if (!positionTensors[position]) {
+			const buffer = device.createBuffer({ label: `position ${position}`, size: 16, usage });
+			device.queue.writeBuffer(buffer, 0, Int32Array.of(position));
+			positionTensors[position] = ort.Tensor.fromGpuBuffer(buffer, { dataType: "int32", dims: [1, 1] });
+		}
+		return positionTensors[position];
+	};
+	let tokenBuffer = chooser?.tokenBuffer;
+	if (!chooser) {
+		tokenBuffer = device.createBuffer({ label: "forced token", size: 16, usage });
+		device.queue.writeBuffer(tokenBuffer, 0, Int32Array.of(forcedToken));
+	}
+	const tokenTensor = ort.Tensor.fromGpuBuffer(tokenBuffer, { dataType: "int32", dims: [1, 1] });
+	// What the chooser reads back for a step without a candidate (GpuTokenChooser.NO_CANDIDATE).
+	const NO_CANDIDATE = chooser ? chooser.constructor.NO_CANDIDATE : null;
+	const noCandidate = (step) => new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or blocked (the GPU chooser's readback marked it).`);
+
+	/** Queues the choice from a step's logits; returns the time it took to queue. */
+	const choose = (outputs) => {
+		const started = performance.now();
+		if (chooser) chooser.choose(outputs.logits.gpuBuffer);
+		const ms = performance.now() - started;
+		// The dispatch is submitted: the logits buffer may go back to ORT's pool.
+		outputs.logits.dispose();
+		outputs.logits = null;
+		return ms;
+	};
+	/** The last `count` chosen ids, on the CPU. */
+	const readIds = async (count, knownIds) => (chooser ? Array.from(await waiter.wait(() => chooser.readChosen(count))) : (await waiter.wait(() => device.queue.onSubmittedWorkDone()), knownIds(count)));
+	const forcedIds = (count) => new Array(count).fill(forcedToken);
+
+	/**
+	 * visionEmbeds: a [1,V,hidden] tensor (disposed here). Returns what decode.js
+	 * returns: the tokens, the seed's times and the probe.
+	 */
+	return async function decode(visionEmbeds, { maxTokens }) {
+		const started = performance.now();
+		chooser?.reset();
+		const prefillFeeds = {
+			vision_embeds: visionEmbeds,
+			token_ids: int32([spec.bos], [1, 1]),
+			position_ids: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
+		};
+		for (const name of presentNames) prefillFeeds[name.replace("present_", "past_")] = emptyCache();
+		if (spec.fixedKv) prefillFeeds.past_length = pastLength(0);
+		let outputs;
+		try {
+			outputs = await waiter.wait(() => session.run(prefillFeeds));
+		} finally {
+			for (const tensor of Object.values(prefillFeeds)) tensor.dispose();
+		}
+		const prefillSubmitMs = performance.now() - started;
+		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [] };
+		const tokens = [];
+		let decodeSteps = 0;
+		let decodeStarted = performance.now();
+		try {
+			probe.chooseMs.push(choose(outputs));
+			const syncStarted = performance.now();
+			const [first] = await readIds(1, forcedIds);
+			probe.prefillSyncMs = performance.now() - syncStarted;
+			decodeStarted = performance.now();
+			if (first === NO_CANDIDATE) throw noCandidate(0);
+			let ended = first === spec.eos;
+			if (!ended) tokens.push(first);
+			while (!ended && tokens.length < maxTokens) {
+				// Each step makes one token: never queue more than maxTokens allows.
+				const batch = Math.min(sync, maxTokens - tokens.length);
+				const times = [];
+				for (let index = 0; index < batch; index += 1) {
+					const position = spec.visionTokens + 1 + decodeSteps + index;
+					const feeds = {
+						vision_embeds: new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]),
+						token_ids: tokenTensor,
+						position_ids: positionTensor(position),
+					};
+					if (spec.fixedKv) feeds.past_length = pastLength(position);
+					for (const name of presentNames) feeds[name.replace("present_", "past_")] = outputs[name];
+					const stepStarted = performance.now();
+					let stepped;
+					try {
+						stepped = await waiter.wait(() => session.run(feeds));
+					} finally {
+						feeds.vision_embeds.dispose();
+						feeds.past_length?.dispose();
+					}
+					const submitMs = performance.now() - stepStarted;
+					disposeOutputs(outputs);
+					outputs = stepped;
+					times.push({ submitMs, chooseMs: choose(stepped) });
+				}
+				const syncStarted = performance.now();
+				const ids = await readIds(batch, forcedIds);
+				const syncMs = performance.now() - syncStarted;
+				let kept = 0;
+				for (const id of ids) {
+					kept += 1;
+					if (id === NO_CANDIDATE) throw noCandidate(decodeSteps + kept);
+					if (id === spec.eos) {
+						ended = true;
+						break;
+					}
+					tokens.push(id);
+				}
+				for (const [index, time] of times.slice(0, kept).entries()) {
+					probe.submitMs.push(time.submitMs);
+					probe.syncMs.push(index === kept - 1 ? syncMs : 0);
+					probe.chooseMs.push(time.chooseMs);
+				}
+				decodeSteps += kept;
+			}
+		} finally {
+			disposeOutputs(outputs);
+		}
+		const now = performance.now();
+		return { tokens, decodeSteps, prefillMs: probe.prefillSubmitMs + probe.prefillSyncMs, decodeMs: now - decodeStarted, decodeTotalMs: now - started, probe };
+	};
+}
