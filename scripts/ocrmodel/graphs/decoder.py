@@ -201,12 +201,21 @@ class _DecoderGraph:
                                        hint="keep.or"), b.const([1])], hint="keep")
         return allowed, placement, keep
 
-    def gqa_lengths(self, position_ids: str) -> tuple[str, str]:
-        """GroupQueryAttention's (seqlens_k [1], total_sequence_length [1]), int32, from the last
-        position id, which the contract makes the last cache slot: total length - 1."""
+    def gqa_lengths(self, position_ids: str, past_k: str) -> tuple[str, str]:
+        """GroupQueryAttention's (seqlens_k [1], total_sequence_length [1]), int32.
+
+        total_sequence_length is a CPU input of the WebGPU kernel (InputMemoryType CPU for input
+        6 in onnxruntime/contrib_ops/webgpu/bert/group_query_attention.cc). Computed from the
+        last position id on the GPU it cost a MemcpyToHost, a GPU->CPU wait, per call
+        (profile=ops, Firefox); from the shapes of past_k0 and position_ids (Shape reads no
+        tensor data) it stays on the CPU without waiting on the GPU. seqlens_k = total - 1 is a
+        GPU input, the last position id (the contract makes positions cache slots)."""
         b = self.b
+        past = b.op("Shape", [past_k], hint="gqa.past_len", start=2, end=3)
+        new = b.op("Shape", [position_ids], hint="gqa.new_len", start=1, end=2)
+        total = b.op("Cast", [b.op("Add", [past, new], hint="gqa.total64")], hint="gqa.total", to=INT32)
         last_position = b.op("Gather", [position_ids, b.const(-1, np.int32)], hint="gqa.last_pos", axis=1)
-        return last_position, b.op("Add", [last_position, b.const([1], np.int32)], hint="gqa.total")
+        return last_position, total
 
     def attention(self, layer: int, q: str, k: str, v: str, past: tuple[str, str], masking: dict) -> tuple[str, str, str]:
         """(context [1, S, 512], present_k, present_v) for one block; q, k, v as split, [1, S, *]."""
@@ -286,7 +295,7 @@ class _DecoderGraph:
 
         masking: dict = {"rope": (cos, sin, rotation), "position_ids": position_ids, "allowed": None}
         if variant.attention == "gqa":
-            masking["gqa"] = self.gqa_lengths(position_ids)
+            masking["gqa"] = self.gqa_lengths(position_ids, pasts[0][0])
         elif not variant.gpu_only:
             masking["allowed"], masking["placement"], masking["keep"] = self.seed_slots(x, pasts, past_length)
         masking["masked"] = b.const(MASKED_SCORE, np.float32)
