@@ -7,8 +7,8 @@ says why): what they store, which nodes they use, and that they read like baseli
   every weight at its nearest code, within scale / 2 (plus 1e-5 of a step for float32
   rounding); the embedding lookup reads the head's own B (one tensor in the file).
 - Nodes: none of those the WebGPU EP ran on the CPU in the seed's graphs (int64 Range, Tile,
-  Squeeze, LessOrEqual; an int8 Gather), no Shape (gqa: only for the lengths below), no Gemm with transB and no Transpose of a
-  weight; every Gather index is int32.
+  Squeeze, LessOrEqual; an int8 Gather), no Shape (gqa: only for its lengths), no Gemm with
+  transB and no Transpose of a weight; every Gather index is int32.
 - Reading like baseline (onnxruntime CPU, hayai13 case 01 through the reference vision tower):
   greedy tokens equal to baseline's for LOOP_TOKENS tokens. The nbits files compute with other
   weights, so for them the tokens, not the logits, are what must agree (seen with the trained

@@ -17,8 +17,9 @@ with a Memcpy on each side), each a GPU->CPU->GPU round trip per step:
 - the embedding row comes from a kernel the EP registers for the stored type: a float32 Gather
   of one column of the dequantized pre-transposed head, or com.microsoft GatherBlockQuantized
   over the head's MatMulNBits blocks (registered, with MatMulNBits and GroupQueryAttention, in
-  onnxruntime/contrib_ops/webgpu/webgpu_contrib_kernels.cc; the WebGPU Gather kernel,
-  onnxruntime/core/providers/webgpu/tensor/gather.cc, is registered for float data);
+  onnxruntime/contrib_ops/webgpu/webgpu_contrib_kernels.cc; the float Gather is
+  onnxruntime/core/providers/webgpu/tensor/gather.cc); profile=ops in Firefox placed every
+  node of gpu-gather and nbits-* on the WebGPU EP;
 - the causal mask compares float key counts (a CumSum of ones as long as the cache) with the
   float query positions from position_ids, which the contract makes equal to cache slots;
 - indices are int32 constants; int64 appears only as constant shape/axes inputs that the EP's
@@ -69,19 +70,18 @@ class _DecoderGraph:
                            hint=name)
             return b.op("Cast", [product], hint=name + ".out32", to=FLOAT)
         if precision.startswith("nbits"):
-            return self.matmul_nbits(x, weight_out_in, name, int(precision.removeprefix("nbits")))[0]
+            return self.matmul_nbits(x, weight_out_in, name, int(precision.removeprefix("nbits")))
         raise ValueError(f"{name}: unknown precision {precision!r}")
 
-    def matmul_nbits(self, x: str, weight_out_in: np.ndarray, name: str, bits: int) -> tuple[str, str, str]:
-        """x @ weight.T as weight-only MatMulNBits; returns (output, B, scales)."""
+    def matmul_nbits(self, x: str, weight_out_in: np.ndarray, name: str, bits: int) -> str:
+        """x @ weight.T as weight-only MatMulNBits."""
         b = self.b
         packed, scales = nbits.quantize_blocks(weight_out_in, bits, NBITS_BLOCK_SIZE)
         n, k = weight_out_in.shape
         packed_name = b.initializer(f"{name}.nbits{bits}", packed)
         scales_name = b.initializer(f"{name}.nbits_scale", scales)
-        output = b.op("MatMulNBits", [x, packed_name, scales_name], hint=name, domain=MS_DOMAIN, K=k, N=n, bits=bits,
-                      block_size=NBITS_BLOCK_SIZE)
-        return output, packed_name, scales_name
+        return b.op("MatMulNBits", [x, packed_name, scales_name], hint=name, domain=MS_DOMAIN, K=k, N=n, bits=bits,
+                    block_size=NBITS_BLOCK_SIZE)
 
     def seed_embedding(self, token_ids: str) -> tuple[str, object]:
         """The seed's int8 rows with one scale per token; the tied head (Gemm transB=1) needs the
@@ -217,7 +217,8 @@ class _DecoderGraph:
         last_position = b.op("Gather", [position_ids, b.const(-1, np.int32)], hint="gqa.last_pos", axis=1)
         return last_position, total
 
-    def attention(self, layer: int, q: str, k: str, v: str, past: tuple[str, str], masking: dict) -> tuple[str, str, str]:
+    def attention(self, layer: int, q: str, k: str, v: str, past: tuple[str, str],
+                  masking: dict) -> tuple[str, str, str]:
         """(context [1, S, 512], present_k, present_v) for one block; q, k, v as split, [1, S, *]."""
         b, variant = self.b, self.variant
         cos, sin, rotation = masking["rope"]
