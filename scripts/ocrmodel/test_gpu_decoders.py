@@ -15,7 +15,9 @@ says why): what they store, which nodes they use, and that they read like baseli
   checkpoint: logits within 0.15 of baseline's for nbits-int8 and 2.6 for nbits-int4, tokens
   the same, and the same on all 13 hayai13 cases with compare_onnx.py); gpu-gather and gqa
   compute with baseline's int8 values and stay within SAME_WEIGHTS_ATOL of its logits (seen:
-  0 for gpu-gather, 1.5e-5 for gqa).
+  0 for gpu-gather, 1.5e-5 for gqa). With synthetic weights (OCRMODEL_TEST_SYNTHETIC=1) the
+  near ties of untrained logits let nbits-int4 choose other tokens, so there it is fed
+  baseline's tokens and held to NBITS4_SYNTHETIC_ATOL instead.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ STEP_SLACK = 1e-5
 SCALE_RTOL = 1e-6
 LOOP_TOKENS = 12
 SAME_WEIGHTS_ATOL = 1e-4
+NBITS4_SYNTHETIC_ATOL = 2.6  # 2x the 1.31 seen with synthetic seed 0 (logit std about 1.1)
 # Ops with at least one seed node the WebGPU EP placed on the CPU (profile=ops on an H200).
 SEED_CPU_OPS = {"Range", "Tile", "Squeeze", "Shape"}
 
@@ -235,9 +238,23 @@ def baseline_run(build, vision_embeds) -> tuple[list[int], list[np.ndarray]]:
     return recorded_loop(build.embedded(decoder_variant("baseline").file), vision_embeds)
 
 
+def teacher_forced(path: Path, vision_embeds: np.ndarray, tokens: list[int]) -> list[np.ndarray]:
+    """A file's logits at prefill and at each step fed the given tokens."""
+    decoder = OnnxDecoder(session(path), fixed_kv=False)
+    return [decoder.prefill(vision_embeds)] + [decoder.step(token, i) for i, token in enumerate(tokens[:-1])]
+
+
 @pytest.mark.parametrize("variant", GPU_VARIANTS, ids=GPU_IDS)
 def test_greedy_tokens_equal_baselines(build, variant, vision_embeds, baseline_run):
     expected_tokens, expected_logits = baseline_run
+    if variant.linear_format == "nbits4" and build.info["weightsSource"]["kind"] == "synthetic":
+        # Untrained weights leave near ties that 4-bit weights reorder; fed baseline's tokens,
+        # the logits must still stay near baseline's.
+        logits = teacher_forced(build.embedded(variant.file), vision_embeds, expected_tokens)
+        worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
+        print(f"{variant.name} (synthetic weights, baseline's tokens): max |logit difference| {worst:.3f}")
+        assert worst <= NBITS4_SYNTHETIC_ATOL
+        return
     tokens, logits = recorded_loop(build.embedded(variant.file), vision_embeds)
     assert len(tokens) >= 8 and tokens == expected_tokens
     worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
