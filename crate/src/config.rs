@@ -103,6 +103,10 @@ choice! {
         GatherOpt = "gather-opt",
         Fp16Matmul = "fp16-matmul",
         FixedKv = "fixed-kv",
+        GpuGather = "gpu-gather",
+        NbitsInt8 = "nbits-int8",
+        NbitsInt4 = "nbits-int4",
+        Gqa = "gqa",
     }
 }
 

@@ -40,7 +40,7 @@ DEFAULT_SYNTHETIC_SEED = 0
 EXTERNAL_THRESHOLD_BYTES = 1024
 # Files whose content decides what a build produces: a build-info with another digest is stale.
 BUILDER_SOURCES = ("spec.py", "weights.py", "quantize.py", "variants.py", "manifest.py", "build_models.py",
-                   "graphs/builder.py", "graphs/decoder.py", "graphs/vision.py")
+                   "graphs/builder.py", "graphs/decoder.py", "graphs/nbits.py", "graphs/vision.py")
 
 
 def builder_digest() -> str:

@@ -33,6 +33,7 @@ import pytest
 from ocrmodel import reference, spec
 from ocrmodel.conftest import decoder_weights_from_file, session, vision_weights_from_file
 from ocrmodel.decode import OnnxDecoder, ReferenceDecoder
+from ocrmodel.test_gpu_decoders import gpu_decoder_weights_from_file
 from ocrmodel.variants import DECODER_VARIANTS, vision_variant
 
 DECODER_LOGITS_ATOL = 1e-4
@@ -70,7 +71,8 @@ def vision_embeds(build, hayai_case) -> np.ndarray:
 def test_decoder_matches_reference(build, variant, vision_embeds, hayai_case):
     path = build.embedded(variant.file)
     onnx_decoder = OnnxDecoder(session(path), variant.fixed_kv)
-    reference_decoder = ReferenceDecoder(decoder_weights_from_file(path))
+    read = decoder_weights_from_file if variant.head == "tied-gemm" else gpu_decoder_weights_from_file
+    reference_decoder = ReferenceDecoder(read(path))
     for label, call in decoder_calls(vision_embeds, hayai_case.pytorch_tokens):
         np.testing.assert_allclose(call(onnx_decoder), call(reference_decoder), rtol=0, atol=DECODER_LOGITS_ATOL,
                                    err_msg=f"{variant.name} {label}: logits")

@@ -68,7 +68,11 @@ def checkpoint_codes(build, name: str) -> np.ndarray | None:
         return stored[name].reshape(stored[name].shape[0], -1)
 
 
-@pytest.mark.parametrize("variant", DECODER_VARIANTS, ids=[v.name for v in DECODER_VARIANTS])
+# The seed's storage; test_gpu_decoders.py checks the pre-transposed and MatMulNBits tables.
+SEED_FORMAT = [v for v in DECODER_VARIANTS if v.head == "tied-gemm"]
+
+
+@pytest.mark.parametrize("variant", SEED_FORMAT, ids=[v.name for v in SEED_FORMAT])
 def test_decoder_stores_its_weights_as_its_format_defines(build, truth, variant):
     tensors = stored_tensors(build.embedded(variant.file))
     w = truth

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import spec
+from .graphs import nbits
 from .quantize import fp16_roundtrip, int8_roundtrip
 
 
@@ -33,15 +34,35 @@ class DecoderVariant:
     fixed_kv: bool
     description: str
     requires: tuple[str, ...]
+    # The seed's four keep the defaults, so their graphs are built exactly as before.
+    # "int8": per-output-channel int8 QDQ; "nbits8" / "nbits4": weight-only com.microsoft
+    # MatMulNBits, symmetric blocks of NBITS_BLOCK_SIZE along K.
+    linear_format: str = "int8"
+    # "tied-gemm": Gemm transB=1 against the [vocabulary, hidden] embedding (the seed's);
+    # "pre-transposed": the tied table stored once as [hidden, vocabulary] (int8, one scale per
+    # vocabulary column) and used by a plain MatMul; "nbits": a MatMulNBits over the table's
+    # blocks (its B operand is [vocabulary, hidden] blocks by definition: no Transpose either).
+    head: str = "tied-gemm"
+    # True: every node of a step has a WebGPU kernel for its types (no int64 Range/Tile/
+    # LessOrEqual/Squeeze, int32 indices), see graphs/decoder.py.
+    gpu_only: bool = False
+    # "matmul": attention written out as MatMul/Softmax; "gqa": com.microsoft GroupQueryAttention.
+    attention: str = "matmul"
 
     def layer_precision(self, layer: int) -> str:
-        return "fp16" if layer in self.fp16_layers else "int8"
+        return "fp16" if layer in self.fp16_layers else self.linear_format
+
+    @property
+    def uses_ms_domain(self) -> bool:
+        return self.linear_format.startswith("nbits") or self.attention == "gqa"
 
 
 # Block size 32: the quantizer's smallest common choice; every K here (384, 1536) divides by it,
 # and a smaller block keeps the int4 error of these small matrices low at a cost of one fp32
 # scale per 32 weights (4.5 bits per weight in all).
 INT4_BLOCK_SIZE = 32
+# The decoder's MatMulNBits variants use the vision int4 tier's block for both bit widths.
+NBITS_BLOCK_SIZE = INT4_BLOCK_SIZE
 
 VISION_VARIANTS: tuple[VisionVariant, ...] = (
     VisionVariant("121", "vision_int4.onnx", "int4",
@@ -63,6 +84,22 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
                    "Gather-before-DQ embedding", ("shader-f16",)),
     DecoderVariant("fixed-kv", "decoder_gather_dq_fixed_kv_int8.onnx", "gather-first", (), True,
                    f"complete INT8-QDQ Gather-before-DQ with fixed {spec.KV_SLOTS}-slot KV I/O and past_length", ()),
+    DecoderVariant("gpu-gather", "decoder_gpu_gather_int8.onnx", "gather-head-column", (), False,
+                   "INT8-QDQ with every step node on WebGPU: float32 Gather of the token's column of the "
+                   "dequantized pre-transposed [hidden, vocabulary] head, mask from position_ids in float, "
+                   "int32 indices", (), head="pre-transposed", gpu_only=True),
+    DecoderVariant("nbits-int8", "decoder_matmulnbits_int8.onnx", "gather-block-quantized", (), False,
+                   f"weight-only 8-bit MatMulNBits (block {INT4_BLOCK_SIZE}) for every linear and the tied head, "
+                   "GatherBlockQuantized embedding over the head's blocks, gpu-gather structure", (),
+                   linear_format="nbits8", head="nbits", gpu_only=True),
+    DecoderVariant("nbits-int4", "decoder_matmulnbits_int4.onnx", "gather-block-quantized", (), False,
+                   f"weight-only 4-bit MatMulNBits (block {INT4_BLOCK_SIZE}) for every linear and the tied head, "
+                   "GatherBlockQuantized embedding over the head's blocks, gpu-gather structure", (),
+                   linear_format="nbits4", head="nbits", gpu_only=True),
+    DecoderVariant("gqa", "decoder_gqa_int8.onnx", "gather-head-column", (), False,
+                   "gpu-gather with attention as com.microsoft GroupQueryAttention (past/present KV in the "
+                   "contract's [1, kv heads, sequence, 64] layout)", (),
+                   head="pre-transposed", gpu_only=True, attention="gqa"),
 )
 
 DECODER_LINEARS = ("attn.q", "attn.k", "attn.v", "attn.o", "mlp.gate", "mlp.up", "mlp.down")
@@ -84,12 +121,21 @@ def decoder_variant(name: str) -> DecoderVariant:
 
 def stored_decoder_weights(weights: dict[str, np.ndarray], variant: DecoderVariant) -> dict[str, np.ndarray]:
     """The float32 values the variant's file computes with: int8 per-output-channel for the
-    embedding and int8 layers, fp16-rounded for fp16 layers, norms unchanged (kept in fp32)."""
+    embedding and int8 layers (the embedding per token, also when stored pre-transposed),
+    fp16-rounded for fp16 layers, MatMulNBits blocks for nbits layers and their tied table,
+    norms unchanged (kept in fp32). The fused q/k/v and gate/up blocks of 32 never straddle two
+    of the parts (every part's rows are whole rows), so quantising each part alone is the same."""
+    def roundtrip(matrix: np.ndarray, precision: str) -> np.ndarray:
+        if precision == "fp16":
+            return fp16_roundtrip(matrix)
+        if precision == "int8":
+            return int8_roundtrip(matrix)
+        return nbits.roundtrip(matrix, int(precision.removeprefix("nbits")), NBITS_BLOCK_SIZE)
+
     stored = dict(weights)
-    stored["decoder.embed.weight"] = int8_roundtrip(weights["decoder.embed.weight"])
+    stored["decoder.embed.weight"] = roundtrip(weights["decoder.embed.weight"], variant.linear_format)
     for layer in range(spec.LAYERS):
-        roundtrip = fp16_roundtrip if variant.layer_precision(layer) == "fp16" else int8_roundtrip
         for linear in DECODER_LINEARS:
             name = f"decoder.layers.{layer}.{linear}.weight"
-            stored[name] = roundtrip(weights[name])
+            stored[name] = roundtrip(weights[name], variant.layer_precision(layer))
     return stored

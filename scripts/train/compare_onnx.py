@@ -8,7 +8,10 @@ Lanczos3 resize the checkpoint was trained with, while the images here go throug
 ocrmodel.resize, the harness's current resize).
 
     cd scripts && ../.venv/bin/python train/compare_onnx.py --build /tmp/gen --set hayai13 \
-        --vision 121 --decoder baseline gather-opt fp16-matmul fixed-kv
+        --vision 121 --decoder baseline gather-opt fp16-matmul fixed-kv gpu-gather nbits-int8 nbits-int4 gqa
+
+`--decoder` takes any name of ocrmodel.variants.DECODER_VARIANTS (an unknown one is refused
+with the list).
 
 `--limit N` reads only the first N cases (test_compare_onnx.py runs 3 of hayai13).
 """

@@ -9,6 +9,21 @@ decode step in MatMul, 0.8 s in DequantizeLinear and 1.3 s in the output project
 - the tied head is one Gemm with transB=1 against the dequantized embedding, which baseline
   also feeds to its Gather: no Transpose of the 14630 x 512 table per step;
 - only the last position goes through the final norm and the head.
+
+The `gpu_only` variants (gpu-gather, nbits-*, gqa) also avoid every node that onnxruntime-web
+1.30's WebGPU EP ran on the CPU in the four above (profile=ops on an H200: Add, LessOrEqual,
+Range, Squeeze, Tile, Unsqueeze over int64 cache bookkeeping, 11 nodes, and the int8 Gather
+with a Memcpy on each side), each a GPU->CPU->GPU round trip per step:
+- the embedding row comes from a kernel the EP registers for the stored type: a float32 Gather
+  of one column of the dequantized pre-transposed head, or com.microsoft GatherBlockQuantized
+  over the head's MatMulNBits blocks (registered, with MatMulNBits and GroupQueryAttention, in
+  onnxruntime/contrib_ops/webgpu/webgpu_contrib_kernels.cc; the float Gather is
+  onnxruntime/core/providers/webgpu/tensor/gather.cc); profile=ops in Firefox placed every
+  node of gpu-gather and nbits-* on the WebGPU EP;
+- the causal mask compares float key counts (a CumSum of ones as long as the cache) with the
+  float query positions from position_ids, which the contract makes equal to cache slots;
+- indices are int32 constants; int64 appears only as constant shape/axes inputs that the EP's
+  kernels read on the CPU from initializers (no per-step copy).
 """
 
 from __future__ import annotations
@@ -18,8 +33,9 @@ import onnx
 
 from .. import spec
 from ..quantize import int8_per_row
-from ..variants import DecoderVariant
-from .builder import FLOAT, FLOAT16, INT32, INT64, GraphBuilder
+from ..variants import NBITS_BLOCK_SIZE, DecoderVariant
+from . import nbits
+from .builder import FLOAT, FLOAT16, INT32, INT64, MS_DOMAIN, GraphBuilder
 
 MASKED_SCORE = -1e9
 QUERY_GROUP = spec.HEADS // spec.KV_HEADS
@@ -53,7 +69,85 @@ class _DecoderGraph:
             product = b.op("MatMul", [half, b.initializer(name + ".fp16", weight_out_in.T.astype(np.float16))],
                            hint=name)
             return b.op("Cast", [product], hint=name + ".out32", to=FLOAT)
+        if precision.startswith("nbits"):
+            return self.matmul_nbits(x, weight_out_in, name, int(precision.removeprefix("nbits")))
         raise ValueError(f"{name}: unknown precision {precision!r}")
+
+    def matmul_nbits(self, x: str, weight_out_in: np.ndarray, name: str, bits: int) -> str:
+        """x @ weight.T as weight-only MatMulNBits."""
+        b = self.b
+        packed, scales = nbits.quantize_blocks(weight_out_in, bits, NBITS_BLOCK_SIZE)
+        n, k = weight_out_in.shape
+        packed_name = b.initializer(f"{name}.nbits{bits}", packed)
+        scales_name = b.initializer(f"{name}.nbits_scale", scales)
+        return b.op("MatMulNBits", [x, packed_name, scales_name], hint=name, domain=MS_DOMAIN, K=k, N=n, bits=bits,
+                    block_size=NBITS_BLOCK_SIZE)
+
+    def seed_embedding(self, token_ids: str) -> tuple[str, object]:
+        """The seed's int8 rows with one scale per token; the tied head (Gemm transB=1) needs the
+        whole dequantized table."""
+        b, variant = self.b, self.variant
+        embed_int8, embed_scale = int8_per_row(self.w["decoder.embed.weight"])
+        table_int8 = b.initializer("decoder.embed.int8", embed_int8)
+        table_scale = b.initializer("decoder.embed.scale", embed_scale)
+        table = b.op("DequantizeLinear", [table_int8, table_scale], hint="embed.dq", axis=0)
+        if variant.embedding == "dequantize-whole":
+            token = b.op("Gather", [table, token_ids], hint="embed.gather", axis=0)
+        elif variant.embedding == "gather-first":
+            rows = b.op("Gather", [table_int8, token_ids], hint="embed.gather_int8", axis=0)
+            row_scale = b.op("Unsqueeze", [b.op("Gather", [table_scale, token_ids], hint="embed.gather_scale",
+                                                axis=0), b.const([-1])], hint="embed.scale")
+            unscaled = b.op("DequantizeLinear", [rows, b.const(1.0, np.float32)], hint="embed.row_dq")
+            token = b.op("Mul", [unscaled, row_scale], hint="embed.row")
+        else:
+            raise ValueError(f"unknown embedding mode {variant.embedding!r}")
+        return token, lambda normed: b.op("Gemm", [normed, table], outputs=["logits"], transB=1)
+
+    def tied_table(self, token_ids: str) -> tuple[str, object]:
+        """The gpu_only embedding lookup and the head it shares its table with: (the token's
+        row [1, 1, H], a function from the normed last position [1, H] to logits)."""
+        b, variant = self.b, self.variant
+        embed = self.w["decoder.embed.weight"]
+        if variant.head == "pre-transposed":
+            # Stored [H, N] with one scale per vocabulary column: the per-token int8 of the others.
+            codes, scale = int8_per_row(embed)
+            table = b.op("DequantizeLinear", [b.initializer("decoder.head.int8", codes.T),
+                                              b.initializer("decoder.head.scale", scale)], hint="head.dq", axis=1)
+            if variant.embedding != "gather-head-column":
+                raise ValueError(f"{variant.name}: embedding {variant.embedding!r} with a pre-transposed head")
+            column = b.op("Gather", [table, token_ids], hint="embed.gather_column", axis=1)  # [H, 1, 1]
+            token = b.op("Reshape", [column, b.const([1, 1, spec.HIDDEN])], hint="embed.row")
+            return token, lambda normed: b.op("MatMul", [normed, table], outputs=["logits"])
+        if variant.head == "nbits":
+            bits = int(variant.linear_format.removeprefix("nbits"))
+            if variant.embedding != "gather-block-quantized":
+                raise ValueError(f"{variant.name}: embedding {variant.embedding!r} with an nbits head")
+            packed, scales = nbits.quantize_blocks(embed, bits, NBITS_BLOCK_SIZE)
+            packed_name = b.initializer(f"decoder.embed.nbits{bits}", packed)
+            scales_name = b.initializer("decoder.embed.nbits_scale", scales)
+            # GatherBlockQuantized reads the same bytes as [N, K * bits / 8]: a Reshape of B.
+            rows = b.op("Reshape", [packed_name, b.const([spec.VOCAB_IDS, -1])], hint="embed.rows")
+            token = b.op("GatherBlockQuantized", [rows, token_ids, scales_name], hint="embed.gather", domain=MS_DOMAIN,
+                         gather_axis=0, quantize_axis=1, block_size=NBITS_BLOCK_SIZE, bits=bits)
+            return token, lambda normed: b.op("MatMulNBits", [normed, packed_name, scales_name], outputs=["logits"],
+                                              domain=MS_DOMAIN, K=spec.HIDDEN, N=spec.VOCAB_IDS, bits=bits,
+                                              block_size=NBITS_BLOCK_SIZE)
+        raise ValueError(f"{variant.name}: unknown head {variant.head!r}")
+
+    def float_mask(self, present_k: str, position_ids: str) -> str:
+        """allowed [4 * S, T]: key slot j is visible to the query at position p iff j <= p, in
+        float32 (slots and positions below 2^24 are exact), rows in the grouped scores' order
+        (query head within the KV group, then position)."""
+        b = self.b
+        one = b.const(1.0, np.float32)
+        key_column = b.op("Slice", [present_k, b.const([0, 0]), b.const([1, 1]), b.const([1, 3])], hint="key.slice")
+        key_ones = b.op("Add", [b.op("Mul", [b.op("Reshape", [key_column, b.const([1, -1])], hint="key.flat"),
+                                             b.const(0.0, np.float32)], hint="key.zero"), one], hint="key.ones")
+        key_count = b.op("CumSum", [key_ones, b.const(1, np.int32)], hint="key.count")  # slot + 1
+        query_next = b.op("Add", [b.op("Reshape", [b.op("Cast", [position_ids], hint="mask.pos", to=FLOAT),
+                                                   b.const([-1, 1])], hint="mask.pos_col"), one], hint="query.next")
+        grouped = b.op("Concat", [query_next] * QUERY_GROUP, hint="query.next4", axis=0)
+        return b.op("LessOrEqual", [key_count, grouped], hint="mask.allowed")
 
     def rms_norm(self, x: str, weight_name: str) -> str:
         # The Pow/ReduceMean/Add/Sqrt/Div/Mul chain that onnxruntime fuses into
@@ -72,48 +166,11 @@ class _DecoderGraph:
         return b.op("Add", [b.op("Mul", [x, cos], hint="rope.cos"), b.op("Mul", [rotated, sin], hint="rope.sin")],
                     hint="rope")
 
-    def build(self) -> onnx.ModelProto:
-        b, w, variant = self.b, self.w, self.variant
-        fixed = variant.fixed_kv
-        past_dim: int | str = spec.KV_SLOTS if fixed else "past_sequence"
-        present_dim: int | str = spec.KV_SLOTS if fixed else "total_sequence"
-
-        vision = b.input("vision_embeds", FLOAT, [1, "vision_tokens", spec.HIDDEN])
-        token_ids = b.input("token_ids", INT32, [1, 1])
-        position_ids = b.input("position_ids", INT32, [1, "sequence"])
-        pasts = []
-        for layer in range(spec.LAYERS):
-            pasts.append((b.input(f"past_k{layer}", FLOAT, [1, spec.KV_HEADS, past_dim, spec.HEAD_DIM]),
-                          b.input(f"past_v{layer}", FLOAT, [1, spec.KV_HEADS, past_dim, spec.HEAD_DIM])))
-        past_length = b.input("past_length", INT64, [1]) if fixed else None
-
-        # Embedding: int8 rows with one scale per token; the tied head needs the whole table.
-        embed_int8, embed_scale = int8_per_row(w["decoder.embed.weight"])
-        table_int8 = b.initializer("decoder.embed.int8", embed_int8)
-        table_scale = b.initializer("decoder.embed.scale", embed_scale)
-        table = b.op("DequantizeLinear", [table_int8, table_scale], hint="embed.dq", axis=0)
-        if variant.embedding == "dequantize-whole":
-            token = b.op("Gather", [table, token_ids], hint="embed.gather", axis=0)
-        elif variant.embedding == "gather-first":
-            rows = b.op("Gather", [table_int8, token_ids], hint="embed.gather_int8", axis=0)
-            row_scale = b.op("Unsqueeze", [b.op("Gather", [table_scale, token_ids], hint="embed.gather_scale",
-                                                axis=0), b.const([-1])], hint="embed.scale")
-            unscaled = b.op("DequantizeLinear", [rows, b.const(1.0, np.float32)], hint="embed.row_dq")
-            token = b.op("Mul", [unscaled, row_scale], hint="embed.row")
-        else:
-            raise ValueError(f"unknown embedding mode {variant.embedding!r}")
-        x = b.op("Concat", [vision, token], hint="sequence", axis=1)
-
-        # RoPE tables for this call's positions, [1, S, 1, 64], shared by every layer.
-        frequencies = np.concatenate([spec.rope_inverse_frequencies()] * 2)
-        angles = b.op("Mul", [b.op("Unsqueeze", [b.op("Cast", [position_ids], hint="pos.f32", to=FLOAT),
-                                                  b.const([2])], hint="pos.col"),
-                              b.const(frequencies, np.float32)], hint="rope.angles")
-        cos = b.op("Unsqueeze", [b.op("Cos", [angles], hint="rope.cos_t"), b.const([2])], hint="rope.cos4")
-        sin = b.op("Unsqueeze", [b.op("Sin", [angles], hint="rope.sin_t"), b.const([2])], hint="rope.sin4")
-        rotation = b.initializer("rope.rotate_half", _rotate_half_matrix())
-
-        # Cache slot bookkeeping: new positions go to slots [P, P+S); query i sees slots <= P+i.
+    def seed_slots(self, x: str, pasts: list[tuple[str, str]], past_length: str | None) -> tuple[str, str, str]:
+        """The seed's int64 cache slot bookkeeping: (allowed [4 * S, T], and for fixed KV the
+        placement [T, S] and keep [T, 1]; None otherwise). New positions go to slots [P, P+S);
+        query i sees slots <= P+i."""
+        b, fixed = self.b, self.variant.fixed_kv
         new_count = b.op("Shape", [x], hint="seq.len", start=1, end=2)
         if fixed:
             start = past_length
@@ -131,18 +188,119 @@ class _DecoderGraph:
         allowed = b.op("LessOrEqual", [b.op("Unsqueeze", [key_slots, b.const([0])], hint="key.row"),
                                        b.op("Unsqueeze", [grouped_query_slots, b.const([1])], hint="query.col")],
                        hint="mask.allowed")
-        if fixed:
-            # placement [T, S] is 1 where slot j receives new position i: a MatMul writes the new
-            # K/V into their slots exactly (one 1.0 per row), and Where keeps every other slot.
-            placement = b.op("Cast", [b.op("Equal", [b.op("Unsqueeze", [key_slots, b.const([1])], hint="key.col"),
-                                                     b.op("Unsqueeze", [query_slots, b.const([0])], hint="q.row")],
-                                            hint="placement.eq")], hint="placement", to=FLOAT)
-            end_s = b.op("Add", [start, new_count], hint="new.end")
-            keep = b.op("Unsqueeze", [b.op("Or", [b.op("Less", [key_slots, start], hint="keep.before"),
-                                                   b.op("GreaterOrEqual", [key_slots, end_s], hint="keep.after")],
-                                           hint="keep.or"), b.const([1])], hint="keep")
+        if not fixed:
+            return allowed, None, None
+        # placement [T, S] is 1 where slot j receives new position i: a MatMul writes the new
+        # K/V into their slots exactly (one 1.0 per row), and Where keeps every other slot.
+        placement = b.op("Cast", [b.op("Equal", [b.op("Unsqueeze", [key_slots, b.const([1])], hint="key.col"),
+                                                 b.op("Unsqueeze", [query_slots, b.const([0])], hint="q.row")],
+                                        hint="placement.eq")], hint="placement", to=FLOAT)
+        end_s = b.op("Add", [start, new_count], hint="new.end")
+        keep = b.op("Unsqueeze", [b.op("Or", [b.op("Less", [key_slots, start], hint="keep.before"),
+                                               b.op("GreaterOrEqual", [key_slots, end_s], hint="keep.after")],
+                                       hint="keep.or"), b.const([1])], hint="keep")
+        return allowed, placement, keep
 
-        masked = b.const(MASKED_SCORE, np.float32)
+    def gqa_lengths(self, position_ids: str, past_k: str) -> tuple[str, str]:
+        """GroupQueryAttention's (seqlens_k [1], total_sequence_length [1]), int32.
+
+        total_sequence_length is a CPU input of the WebGPU kernel (InputMemoryType CPU for input
+        6 in onnxruntime/contrib_ops/webgpu/bert/group_query_attention.cc). Computed from the
+        last position id on the GPU it cost a MemcpyToHost, a GPU->CPU wait, per call
+        (profile=ops, Firefox); from the shapes of past_k0 and position_ids (Shape reads no
+        tensor data) it stays on the CPU without waiting on the GPU. seqlens_k = total - 1 is a
+        GPU input, the last position id (the contract makes positions cache slots)."""
+        b = self.b
+        past = b.op("Shape", [past_k], hint="gqa.past_len", start=2, end=3)
+        new = b.op("Shape", [position_ids], hint="gqa.new_len", start=1, end=2)
+        total = b.op("Cast", [b.op("Add", [past, new], hint="gqa.total64")], hint="gqa.total", to=INT32)
+        last_position = b.op("Gather", [position_ids, b.const(-1, np.int32)], hint="gqa.last_pos", axis=1)
+        return last_position, total
+
+    def attention(self, layer: int, q: str, k: str, v: str, past: tuple[str, str],
+                  masking: dict) -> tuple[str, str, str]:
+        """(context [1, S, 512], present_k, present_v) for one block; q, k, v as split, [1, S, *]."""
+        b, variant = self.b, self.variant
+        cos, sin, rotation = masking["rope"]
+        past_k, past_v = past
+        if variant.attention == "gqa":
+            # The op's own layout: q, k, v as [1, S, heads * 64] (RoPE applied here, do_rotary=0),
+            # past/present as [1, kv heads, sequence, 64], the contract's past_k{i}/present_k{i}.
+            # scale 1: the 1/8 is folded into q's weights.
+            q = b.op("Reshape", [self.rope(b.op("Reshape", [q, b.const([0, 0, spec.HEADS, spec.HEAD_DIM])],
+                                                hint=f"l{layer}.q4"), cos, sin, rotation),
+                                 b.const([0, 0, spec.HEADS * spec.HEAD_DIM])], hint=f"l{layer}.q3")
+            k = b.op("Reshape", [self.rope(b.op("Reshape", [k, b.const([0, 0, spec.KV_HEADS, spec.HEAD_DIM])],
+                                                hint=f"l{layer}.k4"), cos, sin, rotation),
+                                 b.const([0, 0, spec.KV_HEADS * spec.HEAD_DIM])], hint=f"l{layer}.k3")
+            seqlens_k, total_length = masking["gqa"]
+            return b.op("GroupQueryAttention", [q, k, v, past_k, past_v, seqlens_k, total_length],
+                        outputs=[b.fresh(f"l{layer}.context"), f"present_k{layer}", f"present_v{layer}"],
+                        domain=MS_DOMAIN, num_heads=spec.HEADS, kv_num_heads=spec.KV_HEADS, scale=1.0)
+        q = self.rope(b.op("Reshape", [q, b.const([0, 0, spec.HEADS, spec.HEAD_DIM])], hint=f"l{layer}.q4"),
+                      cos, sin, rotation)
+        q = b.op("Reshape", [b.op("Transpose", [q], hint=f"l{layer}.qT", perm=[0, 2, 1, 3]),
+                             b.const([0, spec.KV_HEADS, -1, spec.HEAD_DIM])], hint=f"l{layer}.qgroups")
+        k = self.rope(b.op("Reshape", [k, b.const([0, 0, spec.KV_HEADS, spec.HEAD_DIM])], hint=f"l{layer}.k4"),
+                      cos, sin, rotation)
+        k = b.op("Transpose", [k], hint=f"l{layer}.kT", perm=[0, 2, 1, 3])
+        v = b.op("Transpose", [b.op("Reshape", [v, b.const([0, 0, spec.KV_HEADS, spec.HEAD_DIM])],
+                                    hint=f"l{layer}.v4")], hint=f"l{layer}.vT", perm=[0, 2, 1, 3])
+        if variant.fixed_kv:
+            placement, keep = masking["placement"], masking["keep"]
+            present_k = b.op("Where", [keep, past_k, b.op("MatMul", [placement, k], hint=f"l{layer}.placek")],
+                             outputs=[f"present_k{layer}"])
+            present_v = b.op("Where", [keep, past_v, b.op("MatMul", [placement, v], hint=f"l{layer}.placev")],
+                             outputs=[f"present_v{layer}"])
+        else:
+            present_k = b.op("Concat", [past_k, k], outputs=[f"present_k{layer}"], axis=2)
+            present_v = b.op("Concat", [past_v, v], outputs=[f"present_v{layer}"], axis=2)
+        if masking["allowed"] is None:
+            masking["allowed"] = self.float_mask(present_k, masking["position_ids"])
+        scores = b.op("MatMul", [q, b.op("Transpose", [present_k], hint=f"l{layer}.kt", perm=[0, 1, 3, 2])],
+                      hint=f"l{layer}.scores")
+        probabilities = b.op("Softmax", [b.op("Where", [masking["allowed"], scores, masking["masked"]],
+                                              hint=f"l{layer}.masked")], hint=f"l{layer}.probs", axis=-1)
+        context = b.op("MatMul", [probabilities, present_v], hint=f"l{layer}.context")
+        context = b.op("Reshape", [context, b.const([0, spec.HEADS, -1, spec.HEAD_DIM])], hint=f"l{layer}.ctx4")
+        context = b.op("Reshape", [b.op("Transpose", [context], hint=f"l{layer}.ctxT", perm=[0, 2, 1, 3]),
+                                   b.const([0, 0, spec.HEADS * spec.HEAD_DIM])], hint=f"l{layer}.ctx")
+        return context, present_k, present_v
+
+    def build(self) -> onnx.ModelProto:
+        b, w, variant = self.b, self.w, self.variant
+        fixed = variant.fixed_kv
+        past_dim: int | str = spec.KV_SLOTS if fixed else "past_sequence"
+        present_dim: int | str = spec.KV_SLOTS if fixed else "total_sequence"
+
+        vision = b.input("vision_embeds", FLOAT, [1, "vision_tokens", spec.HIDDEN])
+        token_ids = b.input("token_ids", INT32, [1, 1])
+        position_ids = b.input("position_ids", INT32, [1, "sequence"])
+        pasts = []
+        for layer in range(spec.LAYERS):
+            pasts.append((b.input(f"past_k{layer}", FLOAT, [1, spec.KV_HEADS, past_dim, spec.HEAD_DIM]),
+                          b.input(f"past_v{layer}", FLOAT, [1, spec.KV_HEADS, past_dim, spec.HEAD_DIM])))
+        past_length = b.input("past_length", INT64, [1]) if fixed else None
+
+        token, head = self.tied_table(token_ids) if variant.head != "tied-gemm" else self.seed_embedding(token_ids)
+        x = b.op("Concat", [vision, token], hint="sequence", axis=1)
+
+        # RoPE tables for this call's positions, [1, S, 1, 64], shared by every layer.
+        frequencies = np.concatenate([spec.rope_inverse_frequencies()] * 2)
+        angles = b.op("Mul", [b.op("Unsqueeze", [b.op("Cast", [position_ids], hint="pos.f32", to=FLOAT),
+                                                  b.const([2])], hint="pos.col"),
+                              b.const(frequencies, np.float32)], hint="rope.angles")
+        cos = b.op("Unsqueeze", [b.op("Cos", [angles], hint="rope.cos_t"), b.const([2])], hint="rope.cos4")
+        sin = b.op("Unsqueeze", [b.op("Sin", [angles], hint="rope.sin_t"), b.const([2])], hint="rope.sin4")
+        rotation = b.initializer("rope.rotate_half", _rotate_half_matrix())
+
+        masking: dict = {"rope": (cos, sin, rotation), "position_ids": position_ids, "allowed": None}
+        if variant.attention == "gqa":
+            masking["gqa"] = self.gqa_lengths(position_ids, pasts[0][0])
+        elif not variant.gpu_only:
+            masking["allowed"], masking["placement"], masking["keep"] = self.seed_slots(x, pasts, past_length)
+        masking["masked"] = b.const(MASKED_SCORE, np.float32)
+
         presents = []
         for layer in range(spec.LAYERS):
             p = f"decoder.layers.{layer}."
@@ -154,33 +312,8 @@ class _DecoderGraph:
             q, k, v = b.op("Split", [qkv, b.const([spec.HEADS * spec.HEAD_DIM, spec.KV_HEADS * spec.HEAD_DIM,
                                                   spec.KV_HEADS * spec.HEAD_DIM])], hint=f"l{layer}.split",
                            outputs=3, axis=-1)
-            q = self.rope(b.op("Reshape", [q, b.const([0, 0, spec.HEADS, spec.HEAD_DIM])], hint=f"l{layer}.q4"),
-                          cos, sin, rotation)
-            q = b.op("Reshape", [b.op("Transpose", [q], hint=f"l{layer}.qT", perm=[0, 2, 1, 3]),
-                                 b.const([0, spec.KV_HEADS, -1, spec.HEAD_DIM])], hint=f"l{layer}.qgroups")
-            k = self.rope(b.op("Reshape", [k, b.const([0, 0, spec.KV_HEADS, spec.HEAD_DIM])], hint=f"l{layer}.k4"),
-                          cos, sin, rotation)
-            k = b.op("Transpose", [k], hint=f"l{layer}.kT", perm=[0, 2, 1, 3])
-            v = b.op("Transpose", [b.op("Reshape", [v, b.const([0, 0, spec.KV_HEADS, spec.HEAD_DIM])],
-                                        hint=f"l{layer}.v4")], hint=f"l{layer}.vT", perm=[0, 2, 1, 3])
-            past_k, past_v = pasts[layer]
-            if fixed:
-                present_k = b.op("Where", [keep, past_k, b.op("MatMul", [placement, k], hint=f"l{layer}.placek")],
-                                 outputs=[f"present_k{layer}"])
-                present_v = b.op("Where", [keep, past_v, b.op("MatMul", [placement, v], hint=f"l{layer}.placev")],
-                                 outputs=[f"present_v{layer}"])
-            else:
-                present_k = b.op("Concat", [past_k, k], outputs=[f"present_k{layer}"], axis=2)
-                present_v = b.op("Concat", [past_v, v], outputs=[f"present_v{layer}"], axis=2)
+            context, present_k, present_v = self.attention(layer, q, k, v, pasts[layer], masking)
             presents.append((present_k, present_v))
-            scores = b.op("MatMul", [q, b.op("Transpose", [present_k], hint=f"l{layer}.kt", perm=[0, 1, 3, 2])],
-                          hint=f"l{layer}.scores")
-            probabilities = b.op("Softmax", [b.op("Where", [allowed, scores, masked], hint=f"l{layer}.masked")],
-                                 hint=f"l{layer}.probs", axis=-1)
-            context = b.op("MatMul", [probabilities, present_v], hint=f"l{layer}.context")
-            context = b.op("Reshape", [context, b.const([0, spec.HEADS, -1, spec.HEAD_DIM])], hint=f"l{layer}.ctx4")
-            context = b.op("Reshape", [b.op("Transpose", [context], hint=f"l{layer}.ctxT", perm=[0, 2, 1, 3]),
-                                       b.const([0, 0, spec.HEADS * spec.HEAD_DIM])], hint=f"l{layer}.ctx")
             x = b.op("Add", [x, self.linear(context, w[p + "attn.o.weight"], p + "attn.o", precision)],
                      hint=f"l{layer}.res1")
 
@@ -194,14 +327,15 @@ class _DecoderGraph:
             x = b.op("Add", [x, self.linear(activated, w[p + "mlp.down.weight"], p + "mlp.down", precision)],
                      hint=f"l{layer}.res2")
 
-        last = b.op("Gather", [x, b.const(-1)], hint="last", axis=1)
-        normed = self.rms_norm(last, "decoder.norm.weight")
-        b.op("Gemm", [normed, table], outputs=["logits"], transB=1)
+        last_index = b.const(-1, np.int32) if variant.gpu_only else b.const(-1)
+        last = b.op("Gather", [x, last_index], hint="last", axis=1)
+        head(self.rms_norm(last, "decoder.norm.weight"))
         b.output("logits", FLOAT, [1, spec.VOCAB_IDS])
         for layer, (present_k, present_v) in enumerate(presents):
             b.output(present_k, FLOAT, [1, spec.KV_HEADS, present_dim, spec.HEAD_DIM])
             b.output(present_v, FLOAT, [1, spec.KV_HEADS, present_dim, spec.HEAD_DIM])
-        return b.model(f"webgpu-ocr-bench decoder '{variant.name}': {variant.description}")
+        return b.model(f"webgpu-ocr-bench decoder '{variant.name}': {variant.description}",
+                       uses_ms_domain=variant.uses_ms_domain)
 
 
 def build_decoder(weights: dict[str, np.ndarray], variant: DecoderVariant) -> onnx.ModelProto:
