@@ -61,6 +61,9 @@ parameters! {
     repeat: u32 = 1, "repeat", 1..=100, "every case this many times";
     profile: Profile = Profile::Off, "profile", OneOf,
         "ops = per-operator GPU time and the nodes placed off the WebGPU device";
+    verify: Verify = Verify::Off, "verify", OneOf,
+        "wasm = after the timed cases, decode each case again on onnxruntime-web's WASM (CPU) \
+         execution provider and compare tokens and logits step by step";
 }
 
 choice! {
@@ -113,6 +116,12 @@ choice! {
 choice! {
     /// `ops`: per-operator GPU time and the nodes placed off the WebGPU device.
     Profile { Off = "none", Ops = "ops" }
+}
+
+choice! {
+    /// `wasm`: every case decoded again on onnxruntime-web's WASM (CPU) execution provider after
+    /// the timed cases, its tokens and logits compared step by step with the WebGPU run's.
+    Verify { Off = "none", Wasm = "wasm" }
 }
 
 pub(crate) fn unknown_parameter(name: &str) -> CoreError {

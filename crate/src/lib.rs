@@ -47,6 +47,7 @@ export type Scope = "full" | "decoder";
 export type Weights = "embedded" | "external";
 export type Poll = "none" | "kick";
 export type Profile = "none" | "ops";
+export type Verify = "none" | "wasm";
 
 export interface Config {
     tier: Tier;
@@ -72,6 +73,8 @@ export interface Config {
     repeat: number;
     /** "ops": per-operator GPU time and the nodes placed off the WebGPU device. */
     profile: Profile;
+    /** "wasm": each case decoded again on the WASM (CPU) execution provider and compared. */
+    verify: Verify;
 }
 
 export interface ParameterDescription {

@@ -20,6 +20,7 @@ fn empty_query_is_the_seed_default() {
     assert_eq!(c.warmup, 0);
     assert_eq!(c.repeat, 1);
     assert_eq!(c.profile, Profile::Off);
+    assert_eq!(c.verify, Verify::Off);
     assert_eq!(parse_query("?").unwrap(), Config::default());
     assert_eq!(c.to_query(), "");
 }
@@ -106,7 +107,9 @@ fn full_query_lists_everything_and_parses_back() {
     assert!(q.starts_with("tier=121&memory=lean"), "{q}");
     // The seed's ten first, then the additive five at the end of the order.
     assert!(
-        q.ends_with("maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none"),
+        q.ends_with(
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&verify=none"
+        ),
         "{q}"
     );
     assert_eq!(parse_query(&q).unwrap(), c);
@@ -240,6 +243,8 @@ fn added_integers_and_choices_reject_with_their_allowed_values() {
         ("poll=busy", "none, kick"),
         ("poll=Kick", "none, kick"),
         ("profile=all", "none, ops"),
+        ("verify=cpu", "none, wasm"),
+        ("verify=", "none, wasm"),
     ] {
         let err = parse_query(query).unwrap_err().to_string();
         let name = query.split('=').next().unwrap();
@@ -250,6 +255,21 @@ fn added_integers_and_choices_reject_with_their_allowed_values() {
     }
     let err = parse_query("speed=1").unwrap_err().to_string();
     assert!(err.contains("kickMs") && err.contains("profile"), "{err}");
+}
+
+#[test]
+fn verify_comes_last_and_leaves_older_queries_unchanged() {
+    let c = parse_query("tier=242&verify=wasm").unwrap();
+    assert_eq!(c.verify, Verify::Wasm);
+    assert_eq!(c.to_query(), "tier=242&verify=wasm");
+    assert_eq!(parse_query("verify=none").unwrap().to_query(), "");
+    assert_eq!(
+        serde_json::to_value(&c).unwrap()["verify"],
+        serde_json::json!("wasm")
+    );
+    // A record written before the parameter existed has no `verify`: it reads as none.
+    let older: Config = serde_json::from_str(r#"{"tier": "242"}"#).unwrap();
+    assert_eq!(older.verify, Verify::Off);
 }
 
 #[test]
@@ -275,6 +295,7 @@ fn added_parameters_in_json() {
         (r#"{"maxTokens": "8"}"#, "expected a number"),
         (r#"{"cases": 5}"#, "expected a string"),
         (r#"{"profile": "all"}"#, "none, ops"),
+        (r#"{"verify": true}"#, "a string or a number"),
         (r#"{"poll": null}"#, "a string or a number"),
         (r#"{"tier": "242", "tier": "121"}"#, "more than once"),
     ] {
@@ -331,6 +352,12 @@ fn added_parameters_are_described() {
     let profile = find("profile");
     assert_eq!(profile.values, ["none", "ops"]);
     assert!(profile.description.contains("per-operator"));
+    let verify = find("verify");
+    assert_eq!(
+        (verify.values.as_slice(), verify.default.as_str()),
+        (["none", "wasm"].as_slice(), "none")
+    );
+    assert_eq!(params.last().map(|p| p.name), Some("verify"));
     for p in &params {
         assert!(
             !p.description.is_empty() && !p.allowed.is_empty(),
@@ -369,13 +396,14 @@ fn any_config() -> impl Strategy<Value = Config> {
             0u32..=32,
             1u32..=100,
             prop::sample::select(Profile::ALL),
+            prop::sample::select(Verify::ALL),
         ),
     )
         .prop_map(
             |(
                 (tier, memory, loader, schedule, decoder),
                 (scope, cases, manifest, weights, max_tokens),
-                (poll, kick_ms, warmup, repeat, profile),
+                (poll, kick_ms, warmup, repeat, profile, verify),
             )| Config {
                 tier,
                 memory,
@@ -392,6 +420,7 @@ fn any_config() -> impl Strategy<Value = Config> {
                 warmup,
                 repeat,
                 profile,
+                verify,
             },
         )
 }
