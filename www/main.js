@@ -16,6 +16,7 @@ import { wasmHeaps } from "../browser/wasm-memory.js";
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
 import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
+import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
 import { createReporter } from "./server.js";
 import { createSchedule } from "./schedules.js";
@@ -90,6 +91,9 @@ async function run() {
 	}));
 	const sessionMs = {};
 	const placement = {};
+	// Every session this realm creates, as browser/sessions.js records it.
+	const sessions = [];
+	let decoderSpec = null;
 	// The page's device, its waiter and its completion floor, made at first use
 	// (the staged schedule loads the decoder only after the vision worker ended).
 	let pageCompletionFloor = null;
@@ -117,8 +121,9 @@ async function run() {
 		waiter: () => owned.waiter,
 		loadPixels: (url) => loadPixels(url, core.preprocess),
 		async loadVision() {
-			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile });
+			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision" });
 			owned.vision = created.session;
+			sessions.push(created.record);
 			sessionMs.vision = created.createMs;
 			placement.vision = created.placementLines;
 			checkVision(owned.vision, capability);
@@ -128,12 +133,14 @@ async function run() {
 			// Logits too stay on the GPU until the decode probe reads them (decode.js).
 			const outputs = { logits: "gpu-buffer" };
 			for (let layer = 0; layer < capability.layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
-			const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"`, profile: config.profile });
+			const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"`, profile: config.profile, role: "decoder", graph: "decoder" });
 			owned.decoder = created.session;
+			sessions.push(created.record);
 			sessionMs.decoder = created.createMs;
 			placement.decoder = created.placementLines;
 			const shape = checkDecoder(owned.decoder, capability, decoderEntry, config.maxTokens);
-			decode = createDecoder(owned.decoder, { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos }, owned.waiter);
+			decoderSpec = { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos };
+			decode = createDecoder(owned.decoder, decoderSpec, owned.waiter);
 			await memory.sample("decoder-session-ready");
 		},
 		profileVision: config.profile === "ops" ? () => endProfile(owned.vision, placement.vision) : null,
@@ -150,6 +157,15 @@ async function run() {
 		chooser.push(token);
 		return token;
 	};
+	// verify=wasm keeps each timed step's logits for verify.js: a reference to
+	// the array the step read back, no copy inside the timed loop.
+	const verifying = config.verify === "wasm";
+	const verifyRuns = [];
+	let stepLogits = null;
+	const recordingNext = (logits, step) => {
+		stepLogits?.push(logits);
+		return next(logits, step);
+	};
 	const results = [];
 	const warmupResults = [];
 	let profile = null;
@@ -160,7 +176,9 @@ async function run() {
 		const { visionEmbeds, vision } = await schedule.embeds(item, index);
 		// A fresh sequence holds only BOS (penalised like any seen id).
 		chooser.reset();
-		const decoded = await decode(visionEmbeds, { next, maxTokens: config.maxTokens });
+		stepLogits = verifying && !item.warmup ? [] : null;
+		const decoded = await decode(visionEmbeds, { next: recordingNext, maxTokens: config.maxTokens });
+		if (stepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits: stepLogits });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).
 		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
@@ -187,14 +205,31 @@ async function run() {
 	await releaseAll();
 	await sleep(250);
 	await memory.sample("released");
+	let verification = null;
+	if (verifying) {
+		view.progress(0, verifyRuns.length, "verifying on WASM (CPU)");
+		const makeNext = () => {
+			chooser.reset();
+			return next;
+		};
+		verification = await verifyOnWasm({ config, capability, visionEntry, decoderEntry, spec: decoderSpec, runs: verifyRuns, loadPixels: shared.loadPixels, makeNext, sessions, log: view.log });
+		verifyRuns.length = 0;
+	}
 
 	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor };
 	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory);
-	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, core });
+	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, sessions, verification, core });
 	summary.processMemory = await reporter.result(summary);
 	window.__benchmarkResult = summary;
 	window.__benchmarkDone = true;
 	view.showSummary(summary);
+	if (summary.verification) {
+		const words = verificationWords(summary.verification);
+		view.log(`VERIFICATION ${JSON.stringify({ passed: summary.verification.passed, agreeing: summary.verification.agreeing, total: summary.verification.total })} ${words}`);
+		const status = document.querySelector("#status");
+		status.textContent = `Finished. ${words}`;
+		if (!summary.verification.passed) status.className = "failed";
+	}
 	console.log(`SUITE_RESULT ${JSON.stringify(summary)}`);
 }
 
