@@ -149,6 +149,8 @@ export interface Verification {
 
 export interface VerificationTolerance {
     maxAbsLogitDiff: number;
+    /** "fp16" when an fp16 graph ran (tier 242, decoder fp16-matmul), else "fp32". */
+    precision: "fp16" | "fp32";
     tokens: "equal";
 }
 

@@ -167,6 +167,8 @@ pub struct Verification {
 pub struct VerificationTolerance {
     /// The most a logit may differ at a step compared.
     pub max_abs_logit_diff: f64,
+    /// `fp16` when an fp16 graph ran (`tier=242`, `decoder=fp16-matmul`), else `fp32`.
+    pub precision: String,
     /// `equal`: every chosen token, EOS included, must be the reference's.
     pub tokens: String,
 }

@@ -162,7 +162,7 @@ fn every_interface_names_the_fields_of_its_rust_type() {
     for result in &mut same_cases {
         result.clone_from(case);
     }
-    let verified = verification(verify_input.clone(), &same_cases).unwrap();
+    let verified = verification(verify_input.clone(), &same_cases, &summary.config).unwrap();
     let mut summary_with_gpu = summary_with_gpu;
     summary_with_gpu.sessions = Some(vec![session.clone()]);
     summary_with_gpu.verification = Some(verified.clone());

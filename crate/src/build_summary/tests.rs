@@ -329,3 +329,52 @@ fn a_verification_of_other_cases_or_without_verify_is_refused() {
     let err = build_summary(input).unwrap_err().to_string();
     assert!(err.contains("is not the result at this index"), "{err}");
 }
+
+#[test]
+fn an_fp16_graph_has_the_fp16_tolerance() {
+    use crate::config::{Decoder, Scope, Tier};
+    let mut config = Config::default();
+    assert_eq!(
+        logit_tolerance(&config),
+        (VERIFY_MAX_ABS_LOGIT_DIFF, "fp32")
+    );
+    config.decoder = Decoder::Fp16Matmul;
+    assert_eq!(
+        logit_tolerance(&config),
+        (VERIFY_MAX_ABS_LOGIT_DIFF_FP16, "fp16")
+    );
+    config.decoder = Decoder::FixedKv;
+    config.tier = Tier::Fp16;
+    assert_eq!(logit_tolerance(&config).1, "fp16");
+    // Without vision the fp16 tier runs nothing.
+    config.scope = Scope::Decoder;
+    assert_eq!(logit_tolerance(&config).1, "fp32");
+
+    // 0.23, as measured with both fp16 graphs: within the fp16 tolerance, beyond the other.
+    let mut posted = legacy_summary();
+    posted.config.verify = crate::config::Verify::Wasm;
+    let input = VerificationInput {
+        method: "wasm".into(),
+        wall_ms: 1.0,
+        cases: posted
+            .results
+            .iter()
+            .map(|r| VerifyCaseInput {
+                id: r.id.clone(),
+                repeat: r.repeat,
+                token_ids: r.token_ids.clone(),
+                reference_token_ids: r.token_ids.clone(),
+                step_max_abs_diff: vec![0.23, 0.1],
+            })
+            .collect(),
+    };
+    assert!(
+        !verification(input.clone(), &posted.results, &posted.config)
+            .unwrap()
+            .passed
+    );
+    posted.config.tier = Tier::Fp16;
+    let fp16 = verification(input, &posted.results, &posted.config).unwrap();
+    assert!(fp16.passed);
+    assert_eq!(fp16.tolerance.precision, "fp16");
+}
