@@ -297,9 +297,10 @@ fn pipeline_compilation(ordered: &[&CaseResult]) -> Option<PipelineCompilation> 
 
 /// The most a logit of the WebGPU run may differ from the WASM reference's at a step compared,
 /// when every graph of the run computes in fp32 or int8. Measured on smoke2 read to EOS (six
-/// steps a case): 2.5e-5 in Firefox on lavapipe and in Chromium on SwiftShader
-/// (docs/benchmark-protocol.md, "Verification"); 1e-2 leaves room for other GPUs' kernels.
-pub const VERIFY_MAX_ABS_LOGIT_DIFF: f64 = 1e-2;
+/// steps a case): 2.5e-5 in Firefox on lavapipe (baseline decoder), 1.5e-3 in Chromium on
+/// SwiftShader (`fixed-kv`) (docs/benchmark-protocol.md, "Verification"); 0.05 leaves room
+/// for other GPUs' kernels.
+pub const VERIFY_MAX_ABS_LOGIT_DIFF: f64 = 0.05;
 
 /// The same with an fp16 graph in the run (`tier=242`, `decoder=fp16-matmul`): measured 0.23
 /// in Firefox on lavapipe with both, where fp16 kernels round differently on WebGPU and CPU.

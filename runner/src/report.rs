@@ -451,7 +451,7 @@ mod tests {
         let memory = legacy().1;
         let text = run_table("firefox", "verify=wasm", &verified(false), &memory, 1.0);
         assert!(
-            text.contains("verified (wasm): 2/2 cases agree (tokens equal, max |Δlogit| ≤ 0.01)")
+            text.contains("verified (wasm): 2/2 cases agree (tokens equal, max |Δlogit| ≤ 0.05)")
                 && text.contains(": max |Δlogit| 1.000e-3"),
             "{text}"
         );
