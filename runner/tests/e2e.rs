@@ -358,7 +358,13 @@ fn check_no_orphans(run: &Run) {
 
 /// Everything a finished run must show.
 fn check_finished(run: &Run) {
-    assert_eq!(run.exit_code, Some(0), "{}", run.describe());
+    // Exit 9 is a failed verify=wasm: say which case left the reference and how far.
+    let verification = run
+        .record("result")
+        .map(|r| &r["summary"]["verification"])
+        .filter(|v| !v.is_null())
+        .map_or_else(String::new, |v| format!("\nverification: {v}"));
+    assert_eq!(run.exit_code, Some(0), "{}{verification}", run.describe());
     check_no_orphans(run);
     let config = &run.config;
     let root = repository_root();
