@@ -24,9 +24,11 @@ async function servedBytes(url) {
 
 /**
  * What the session loaded and the options that matter, read from the very
- * options object given to ORT, so the record cannot drift from what ran.
- * Unset options are written as ORT 1.30's defaults (graphOptimizationLevel
- * "all", no graph capture, no profiling); the memory options as null.
+ * options object given to ORT after it created the session, so the record
+ * cannot drift from what ran: ORT 1.30 sets enableMemPattern to false there
+ * itself when the WebGPU EP is listed. Options still unset are written as
+ * ORT 1.30's defaults (graphOptimizationLevel "all", no graph capture, no
+ * profiling); the memory options as null.
  */
 function sessionRecord({ role, graph, loader, model, options, bytes, createMs }) {
 	return {
