@@ -46,20 +46,60 @@ async function explainLoadFailure(error, what, model) {
 		if (missing) return explained(`Loading the ${what}: ${missing}. Are the models built (models/generated/) and the manifest paths right?`, error);
 	}
 	return explainOrtError(error, `Loading the ${what} (${model.url})`);
+/** A served file's size from a HEAD request (loader=url: ORT fetched the body itself). */
+async function servedBytes(url) {
+	try {
+		const response = await fetch(url, { method: "HEAD" });
+		const length = Number(response.headers.get("content-length"));
+		return response.ok && Number.isInteger(length) && length > 0 ? length : null;
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * What the session loaded and the options that matter, read from the very
+ * options object given to ORT after it created the session, so the record
+ * cannot drift from what ran: ORT 1.30 sets enableMemPattern to false there
+ * itself when the WebGPU EP is listed. Options still unset are written as
+ * ORT 1.30's defaults (graphOptimizationLevel "all", no graph capture, no
+ * profiling); the memory options as null.
+ */
+function sessionRecord({ role, graph, loader, model, options, bytes, createMs }) {
+	return {
+		role,
+		graph,
+		loader,
+		model: { url: model.url, bytes: bytes.model },
+		externalData: model.external ? { path: model.external.path, url: model.external.url, bytes: bytes.externalData } : null,
+		executionProviders: options.executionProviders.map((provider) => (typeof provider === "string" ? provider : provider.name)),
+		options: {
+			graphOptimizationLevel: options.graphOptimizationLevel ?? "all",
+			preferredOutputLocation: typeof options.preferredOutputLocation === "string" ? { "*": options.preferredOutputLocation } : { ...(options.preferredOutputLocation ?? {}) },
+			freeDimensionOverrides: { ...(options.freeDimensionOverrides ?? {}) },
+			enableProfiling: Boolean(options.enableProfiling),
+			enableGraphCapture: Boolean(options.enableGraphCapture),
+			enableCpuMemArena: options.enableCpuMemArena ?? null,
+			enableMemPattern: options.enableMemPattern ?? null,
+			logSeverityLevel: options.logSeverityLevel,
+		},
+		createMs,
+	};
 }
 
 /**
  * model: { url, external?: { path, url } } (see manifest.js). `external.path`
  * is the data file name stored inside the .onnx, which ORT matches against.
- */
-/**
  * profile: "ops" turns ORT's profiler and placement log on; the creation log
  * comes back as placementLines for ort-profile.js's endProfile.
+ * executionProvider: "webgpu" (on `device`) or "wasm" (the CPU reference of
+ * verify=wasm). role, graph: what the record calls the session (see
+ * sessionRecord); the result's `record` is typed SessionRecord (crate/src/record.d.ts).
  */
-export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none" }) {
+export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none", executionProvider = "webgpu", role = null, graph = null }) {
 	const options = {
-		executionProviders: [{ name: "webgpu", device }],
-		preferredOutputLocation,
+		executionProviders: [executionProvider === "webgpu" ? { name: "webgpu", device } : executionProvider],
+		...(preferredOutputLocation ? { preferredOutputLocation } : {}),
 		logSeverityLevel: 3,
 		// The seed's "lean": both off. Read in onnxruntime-web 1.30: the web build
 		// already defaults enableCpuMemArena to false and forces enableMemPattern
@@ -68,23 +108,37 @@ export async function createSession({ model, loader, memory, device, preferredOu
 		...(profile === "ops" ? PROFILE_SESSION_OPTIONS : {}),
 	};
 	const started = performance.now();
+	let created;
+	const bytes = { model: null, externalData: null };
 	try {
 		let source = model.url;
 		if (loader === "bytes") {
 			source = await fetchBytes(model.url);
-			if (model.external) options.externalData = [{ path: model.external.path, data: await fetchBytes(model.external.url) }];
+			bytes.model = source.byteLength;
+			if (model.external) {
+				const data = await fetchBytes(model.external.url);
+				bytes.externalData = data.byteLength;
+				options.externalData = [{ path: model.external.path, data }];
+			}
 		} else if (model.external) {
 			options.externalData = [{ path: model.external.path, data: model.external.url }];
 		}
 		if (profile !== "ops") {
 			const session = await ort.InferenceSession.create(source, options);
-			return { session, createMs: performance.now() - started, placementLines: null };
+			created = { session, createMs: performance.now() - started, placementLines: null };
+		} else {
+			const { value: session, lines } = await captureConsole(() => ort.InferenceSession.create(source, options));
+			created = { session, createMs: performance.now() - started, placementLines: lines };
 		}
-		const { value: session, lines } = await captureConsole(() => ort.InferenceSession.create(source, options));
-		return { session, createMs: performance.now() - started, placementLines: lines };
 	} catch (error) {
 		throw await explainLoadFailure(error, what, model);
 	}
+	// After the timed creation: ORT fetched these itself under loader=url.
+	if (loader !== "bytes") {
+		bytes.model = await servedBytes(model.url);
+		if (model.external) bytes.externalData = await servedBytes(model.external.url);
+	}
+	return { ...created, record: sessionRecord({ role, graph, loader, model, options, bytes, createMs: created.createMs }) };
 }
 
 /** Static dimensions of one input or output, or null where ORT reports none. */

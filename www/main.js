@@ -17,6 +17,7 @@ import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.
 import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
 import { createGpuDecoder } from "./decode-gpu.js";
+import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
 import { createReporter } from "./server.js";
 import { createSchedule } from "./schedules.js";
@@ -96,6 +97,9 @@ async function run() {
 	}));
 	const sessionMs = {};
 	const placement = {};
+	// Every session this realm creates, as browser/sessions.js records it.
+	const sessions = [];
+	let decoderSpec = null;
 	// The page's device, its waiter and its completion floor, made at first use
 	// (the staged schedule loads the decoder only after the vision worker ended).
 	let pageCompletionFloor = null;
@@ -127,8 +131,9 @@ async function run() {
 		loadPixels: (testCase) => loadPixels(testCase, config.cases, core.preprocess),
 		faults,
 		async loadVision() {
-			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile });
+			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision" });
 			owned.vision = created.session;
+			sessions.push(created.record);
 			sessionMs.vision = created.createMs;
 			placement.vision = created.placementLines;
 			checkVision(owned.vision, capability);
@@ -138,18 +143,19 @@ async function run() {
 			// Logits too stay on the GPU until the decode probe reads them (decode.js).
 			const outputs = { logits: "gpu-buffer" };
 			for (let layer = 0; layer < capability.layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
-			const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"`, profile: config.profile });
+			const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"`, profile: config.profile, role: "decoder", graph: "decoder" });
 			owned.decoder = created.session;
+			sessions.push(created.record);
 			sessionMs.decoder = created.createMs;
 			placement.decoder = created.placementLines;
 			const shape = checkDecoder(owned.decoder, capability, decoderEntry, config.maxTokens);
-			const spec = { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos };
+			decoderSpec = { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos };
 			// choose=gpu: the choice as a shader on the logits' buffer, `sync` steps per readback.
 			if (config.choose === "gpu") {
 				const chooser = decoderOnly ? null : await core.GpuTokenChooser.create(owned.device, vocabulary, { bos: manifest.tokens.bos });
-				decode = createGpuDecoder(owned.decoder, spec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1 });
+				decode = createGpuDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1 });
 			} else {
-				decode = createDecoder(owned.decoder, spec, owned.waiter);
+				decode = createDecoder(owned.decoder, decoderSpec, owned.waiter);
 			}
 			await memory.sample("decoder-session-ready");
 		},
@@ -167,6 +173,15 @@ async function run() {
 		chooser.push(token);
 		return token;
 	};
+	// verify=wasm keeps each timed step's logits for verify.js: a reference to
+	// the array the step read back, no copy inside the timed loop.
+	const verifying = config.verify === "wasm";
+	const verifyRuns = [];
+	let stepLogits = null;
+	const recordingNext = (logits, step) => {
+		stepLogits?.push(logits);
+		return next(logits, step);
+	};
 	const results = [];
 	const warmupResults = [];
 	let profile = null;
@@ -178,7 +193,9 @@ async function run() {
 		const { visionEmbeds, vision } = await schedule.embeds(item, index);
 		// A fresh sequence holds only BOS (penalised like any seen id).
 		chooser.reset();
-		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, next, () => owned.device), maxTokens: config.maxTokens });
+		stepLogits = verifying && !item.warmup ? [] : null;
+		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, recordingNext, () => owned.device), maxTokens: config.maxTokens });
+		if (stepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits: stepLogits });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).
 		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
@@ -205,14 +222,31 @@ async function run() {
 	await releaseAll();
 	await sleep(250);
 	await memory.sample("released");
+	let verification = null;
+	if (verifying) {
+		view.progress(0, verifyRuns.length, "verifying on WASM (CPU)");
+		const makeNext = () => {
+			chooser.reset();
+			return next;
+		};
+		verification = await verifyOnWasm({ config, capability, visionEntry, decoderEntry, spec: decoderSpec, runs: verifyRuns, loadPixels: shared.loadPixels, makeNext, sessions, log: view.log });
+		verifyRuns.length = 0;
+	}
 
 	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor };
 	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory);
-	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, core });
+	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, sessions, verification, core });
 	summary.processMemory = await reporter.result(summary);
 	window.__benchmarkResult = summary;
 	window.__benchmarkDone = true;
 	view.showSummary(summary);
+	if (summary.verification) {
+		const words = verificationWords(summary.verification);
+		view.log(`VERIFICATION ${JSON.stringify({ passed: summary.verification.passed, agreeing: summary.verification.agreeing, total: summary.verification.total })} ${words}`);
+		const status = document.querySelector("#status");
+		status.textContent = `Finished. ${words}`;
+		if (!summary.verification.passed) status.className = "failed";
+	}
 	console.log(`SUITE_RESULT ${JSON.stringify(summary)}`);
 }
 

@@ -26,6 +26,9 @@ export function timingNotes(config, ortVersion) {
 		"sessionMs: InferenceSession.create, including fetching the model files (loader=url: ORT fetches; loader=bytes: the page or worker fetches them first).",
 		`Memory samples are taken only between phases and between cases, never inside a timed region; each records how long it took (sampleMs, userAgentMs). onnxruntime-web ${ortVersion}, native WebGPU EP.`,
 	);
+	if (config.verify === "wasm") {
+		notes.push("verify=wasm: each timed step's logits are kept in the page (4 bytes per vocabulary id per step) until the release phase's \"released\" sample; then every case is decoded again on the WASM (CPU) execution provider, still in the release phase, so the runner's release-phase memory includes those sessions. Measure memory and time with verify=none.");
+	}
 	return notes;
 }
 
@@ -49,7 +52,7 @@ export function caseResult(testCase, run, accuracyApplicable, item, core) {
 }
 
 /** The whole summary: the page gathers, the core computes every statistic (crate/src/build_summary.rs). */
-export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, gpuMemory, core }) {
+export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, gpuMemory, sessions, verification, core }) {
 	const { layers, hiddenSize, intermediateSize, attentionHeads, kvHeads, vocabulary, maxTokens } = manifest.capability;
 	return core.buildSummary({
 		runId,
@@ -76,5 +79,7 @@ export function buildSummary({ runId, config, manifest, visionEntry, decoderEntr
 		completionFloors: { page: completionFloors.page ?? null, worker: completionFloors.worker ?? null },
 		profile: profile ?? null,
 		gpuMemory: gpuMemory ?? null,
+		sessions,
+		verification: verification ?? null,
 	});
 }

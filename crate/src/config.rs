@@ -69,6 +69,9 @@ parameters! {
     /// Decode steps queued per readback of their chosen ids (`choose=gpu` only).
     sync: u32 = 1, "sync", 1..=MAX_SYNC_STEPS,
         "with choose=gpu: decode steps queued before one readback of their chosen ids";
+    verify: Verify = Verify::Off, "verify", OneOf,
+        "wasm = after the timed cases, decode each case again on onnxruntime-web's WASM (CPU) \
+         execution provider and compare tokens and logits step by step";
 }
 
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
@@ -138,6 +141,12 @@ choice! {
     Choose { Cpu = "cpu", Gpu = "gpu" }
 }
 
+choice! {
+    /// `wasm`: every case decoded again on onnxruntime-web's WASM (CPU) execution provider after
+    /// the timed cases, its tokens and logits compared step by step with the WebGPU run's.
+    Verify { Off = "none", Wasm = "wasm" }
+}
+
 pub(crate) fn unknown_parameter(name: &str) -> CoreError {
     CoreError::UnknownParameter {
         name: name.to_owned(),
@@ -166,6 +175,14 @@ impl Config {
                      back before the next one starts; give choose=gpu, or leave sync at 1",
                     self.sync
                 ),
+            });
+        }
+        if self.verify == Verify::Wasm && self.choose == Choose::Gpu {
+            // The check compares each step's logits, which choose=gpu never reads back.
+            return Err(CoreError::InvalidConfig {
+                field: "verify".to_owned(),
+                message: "verify=wasm compares every step's logits with the WASM reference, and                           choose=gpu keeps them on the GPU; verify with choose=cpu (the tokens of                           both choosers are the same), or leave verify at none"
+                    .to_owned(),
             });
         }
         Ok(())

@@ -45,12 +45,13 @@ export type Tier = "121" | "242";
 export type Memory = "lean" | "default";
 export type Loader = "url" | "bytes";
 export type Schedule = "staged" | "resident";
-export type Decoder = "baseline" | "gather-opt" | "fp16-matmul" | "fixed-kv";
+export type Decoder = "baseline" | "gather-opt" | "fp16-matmul" | "fixed-kv" | "gpu-gather" | "nbits-int8" | "nbits-int4" | "gqa";
 export type Scope = "full" | "decoder";
 export type Weights = "embedded" | "external";
 export type Poll = "none" | "kick";
 export type Profile = "none" | "ops";
 export type Choose = "cpu" | "gpu";
+export type Verify = "none" | "wasm";
 
 export interface Config {
     tier: Tier;
@@ -80,6 +81,8 @@ export interface Config {
     choose?: Choose;
     /** With choose = "gpu": decode steps queued per readback of their ids, 1..=64; absent at the default 1. */
     sync?: number;
+    /** "wasm": each case decoded again on the WASM (CPU) execution provider and compared. */
+    verify: Verify;
 }
 
 export interface ParameterDescription {

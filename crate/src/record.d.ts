@@ -74,6 +74,97 @@ export interface SummaryInput {
     profile?: unknown;
     /** The realms' GPU bytes and the leak check (www/memory-summary.js). */
     gpuMemory?: GpuMemorySummary | null;
+    /** Every session the page's realm created (browser/sessions.js). */
+    sessions?: SessionRecord[] | null;
+    /** verify=wasm only: the reference decode of every timed case, in the order of results. */
+    verification?: VerificationInput | null;
+}
+
+/** What www/verify.js measured. */
+export interface VerificationInput {
+    method: Verify;
+    wallMs: number;
+    cases: VerifyCaseInput[];
+}
+
+export interface VerifyCaseInput {
+    id: string;
+    repeat: number | null;
+    /** The timed run's tokenIds. */
+    tokenIds: number[];
+    referenceTokenIds: number[];
+    /** Per step both decodes ran (0 = prefill): the largest |WebGPU logit - WASM logit|, NaN for a NaN logit. */
+    stepMaxAbsDiff: number[];
+}
+
+/** One ORT session the page created. */
+export interface SessionRecord {
+    role: "vision" | "decoder" | "verify";
+    graph: "vision" | "decoder";
+    loader: Loader;
+    model: LoadedFile;
+    externalData: ExternalDataFile | null;
+    executionProviders: string[];
+    options: SessionOptionsUsed;
+    createMs: number;
+}
+
+export interface LoadedFile {
+    url: string;
+    /** As served; null where the server gave no size. */
+    bytes: number | null;
+}
+
+export interface ExternalDataFile {
+    /** The name the .onnx refers to it by. */
+    path: string;
+    url: string;
+    bytes: number | null;
+}
+
+export interface SessionOptionsUsed {
+    graphOptimizationLevel: "disabled" | "basic" | "extended" | "all";
+    /** Output name to "cpu" or "gpu-buffer"; an output not named stays on the CPU. */
+    preferredOutputLocation: Record<string, string>;
+    freeDimensionOverrides: Record<string, number>;
+    enableProfiling: boolean;
+    enableGraphCapture: boolean;
+    /** Null: left to ORT. */
+    enableCpuMemArena: boolean | null;
+    enableMemPattern: boolean | null;
+    logSeverityLevel: number;
+}
+
+/** verify=wasm: every timed case against the same decode on the WASM (CPU) execution provider. */
+export interface Verification {
+    method: Verify;
+    tolerance: VerificationTolerance;
+    passed: boolean;
+    agreeing: number;
+    total: number;
+    worst: VerifiedCase | null;
+    cases: VerifiedCase[];
+    wallMs: number;
+}
+
+export interface VerificationTolerance {
+    maxAbsLogitDiff: number;
+    /** "fp16" when an fp16 graph ran (tier 242, decoder fp16-matmul), else "fp32". */
+    precision: "fp16" | "fp32";
+    tokens: "equal";
+}
+
+export interface VerifiedCase {
+    id: string;
+    repeat: number | null;
+    tokensAgree: boolean;
+    /** Step 0 is the prefill's choice; null when every token agrees. */
+    firstDivergingStep: number | null;
+    /** Null when a difference was not a finite number. */
+    maxAbsLogitDiff: number | null;
+    stepsCompared: number;
+    referenceTokenIds: number[];
+    withinTolerance: boolean;
 }
 
 export interface CompletionFloors {
@@ -305,4 +396,8 @@ export interface PageSummary {
     profile: unknown;
     /** GPU bytes per realm from the wrapped devices (absent in older records). */
     gpuMemory?: GpuMemorySummary;
+    /** Every session the page's realm created (absent in older records). */
+    sessions?: SessionRecord[];
+    /** verify=wasm only. */
+    verification?: Verification;
 }

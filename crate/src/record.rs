@@ -72,8 +72,123 @@ pub struct PageSummary {
     /// GPU bytes per realm from the wrapped devices (absent in records older than them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_memory: Option<GpuMemorySummary>,
+    /// Every ORT session the page's realm created, in order (absent in records older than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<Vec<SessionRecord>>,
+    /// `verify=wasm`: the WASM (CPU) reference decode against the timed one; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<Verification>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl PageSummary {
+    /// True when `verify=wasm` found a case beyond its tolerance: the figures are then not a
+    /// result of this configuration, whatever they say.
+    pub fn verification_failed(&self) -> bool {
+        self.verification.as_ref().is_some_and(|v| !v.passed)
+    }
+}
+
+/// One ORT session, as the page created it (`browser/sessions.js`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    /// `vision` or `decoder` for the timed run's sessions, `verify` for the WASM reference's.
+    pub role: String,
+    /// The graph it runs: `vision` or `decoder`.
+    pub graph: String,
+    /// `url` (onnxruntime-web fetched the files) or `bytes` (the page did).
+    pub loader: String,
+    pub model: LoadedFile,
+    /// The ONNX external data file, when the weights are external.
+    pub external_data: Option<ExternalDataFile>,
+    /// In the order given to onnxruntime-web (`webgpu`, `wasm`).
+    pub execution_providers: Vec<String>,
+    pub options: SessionOptionsUsed,
+    /// `InferenceSession.create`, including fetching the files.
+    pub create_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadedFile {
+    pub url: String,
+    /// The file's size as served (null where the server gave none).
+    pub bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalDataFile {
+    /// The name the `.onnx` refers to it by.
+    pub path: String,
+    pub url: String,
+    pub bytes: Option<u64>,
+}
+
+/// The session options that change what runs or how it is measured, as passed to
+/// `InferenceSession.create` (ORT's default written out where the page left one unset).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOptionsUsed {
+    /// `disabled`, `basic`, `extended` or `all` (ORT's default).
+    pub graph_optimization_level: String,
+    /// Output name to `cpu` or `gpu-buffer`; an output not named stays on the CPU.
+    pub preferred_output_location: BTreeMap<String, String>,
+    pub free_dimension_overrides: BTreeMap<String, u64>,
+    pub enable_profiling: bool,
+    pub enable_graph_capture: bool,
+    /// Null: left to ORT.
+    pub enable_cpu_mem_arena: Option<bool>,
+    pub enable_mem_pattern: Option<bool>,
+    pub log_severity_level: u32,
+}
+
+/// `verify=wasm`: every timed case against the same decode on the WASM (CPU) execution provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verification {
+    /// `wasm`.
+    pub method: String,
+    pub tolerance: VerificationTolerance,
+    /// Every case within the tolerance.
+    pub passed: bool,
+    /// Cases within the tolerance, of `total`.
+    pub agreeing: usize,
+    pub total: usize,
+    /// A case beyond the tolerance if there is one, else the largest logit difference.
+    pub worst: Option<VerifiedCase>,
+    pub cases: Vec<VerifiedCase>,
+    /// The whole WASM pass: creating its sessions and decoding every case.
+    pub wall_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerificationTolerance {
+    /// The most a logit may differ at a step compared.
+    pub max_abs_logit_diff: f64,
+    /// `fp16` when an fp16 graph ran (`tier=242`, `decoder=fp16-matmul`), else `fp32`.
+    pub precision: String,
+    /// `equal`: every chosen token, EOS included, must be the reference's.
+    pub tokens: String,
+}
+
+/// One timed case against its reference decode. Step 0 is the prefill's logits, step k the
+/// k-th decode step's; logits are compared at every step whose earlier tokens agree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifiedCase {
+    pub id: String,
+    pub repeat: Option<u32>,
+    pub tokens_agree: bool,
+    /// The first step whose chosen token differs (or where one decode stopped), else null.
+    pub first_diverging_step: Option<usize>,
+    /// Over the steps compared; null when a difference was not a finite number (NaN logits).
+    pub max_abs_logit_diff: Option<f64>,
+    pub steps_compared: usize,
+    /// The tokens the reference decoded (EOS not included, as in `tokenIds`).
+    pub reference_token_ids: Vec<i64>,
+    pub within_tolerance: bool,
 }
 
 /// The model's shape from the manifest, and what each session is.
@@ -389,13 +504,18 @@ pub(crate) mod tests {
     /// The `result` record the runner wrote before these types existed (Firefox, smoke2).
     const LEGACY: &str = include_str!("../../runner/tests/data/legacy-smoke2.jsonl");
 
+    /// The legacy summary, its `config` with the parameters added since spelled at their
+    /// defaults: a config read from an older record writes them back explicitly.
     fn legacy_summary() -> Value {
-        LEGACY
+        let mut summary = LEGACY
             .lines()
             .map(|line| serde_json::from_str::<Value>(line).unwrap())
             .find(|record| record["kind"] == "result")
             .expect("the legacy file has a result record")["summary"]
-            .clone()
+            .clone();
+        assert!(summary["config"].get("verify").is_none());
+        summary["config"]["verify"] = "none".into();
+        summary
     }
 
     /// Equal JSON, or a panic naming the first path where they differ.

@@ -8,9 +8,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::build_summary::tests::{input_of, legacy_summary, measured};
-use crate::build_summary::CompletionFloors;
+use crate::build_summary::{verification, CompletionFloors, VerificationInput, VerifyCaseInput};
 use crate::record::{
-    GpuBytes, GpuMemorySummary, LeakCheck, LiveAfterCase, MemorySample, RealmMemory, WasmHeap,
+    ExternalDataFile, GpuBytes, GpuMemorySummary, LeakCheck, LiveAfterCase, LoadedFile,
+    MemorySample, RealmMemory, SessionOptionsUsed, SessionRecord, WasmHeap,
 };
 
 const RECORD_TYPES: &str = include_str!("record.d.ts");
@@ -115,13 +116,77 @@ fn every_interface_names_the_fields_of_its_rust_type() {
     };
     let mut summary_with_gpu = summary.clone();
     summary_with_gpu.gpu_memory = Some(gpu_summary.clone());
+    let session = SessionRecord {
+        role: "decoder".into(),
+        graph: "decoder".into(),
+        loader: "url".into(),
+        model: LoadedFile {
+            url: "u".into(),
+            bytes: Some(1),
+        },
+        external_data: Some(ExternalDataFile {
+            path: "p".into(),
+            url: "u".into(),
+            bytes: Some(1),
+        }),
+        execution_providers: vec!["webgpu".into()],
+        options: SessionOptionsUsed {
+            graph_optimization_level: "all".into(),
+            preferred_output_location: [("logits".to_owned(), "gpu-buffer".to_owned())].into(),
+            free_dimension_overrides: [("batch".to_owned(), 1)].into(),
+            enable_profiling: false,
+            enable_graph_capture: false,
+            enable_cpu_mem_arena: Some(false),
+            enable_mem_pattern: None,
+            log_severity_level: 3,
+        },
+        create_ms: 1.0,
+    };
+    let verify_case = VerifyCaseInput {
+        id: case.id.clone(),
+        repeat: case.repeat,
+        token_ids: case.token_ids.clone(),
+        reference_token_ids: case.token_ids.clone(),
+        step_max_abs_diff: vec![0.0; case.token_ids.len()],
+    };
+    let verify_input = VerificationInput {
+        method: "wasm".into(),
+        wall_ms: 1.0,
+        cases: summary
+            .results
+            .iter()
+            .map(|_| verify_case.clone())
+            .collect(),
+    };
+    let mut same_cases = summary.results.clone();
+    for result in &mut same_cases {
+        result.clone_from(case);
+    }
+    let verified = verification(verify_input.clone(), &same_cases, &summary.config).unwrap();
+    let mut summary_with_gpu = summary_with_gpu;
+    summary_with_gpu.sessions = Some(vec![session.clone()]);
+    summary_with_gpu.verification = Some(verified.clone());
+    let mut input_with_all = input_of(&summary_with_gpu);
+    input_with_all.verification = Some(verify_input.clone());
     let mut resident_case = case.clone();
     resident_case.vision_call_ms = Some(1.0);
     let samples: Vec<(&str, Vec<BTreeSet<String>>)> = vec![
         ("CaseRun", vec![keys(&measured(case, true))]),
         ("CaseProbe", vec![keys(&case.decode_probe)]),
         ("CaseResult", vec![keys(case), keys(&resident_case)]),
-        ("SummaryInput", vec![keys(&input_of(&summary))]),
+        (
+            "SummaryInput",
+            vec![keys(&input_of(&summary)), keys(&input_with_all)],
+        ),
+        ("VerificationInput", vec![keys(&verify_input)]),
+        ("VerifyCaseInput", vec![keys(&verify_case)]),
+        ("SessionRecord", vec![keys(&session)]),
+        ("LoadedFile", vec![keys(&session.model)]),
+        ("ExternalDataFile", vec![keys(&session.external_data)]),
+        ("SessionOptionsUsed", vec![keys(&session.options)]),
+        ("Verification", vec![keys(&verified)]),
+        ("VerificationTolerance", vec![keys(&verified.tolerance)]),
+        ("VerifiedCase", vec![keys(&verified.cases[0])]),
         (
             "CompletionFloors",
             vec![keys(&CompletionFloors {

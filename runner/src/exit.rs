@@ -23,6 +23,9 @@ pub enum Cause {
     Listen,
     /// SIGINT, SIGTERM or SIGHUP.
     Interrupted,
+    /// `verify=wasm` found a case whose tokens or logits left the WASM reference's (`run`
+    /// only): the result is written, but it is not a result of the configuration.
+    VerificationFailed,
 }
 
 impl Cause {
@@ -36,6 +39,7 @@ impl Cause {
             Cause::WriteFailed => 6,
             Cause::BrowserMissing => 7,
             Cause::Listen => 8,
+            Cause::VerificationFailed => 9,
             Cause::Interrupted => 130,
         }
     }
@@ -89,6 +93,7 @@ mod tests {
             Cause::BrowserMissing,
             Cause::Listen,
             Cause::Interrupted,
+            Cause::VerificationFailed,
         ];
         let mut codes: Vec<u8> = all.iter().map(|c| c.code()).collect();
         codes.sort_unstable();

@@ -90,6 +90,29 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
     );
 }
 
+/// `verify=wasm`'s verdict in one line, or `None` for a run that did not verify.
+fn verification_line(summary: &PageSummary) -> Option<String> {
+    let v = summary.verification.as_ref()?;
+    let worst = v.worst.as_ref().map_or_else(String::new, |w| {
+        let difference = w
+            .max_abs_logit_diff
+            .map_or_else(|| "not a number".to_owned(), |d| format!("{d:.3e}"));
+        let step = w
+            .first_diverging_step
+            .map_or_else(String::new, |s| format!(", tokens diverged at step {s}"));
+        format!("; worst case {}: max |Δlogit| {difference}{step}", w.id)
+    });
+    let verdict = if v.passed {
+        "verified"
+    } else {
+        "VERIFICATION FAILED: these figures are not a result of this configuration"
+    };
+    Some(format!(
+        "{verdict} ({}): {}/{} cases agree (tokens equal, max |Δlogit| ≤ {}){worst}",
+        v.method, v.agreeing, v.total, v.tolerance.max_abs_logit_diff
+    ))
+}
+
 /// The largest total of a field over every phase.
 fn overall_peak(
     memory: &ProcessMemory,
@@ -180,6 +203,9 @@ pub fn run_table(
         ms(summary.peak_case_ms),
         ms(summary.ms_per_token),
     );
+    if let Some(line) = verification_line(summary) {
+        let _ = writeln!(out, "{line}");
+    }
     probe_lines(&mut out, summary);
     let Some(memory) = &process_memory.measured else {
         let reason = process_memory.reason.as_deref().unwrap_or("not measured");
@@ -317,6 +343,17 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
             let _ = writeln!(out, "{:<9} {:<width$} {}", row.browser, query, row.outcome);
             continue;
         };
+        // A run that left its WASM reference has no figures worth a column.
+        if summary.verification_failed() {
+            let _ = writeln!(
+                out,
+                "{:<9} {:<width$} {}",
+                row.browser,
+                query,
+                verification_line(summary).unwrap_or_default()
+            );
+            continue;
+        }
         let memory = row
             .process_memory
             .as_ref()
@@ -537,6 +574,69 @@ mod tests {
         let table = sweep_table(&rows);
         assert!(table.contains("100.1 (bound)"), "{table}");
         assert!(table.contains("run with poll=kick"), "{table}");
+    }
+
+    /// The legacy run verified against a reference that agrees, or that chose another token
+    /// at step 1 of the second case.
+    fn verified(diverging: bool) -> PageSummary {
+        use ocr_bench_core::build_summary::{verification, VerificationInput, VerifyCaseInput};
+        let (mut summary, _) = legacy();
+        let cases = summary
+            .results
+            .iter()
+            .map(|r| {
+                let mut reference = r.token_ids.clone();
+                if diverging && r.id == "2" {
+                    reference[1] += 1;
+                }
+                VerifyCaseInput {
+                    id: r.id.clone(),
+                    repeat: r.repeat,
+                    token_ids: r.token_ids.clone(),
+                    reference_token_ids: reference,
+                    step_max_abs_diff: vec![2e-4, 1e-3],
+                }
+            })
+            .collect();
+        let input = VerificationInput {
+            method: "wasm".into(),
+            wall_ms: 1.0,
+            cases,
+        };
+        summary.verification =
+            Some(verification(input, &summary.results, &summary.config).unwrap());
+        summary
+    }
+
+    #[test]
+    fn a_verified_run_says_so_and_a_failed_one_is_not_shown_as_a_result() {
+        let memory = legacy().1;
+        let text = run_table("firefox", "verify=wasm", &verified(false), &memory, 1.0);
+        assert!(
+            text.contains("verified (wasm): 2/2 cases agree (tokens equal, max |Δlogit| ≤ 0.05)")
+                && text.contains(": max |Δlogit| 1.000e-3"),
+            "{text}"
+        );
+        let failed = verified(true);
+        let text = run_table("firefox", "verify=wasm", &failed, &memory, 1.0);
+        assert!(
+            text.contains("VERIFICATION FAILED")
+                && text.contains("1/2 cases agree")
+                && text.contains("worst case 2: max |Δlogit| 1.000e-3, tokens diverged at step 1"),
+            "{text}"
+        );
+        let rows = [SweepRow {
+            browser: "firefox".into(),
+            query: "verify=wasm".into(),
+            outcome: "result".into(),
+            summary: Some(failed),
+            process_memory: Some(memory),
+        }];
+        let table = sweep_table(&rows);
+        let row = table.lines().nth(1).unwrap();
+        assert!(row.contains("VERIFICATION FAILED"), "{table}");
+        let figures = ncer(rows[0].summary.as_ref().unwrap());
+        assert!(!row.contains(&figures), "no figures: {row}");
     }
 
     #[test]

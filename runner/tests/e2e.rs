@@ -35,7 +35,9 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
 
 /// Short cases and few tokens keep each run to tens of seconds on SwiftShader.
-const BASE: &str = "cases=smoke2&maxTokens=2";
+const BASE: &str = "cases=smoke2";
+/// Added unless a configuration sets its own `maxTokens`.
+const FEW_TOKENS: &str = "maxTokens=2";
 
 /// Between them these cover every value of every choice parameter (the free-form ones take
 /// `smoke2`, the default manifest and 2 tokens). The values that need `shader-f16` (tier
@@ -44,8 +46,13 @@ const BASE: &str = "cases=smoke2&maxTokens=2";
 const DEFAULT: &str = "";
 /// The decode probe's own values ride along in the decoder-only one, where a repeat costs one
 /// short prefill: a throttled queue kick, two repeats, onnxruntime-web's profiler.
-const EVERY_OTHER_VALUE: &str = "memory=default&loader=bytes&schedule=resident&decoder=gather-opt&scope=decoder&weights=external&poll=kick&kickMs=1&repeat=2&profile=ops";
-const FIXED_KV: &str = "decoder=fixed-kv&schedule=resident&weights=external";
+const EVERY_OTHER_VALUE: &str = "memory=default&loader=bytes&schedule=resident&decoder=gather-opt&scope=decoder&weights=external&poll=kick&kickMs=1&repeat=2&profile=ops&verify=wasm";
+/// The full reading: smoke2's strings are five characters, so EOS comes at the sixth choice;
+/// 16 tokens bound a page that never chooses EOS.
+const FIXED_KV: &str =
+    "decoder=fixed-kv&schedule=resident&weights=external&verify=wasm&maxTokens=16";
+/// The default decoder (and schedule) read to EOS and checked against the WASM reference.
+const VERIFIED: &str = "verify=wasm&maxTokens=16";
 const FP16: &str = "tier=242&decoder=fp16-matmul&memory=default&loader=bytes";
 const CONFIGURATIONS: [&str; 4] = [DEFAULT, EVERY_OTHER_VALUE, FIXED_KV, FP16];
 
@@ -127,6 +134,8 @@ struct Run {
     /// Processes left in this test's tree after the runner exited (should be none).
     orphans: Vec<String>,
     seconds: f64,
+    /// A run recorded before the page listed its sessions (`summary.sessions`).
+    recorded_before_sessions: bool,
 }
 
 impl Run {
@@ -234,11 +243,13 @@ fn launch(browser: &str, query: &str) -> Run {
     );
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.jsonl");
-    let full_query = if query.is_empty() {
-        BASE.to_owned()
-    } else {
-        format!("{BASE}&{query}")
-    };
+    let mut full_query = BASE.to_owned();
+    if !query.split('&').any(|pair| pair.starts_with("maxTokens=")) {
+        full_query = format!("{full_query}&{FEW_TOKENS}");
+    }
+    if !query.is_empty() {
+        full_query = format!("{full_query}&{query}");
+    }
     let started = Instant::now();
     let output = Command::new(BIN)
         .arg("--root")
@@ -284,6 +295,7 @@ fn launch(browser: &str, query: &str) -> Run {
         records,
         orphans,
         seconds,
+        recorded_before_sessions: false,
     };
     eprintln!(
         "e2e: {browser} {:?}: exit {:?} in {:.0} s",
@@ -346,7 +358,13 @@ fn check_no_orphans(run: &Run) {
 
 /// Everything a finished run must show.
 fn check_finished(run: &Run) {
-    assert_eq!(run.exit_code, Some(0), "{}", run.describe());
+    // Exit 9 is a failed verify=wasm: say which case left the reference and how far.
+    let verification = run
+        .record("result")
+        .map(|r| &r["summary"]["verification"])
+        .filter(|v| !v.is_null())
+        .map_or_else(String::new, |v| format!("\nverification: {v}"));
+    assert_eq!(run.exit_code, Some(0), "{}{verification}", run.describe());
     check_no_orphans(run);
     let config = &run.config;
     let root = repository_root();
@@ -420,6 +438,10 @@ fn check_finished(run: &Run) {
     checks::check_readings(&manifest_path, &manifest, &cases);
     checks::check_statistics(summary, &cases);
     checks::check_accuracy(summary, &cases, config);
+    checks::check_verification(summary, &cases, config);
+    if !run.recorded_before_sessions {
+        checks::check_sessions(&root, summary, config, page_url);
+    }
     check_probe(summary, config);
 
     // The records carry who ran it where.
@@ -819,6 +841,31 @@ fn same_tokens_in_chromium_and_firefox() {
     eprintln!("e2e: chromium and firefox agree on all {compared} tokens");
 }
 
+/// The full reading: the default decoder and `fixed-kv` decode smoke2 to EOS, read both
+/// strings exactly, and every token and every step's logits agree with the same decode on
+/// onnxruntime-web's WASM (CPU) execution provider (`verify=wasm`). The `fixed-kv` run is the
+/// one `every_configuration` and the cross-browser comparison use.
+fn reads_to_eos_as_the_wasm_reference(browser: &str) {
+    for query in [VERIFIED, FIXED_KV] {
+        let run = run(browser, query);
+        check_finished(&run);
+        let summary = &run.record("result").expect("a result")["summary"];
+        checks::check_read_to_eos(summary, &case_results(&run), &run.config);
+    }
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn chromium_reads_to_eos_as_the_wasm_reference() {
+    reads_to_eos_as_the_wasm_reference("chromium");
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_reads_to_eos_as_the_wasm_reference() {
+    reads_to_eos_as_the_wasm_reference("firefox");
+}
+
 /// A sweep records every combination, and a second invocation finds them finished and runs
 /// nothing. The combinations are ones the adapter refuses quickly where it lacks
 /// `shader-f16` (Chromium on SwiftShader), so the test costs seconds there.
@@ -920,10 +967,19 @@ fn sweep_records_every_combination_and_resumes() {
 fn recorded_run() -> Run {
     let path = repository_root().join("runner/tests/data/smoke2.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let records: Vec<Value> = text
+    let mut records: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect();
+    // Recorded before `verify` existed: its configs read as verify=none, spelled so here as
+    // the core now writes them.
+    for record in &mut records {
+        for part in ["body", "summary"] {
+            if let Some(config) = record[part]["config"].as_object_mut() {
+                config.entry("verify").or_insert_with(|| "none".into());
+            }
+        }
+    }
     let query = records[0]["query"].as_str().expect("query").to_owned();
     Run {
         config: parse_query(&query).expect("the recorded query"),
@@ -933,6 +989,7 @@ fn recorded_run() -> Run {
         records,
         orphans: Vec::new(),
         seconds: 0.0,
+        recorded_before_sessions: true,
     }
 }
 

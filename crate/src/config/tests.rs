@@ -22,6 +22,7 @@ fn empty_query_is_the_seed_default() {
     assert_eq!(c.profile, Profile::Off);
     assert_eq!(c.choose, Choose::Cpu);
     assert_eq!(c.sync, 1);
+    assert_eq!(c.verify, Verify::Off);
     assert_eq!(parse_query("?").unwrap(), Config::default());
     assert_eq!(c.to_query(), "");
 }
@@ -109,7 +110,7 @@ fn full_query_lists_everything_and_parses_back() {
     // The seed's ten first, then the additive seven at the end of the order.
     assert!(
         q.ends_with(
-            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1"
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none"
         ),
         "{q}"
     );
@@ -156,7 +157,7 @@ fn parameter_descriptions_cover_every_parameter() {
     let decoder = &params[4];
     assert_eq!(
         decoder.values,
-        ["baseline", "gather-opt", "fp16-matmul", "fixed-kv"]
+        ["baseline", "gather-opt", "fp16-matmul", "fixed-kv", "gpu-gather", "nbits-int8", "nbits-int4", "gqa"]
     );
 }
 
@@ -294,6 +295,8 @@ fn added_integers_and_choices_reject_with_their_allowed_values() {
         ("poll=busy", "none, kick"),
         ("poll=Kick", "none, kick"),
         ("profile=all", "none, ops"),
+        ("verify=cpu", "none, wasm"),
+        ("verify=", "none, wasm"),
     ] {
         let err = parse_query(query).unwrap_err().to_string();
         let name = query.split('=').next().unwrap();
@@ -304,6 +307,21 @@ fn added_integers_and_choices_reject_with_their_allowed_values() {
     }
     let err = parse_query("speed=1").unwrap_err().to_string();
     assert!(err.contains("kickMs") && err.contains("profile"), "{err}");
+}
+
+#[test]
+fn verify_comes_last_and_leaves_older_queries_unchanged() {
+    let c = parse_query("tier=242&verify=wasm").unwrap();
+    assert_eq!(c.verify, Verify::Wasm);
+    assert_eq!(c.to_query(), "tier=242&verify=wasm");
+    assert_eq!(parse_query("verify=none").unwrap().to_query(), "");
+    assert_eq!(
+        serde_json::to_value(&c).unwrap()["verify"],
+        serde_json::json!("wasm")
+    );
+    // A record written before the parameter existed has no `verify`: it reads as none.
+    let older: Config = serde_json::from_str(r#"{"tier": "242"}"#).unwrap();
+    assert_eq!(older.verify, Verify::Off);
 }
 
 #[test]
@@ -329,6 +347,7 @@ fn added_parameters_in_json() {
         (r#"{"maxTokens": "8"}"#, "expected a number"),
         (r#"{"cases": 5}"#, "expected a string"),
         (r#"{"profile": "all"}"#, "none, ops"),
+        (r#"{"verify": true}"#, "a string or a number"),
         (r#"{"poll": null}"#, "a string or a number"),
         (r#"{"tier": "242", "tier": "121"}"#, "more than once"),
     ] {
@@ -385,6 +404,12 @@ fn added_parameters_are_described() {
     let profile = find("profile");
     assert_eq!(profile.values, ["none", "ops"]);
     assert!(profile.description.contains("per-operator"));
+    let verify = find("verify");
+    assert_eq!(
+        (verify.values.as_slice(), verify.default.as_str()),
+        (["none", "wasm"].as_slice(), "none")
+    );
+    assert_eq!(params.last().map(|p| p.name), Some("verify"));
     for p in &params {
         assert!(
             !p.description.is_empty() && !p.allowed.is_empty(),
@@ -424,14 +449,14 @@ fn any_config() -> impl Strategy<Value = Config> {
             1u32..=100,
             prop::sample::select(Profile::ALL),
         ),
-        (prop::sample::select(Choose::ALL), 1u32..=MAX_SYNC_STEPS),
+        (prop::sample::select(Choose::ALL), 1u32..=MAX_SYNC_STEPS, prop::sample::select(Verify::ALL)),
     )
         .prop_map(
             |(
                 (tier, memory, loader, schedule, decoder),
                 (scope, cases, manifest, weights, max_tokens),
                 (poll, kick_ms, warmup, repeat, profile),
-                (choose, sync),
+                (choose, sync, verify),
             )| Config {
                 tier,
                 memory,
@@ -451,6 +476,8 @@ fn any_config() -> impl Strategy<Value = Config> {
                 choose,
                 // sync above 1 is refused with choose=cpu (check_combination).
                 sync: if choose == Choose::Gpu { sync } else { 1 },
+                // verify=wasm is refused with choose=gpu (check_combination).
+                verify: if choose == Choose::Gpu { Verify::Off } else { verify },
             },
         )
 }

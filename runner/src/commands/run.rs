@@ -112,7 +112,7 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
                     report.wall.as_secs_f64()
                 )
             );
-            0
+            verdict(summary)
         }
         other => {
             let message = other
@@ -146,6 +146,20 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
     }
     println!("results appended to {}", options.results.display());
     Ok(code)
+}
+
+/// A finished run's status: 0, or `VerificationFailed` when `verify=wasm` found a case that
+/// left the WASM reference (the record is written all the same).
+fn verdict(summary: &ocr_bench::record::Posted) -> u8 {
+    match summary.benchmark() {
+        Some(summary) if summary.verification_failed() => {
+            eprintln!(
+                "ocr-bench: verification failed: the WebGPU run left the WASM reference (verify=wasm); its figures are not a result"
+            );
+            Cause::VerificationFailed.code()
+        }
+        _ => 0,
+    }
 }
 
 #[cfg(test)]
