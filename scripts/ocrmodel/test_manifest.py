@@ -23,11 +23,17 @@ def test_every_file_size_is_the_file_on_disk(build):
 
 def test_the_largest_activations_are_the_graphs_known_large_tensors(build):
     manifest = build.manifest
-    # Every decoder's tied head dequantizes the whole int8 embedding to fp32 for the logits.
+    # Every Q/DQ decoder's tied head dequantizes the whole int8 table to fp32 for the logits
+    # (stored [vocab, hidden], or pre-transposed [hidden, vocab]); the MatMulNBits decoders
+    # never do, so their largest tensor is smaller.
     table = spec.VOCAB_IDS * spec.HIDDEN * 4
     for variant in DECODER_VARIANTS:
         largest = manifest["decoder"][variant.name]["largestActivation"]
-        assert (largest["bytes"], largest["shape"]) == (table, [spec.VOCAB_IDS, spec.HIDDEN]), variant.name
+        if variant.name.startswith("nbits-"):
+            assert 0 < largest["bytes"] < table, variant.name
+            continue
+        assert largest["bytes"] == table, variant.name
+        assert sorted(largest["shape"]) == sorted([spec.VOCAB_IDS, spec.HIDDEN]), variant.name
     # The vision stem's output: 64 channels at half the image size, fp32 in the int4 tier (fp16 in 242).
     stem = spec.STEM_CHANNELS * (spec.IMAGE_SIZE // 2) ** 2
     widths = {"int4": 4, "fp16": 2}
