@@ -62,6 +62,11 @@ where
         }
         configs = next;
     }
+    // Each value alone may be fine while a combination is not (sync=4 with choose=cpu): the
+    // grid is refused with the combination's own message rather than run in part.
+    for config in &configs {
+        config.check_combination()?;
+    }
     Ok(configs)
 }
 
@@ -69,6 +74,15 @@ where
 mod tests {
     use super::*;
     use crate::config::{Choice, Milliseconds, Poll};
+
+    #[test]
+    fn a_grid_with_a_refused_combination_is_refused() {
+        let axes = vec![("choose", vec!["cpu", "gpu"]), ("sync", vec!["1", "4"])];
+        let error = expand_sweep_from(&Config::default(), &axes).unwrap_err().to_string();
+        assert!(error.contains("sync=4 needs choose=gpu"), "{error}");
+        let fine = vec![("choose", vec!["gpu"]), ("sync", vec!["1", "4"])];
+        assert_eq!(expand_sweep_from(&Config::default(), &fine).unwrap().len(), 2);
+    }
 
     #[test]
     fn sweep_is_the_ordered_cartesian_product() {
