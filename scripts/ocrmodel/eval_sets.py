@@ -2,7 +2,7 @@
 
 - hayai13: the seed's 13 expected strings (ids 01..13), rendered manga-style;
 - synth200: 200 held-out random strings of the training character mix (ids 001..200);
-- smoke2: two short cases for fast end-to-end tests;
+- smoke2: two short cases for fast end-to-end tests, and smoke1, its first case alone;
 - the style sets, one per kind of `manga_styles.py` that users meet (balloon, narration,
   inverted, long, lowres, horizontal): new strings of the manga text mix (`random_manga_dialog`,
   without the rare-character deck) rendered by `scene.py` in the 29 faces of `fonts.py`, each
@@ -104,6 +104,15 @@ def write_set(name: str, cases: list[tuple[str, str]], out_dir: Path) -> list[di
     return entries
 
 
+def write_smoke1(out_dir: Path) -> None:
+    """smoke1: smoke2's first case alone, the same image file, for the slowest browser runs."""
+    directory = out_dir / "smoke1"
+    directory.mkdir(parents=True, exist_ok=True)
+    first = json.loads((out_dir / "smoke2" / "cases.json").read_text(encoding="utf-8"))[0]
+    entry = {**first, "image": f"../smoke2/{first['image']}"}
+    (directory / "cases.json").write_text(json.dumps([entry], ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder that receives <set>/cases.json")
@@ -115,6 +124,8 @@ def main() -> None:
         write_set(name, cases, args.out)
         size = sum(p.stat().st_size for p in (args.out / name).iterdir())
         print(f"{name}: {len(cases)} cases, {size / 1024:.0f} KiB in {args.out / name}")
+        if name == "smoke2":
+            write_smoke1(args.out)
 
 
 if __name__ == "__main__":
