@@ -78,10 +78,15 @@ mod tests {
     #[test]
     fn a_grid_with_a_refused_combination_is_refused() {
         let axes = vec![("choose", vec!["cpu", "gpu"]), ("sync", vec!["1", "4"])];
-        let error = expand_sweep_from(&Config::default(), &axes).unwrap_err().to_string();
+        let error = expand_sweep_from(&Config::default(), &axes)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("sync=4 needs choose=gpu"), "{error}");
         let fine = vec![("choose", vec!["gpu"]), ("sync", vec!["1", "4"])];
-        assert_eq!(expand_sweep_from(&Config::default(), &fine).unwrap().len(), 2);
+        assert_eq!(
+            expand_sweep_from(&Config::default(), &fine).unwrap().len(),
+            2
+        );
     }
 
     #[test]

@@ -195,7 +195,11 @@ pub async fn run_once(
     check_page(&options.root, &options.page).map_err(|m| Failure::new(Cause::Usage, m))?;
     let started = Instant::now();
     let sampler = Arc::new(Sampler::start(options.sample_interval));
-    sampler.set_floor(crate::memory::floor::for_run(&options.root, &options.page, &options.query));
+    sampler.set_floor(crate::memory::floor::for_run(
+        &options.root,
+        &options.page,
+        &options.query,
+    ));
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let context = RunContext {
         browser: Some(browser.clone()),

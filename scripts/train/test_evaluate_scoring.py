@@ -1,6 +1,6 @@
 """The scoring of evaluate.py (scoring.score_set; evaluate.py itself needs torch) reproduces
 training's recorded evaluation, models/checkpoint/eval-pytorch.json, from its recorded tokens:
-the README's PyTorch row (synth200: nCER 0.0002, 199/200 exact) is what this code computes.
+the README's PyTorch row (synth200: nCER 0.0027, 191/200 exact) is what this code computes.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def test_recorded_tokens_score_as_recorded(name):
 def test_the_readme_pytorch_figures():
     synth = score_set("synth200", eval_cases("synth200"), [r["tokens"] for r in REPORT["eval"]["synth200"]["results"]],
                       CHARACTERS)
-    assert (format_ncer(synth), synth["exact"], synth["cases"]) == ("0.0002", 199, 200)
+    assert (format_ncer(synth), synth["exact"], synth["cases"]) == ("0.0027", 191, 200)
     hayai = REPORT["eval"]["hayai13"]
     assert (hayai["nCER"], hayai["exact"], hayai["cases"]) == (0.0, 13, 13)
 
@@ -40,6 +40,6 @@ def test_pure_pieces():
     assert format_ncer(summarise([CaseScore(1, 3, False), CaseScore(0, 5, True)])) == "0.1250"
     with pytest.raises(ValueError, match="2 cases of smoke2 but 1 token lists"):
         score_set("smoke2", eval_cases("smoke2"), [[]], CHARACTERS)
-    with pytest.raises(ValueError, match=r"known: \['hayai13', 'smoke2', 'synth200'\]"):
+    with pytest.raises(ValueError, match=r"known: \[.*'hayai13', .*'smoke2', 'synth200'\]"):
         eval_cases("nope")
     assert len(eval_cases("hayai13", 2)) == 2

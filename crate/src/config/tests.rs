@@ -157,7 +157,16 @@ fn parameter_descriptions_cover_every_parameter() {
     let decoder = &params[4];
     assert_eq!(
         decoder.values,
-        ["baseline", "gather-opt", "fp16-matmul", "fixed-kv", "gpu-gather", "nbits-int8", "nbits-int4", "gqa"]
+        [
+            "baseline",
+            "gather-opt",
+            "fp16-matmul",
+            "fixed-kv",
+            "gpu-gather",
+            "nbits-int8",
+            "nbits-int4",
+            "gqa"
+        ]
     );
 }
 
@@ -449,7 +458,11 @@ fn any_config() -> impl Strategy<Value = Config> {
             1u32..=100,
             prop::sample::select(Profile::ALL),
         ),
-        (prop::sample::select(Choose::ALL), 1u32..=MAX_SYNC_STEPS, prop::sample::select(Verify::ALL)),
+        (
+            prop::sample::select(Choose::ALL),
+            1u32..=MAX_SYNC_STEPS,
+            prop::sample::select(Verify::ALL),
+        ),
     )
         .prop_map(
             |(
@@ -477,7 +490,11 @@ fn any_config() -> impl Strategy<Value = Config> {
                 // sync above 1 is refused with choose=cpu (check_combination).
                 sync: if choose == Choose::Gpu { sync } else { 1 },
                 // verify=wasm is refused with choose=gpu (check_combination).
-                verify: if choose == Choose::Gpu { Verify::Off } else { verify },
+                verify: if choose == Choose::Gpu {
+                    Verify::Off
+                } else {
+                    verify
+                },
             },
         )
 }
