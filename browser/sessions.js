@@ -46,6 +46,8 @@ async function explainLoadFailure(error, what, model) {
 		if (missing) return explained(`Loading the ${what}: ${missing}. Are the models built (models/generated/) and the manifest paths right?`, error);
 	}
 	return explainOrtError(error, `Loading the ${what} (${model.url})`);
+}
+
 /** A served file's size from a HEAD request (loader=url: ORT fetched the body itself). */
 async function servedBytes(url) {
 	try {

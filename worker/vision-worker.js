@@ -51,11 +51,13 @@ const handlers = {
 			preferredOutputLocation: { vision_embeds: "cpu" },
 			what: `vision tier ${tier}`,
 			profile,
+			role: "vision",
+			graph: "vision",
 		});
 		vision = created.session;
 		placementLines = created.placementLines;
 		checkVisionIo(vision);
-		return { createMs: created.createMs, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, completionFloor, memory: memoryReport() };
+		return { createMs: created.createMs, session: created.record, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, completionFloor, memory: memoryReport() };
 	},
 
 	/** payload: { pixels: Float32Array(3*224*224), size, fault (test-only, www/fault-injection.js) }. */

@@ -127,6 +127,10 @@ async function run() {
 		noteWorkerMemory: (report) => {
 			workerMemory = report;
 		},
+		/** A session another realm created (the vision worker's), as browser/sessions.js records it. */
+		noteSession: (record) => {
+			sessions.push(record);
+		},
 		waiter: () => owned.waiter,
 		loadPixels: (testCase) => loadPixels(testCase, config.cases, core.preprocess),
 		faults,

@@ -86,6 +86,7 @@ function staged(run) {
 			owned.worker = await startVisionWorker();
 			const ready = await owned.worker.call("init", { tier: config.tier, model: visionEntry.model, requires: visionEntry.requires, loader: config.loader, memory: config.memory, poll: config.poll, kickMs: config.kickMs, profile: config.profile });
 			run.sessionMs.vision = ready.createMs;
+			run.noteSession(ready.session);
 			run.environment.workerAdapter = ready.adapter;
 			run.workerCompletionFloor = ready.completionFloor;
 			run.noteWorkerMemory(ready.memory);

@@ -571,7 +571,8 @@ pub fn check_readings(manifest_path: &Path, manifest: &Value, cases: &[Value]) {
 /// staged schedule's vision session is the worker's, not the page's.
 fn expected_sessions(config: &Config) -> Vec<(&'static str, &'static str)> {
     let mut sessions = Vec::new();
-    if config.scope == Scope::Full && config.schedule == Schedule::Resident {
+    // The staged schedule's vision session is the worker's; the page records it all the same.
+    if config.scope == Scope::Full {
         sessions.push(("vision", "vision"));
     }
     sessions.push(("decoder", "decoder"));
@@ -666,9 +667,17 @@ pub fn check_sessions(root: &Path, summary: &Value, config: &Config, page_url: &
         let profiled = !verify && config.profile == Profile::Ops;
         let on_gpu: serde_json::Map<String, Value> = match (role, graph) {
             ("verify", _) => serde_json::Map::new(),
-            (_, "vision") => [("vision_embeds".to_owned(), json!("gpu-buffer"))]
-                .into_iter()
-                .collect(),
+            // The worker's embeddings leave it anyway, so they come out on the CPU.
+            (_, "vision") => {
+                let location = if config.schedule == Schedule::Staged {
+                    "cpu"
+                } else {
+                    "gpu-buffer"
+                };
+                [("vision_embeds".to_owned(), json!(location))]
+                    .into_iter()
+                    .collect()
+            }
             _ => std::iter::once("logits".to_owned())
                 .chain((0..layers).flat_map(|l| [format!("present_k{l}"), format!("present_v{l}")]))
                 .map(|name| (name, json!("gpu-buffer")))
