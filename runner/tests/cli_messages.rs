@@ -39,7 +39,10 @@ fn a_missing_evaluation_set_is_named_with_its_folder_and_the_sets_there() {
         assert!(
             stderr.contains("there is no evaluation set \"nosuchset\"")
                 && stderr.contains("models/eval/nosuchset/cases.json does not exist")
-                && stderr.contains("allowed: hayai13, smoke2, synth200"),
+                && stderr.contains("/models/eval with a cases.json, allowed: ")
+                && ["hayai13", "smoke2", "synth200"]
+                    .iter()
+                    .all(|set| stderr.contains(&format!(" {set}"))),
             "{stderr}"
         );
         assert!(!stderr.contains("model file"), "{stderr}");

@@ -81,7 +81,8 @@ pub fn check_evaluation_set(
         format!("allowed: {}", sets.join(", "))
     };
     Err(format!(
-        "there is no evaluation set {:?}: {} does not exist; the sets are the folders of {}          with a cases.json, {there}",
+        "there is no evaluation set {:?}: {} does not exist; the sets are the folders of {} \
+         with a cases.json, {there}",
         config.cases,
         folder.join(&config.cases).join("cases.json").display(),
         folder.display()
