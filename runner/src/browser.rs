@@ -88,6 +88,7 @@ pub fn probe(kind: BrowserKind) -> Result<BrowserInfo> {
 
 fn probe_executable(kind: BrowserKind) -> Result<BrowserInfo> {
     let (variable, names) = kind.candidates();
+    let named = std::env::var_os(variable).is_some();
     let executable = match std::env::var_os(variable) {
         Some(path) => {
             let path = PathBuf::from(path);
@@ -114,7 +115,15 @@ fn probe_executable(kind: BrowserKind) -> Result<BrowserInfo> {
         .arg("--version")
         .stdin(Stdio::null())
         .output()
-        .with_context(|| format!("running {} --version", executable.display()))?;
+        .with_context(|| {
+            // A file that is there but will not run: say which setting named it.
+            let source = if named {
+                format!(" ({variable} names it)")
+            } else {
+                String::new()
+            };
+            format!("running {} --version{source}", executable.display())
+        })?;
     // Debian's chromium wrapper also prints shell noise on stderr; the version is on stdout.
     let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     if !output.status.success() || version.is_empty() {

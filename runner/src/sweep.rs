@@ -265,6 +265,13 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
             move |status: &str| status_bar.set_message(format!("{status_label}: {status}"));
         let report = run::run_once(&run_options, info, &machine, &on_status).await?;
         let line = match &report.outcome {
+            Outcome::Finished { summary, .. }
+                if summary.benchmark().is_some_and(|s| s.verification_failed()) =>
+            {
+                // Written, but not a result of the combination: the sweep says so in its status too.
+                fail(Cause::VerificationFailed);
+                format!("FAIL  {label}: verification failed: the WebGPU run left the WASM reference (verify=wasm)")
+            }
             Outcome::Finished { summary, .. } => format!(
                 "done  {label}: nCER {}, median {} ms, {:.0} s",
                 summary

@@ -76,6 +76,28 @@ fn a_browser_variable_naming_no_file_names_the_variable_and_the_path() {
 }
 
 #[test]
+fn a_browser_variable_naming_a_file_that_will_not_run_names_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    // A plain file without the execute bit: there, but not a program.
+    let not_a_program = dir.path().join("firefox");
+    std::fs::write(&not_a_program, "not a browser").unwrap();
+    let target = not_a_program.display().to_string();
+    let (code, stderr) = ocr_bench(
+        &["run", "--browser", "firefox", "scope=decoder"],
+        &[("OCR_BENCH_FIREFOX", target.as_str())],
+        &results,
+    );
+    assert_eq!(code, Some(7), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "running {target} --version (OCR_BENCH_FIREFOX names it)"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn an_unknown_fault_is_refused_naming_the_faults_the_page_knows() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("r.jsonl");
