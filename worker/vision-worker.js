@@ -13,7 +13,7 @@ import { ort, ORT_VERSION } from "../browser/ort.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { createSession } from "../browser/sessions.js";
 import { checkVisionIo } from "../browser/contract.js";
-import { serializeError } from "../browser/errors.js";
+import { explainDeviceLoss, serializeError } from "../browser/errors.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
@@ -63,7 +63,7 @@ const handlers = {
 	/** payload: { pixels: Float32Array(3*224*224), size, fault (test-only, www/fault-injection.js) }. */
 	async encode({ pixels, size, fault = null }) {
 		if (!vision) throw new Error("The vision worker got encode before init.");
-		await injectFault(fault, "encode");
+		await injectFault(fault, "encode", device);
 		const input = new ort.Tensor("float32", pixels, [1, 3, size, size]);
 		const started = performance.now();
 		const output = await waiter.wait(() => vision.run({ pixel_values: input }));
@@ -104,7 +104,8 @@ self.onmessage = async ({ data }) => {
 		if (answer.transfer) self.postMessage({ id: data.id, type: "result", payload: answer.payload }, answer.transfer);
 		else self.postMessage({ id: data.id, type: "result", payload: answer });
 	} catch (error) {
-		self.postMessage({ id: data.id, type: "error", payload: serializeError(error) });
+		// A failure after this worker's own device was lost is reported as the loss.
+		self.postMessage({ id: data.id, type: "error", payload: serializeError(await explainDeviceLoss(device, error)) });
 	}
 };
 

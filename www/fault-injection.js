@@ -21,6 +21,8 @@ export const KINDS = {
 	"worker-throw": ["encode"],
 	// The vision worker closes itself in its encode handler, answering nothing.
 	"worker-terminate": ["encode"],
+	// The vision worker destroys its own GPUDevice in its encode handler.
+	"worker-device-lost": ["encode"],
 };
 
 const allowed = () => Object.entries(KINDS).map(([kind, points]) => `${kind}@${points.join("|")}`).join(", ");

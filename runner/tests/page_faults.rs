@@ -187,6 +187,33 @@ fn a_worker_that_throws_during_encode_fails_the_run() {
     fault.assert_nothing_left();
 }
 
+/// The vision worker's own device is lost in the middle of an encode: the failure it causes is
+/// reported as the loss, from the worker.
+#[test]
+fn a_worker_whose_device_is_lost_reports_the_loss() {
+    let Some((_one, fault)) = firefox_fault().filter(|_| page_built()) else {
+        return;
+    };
+    let spec = "worker-device-lost@encode:1";
+    let run = run_page(
+        &fault,
+        &checkout(),
+        "cases=smoke2&maxTokens=1",
+        Some(spec),
+        300,
+    );
+    let (code, stderr) = run.finish(Duration::from_secs(320));
+    assert_eq!(code, Some(1), "{stderr}");
+    let message = page_error(&fault);
+    assert!(
+        message.contains("The WebGPU device was lost (reason: destroyed")
+            && message.contains(&format!("[after the injected fault inject={spec}]")),
+        "{message}"
+    );
+    assert_failed_run(&fault, 0, "error");
+    fault.assert_nothing_left();
+}
+
 /// The vision worker closes itself in the middle of an encode, answering nothing: the page
 /// learns it from the worker's lifetime lock at once, not from a call limit minutes later.
 #[test]

@@ -20,11 +20,12 @@ pub const INJECT_PATH: &str = "/__ocr-bench/inject";
 pub const INJECT_PARAMETER: &str = "inject";
 
 /// Each kind and the points of the page it can fire at, as `www/fault-injection.js` has them.
-pub const KINDS: [(&str, &[&str]); 4] = [
+pub const KINDS: [(&str, &[&str]); 5] = [
     ("hang", &["case", "encode"]),
     ("device-lost", &["case", "decode"]),
     ("worker-throw", &["encode"]),
     ("worker-terminate", &["encode"]),
+    ("worker-device-lost", &["encode"]),
 ];
 
 /// A fault the page knows: `KIND@POINT[:N]`, N a case number from 1 (default 1).
