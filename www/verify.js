@@ -96,7 +96,7 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 				const zeros = new Float32Array(capability.visionTokens * capability.hiddenSize);
 				return new ort.Tensor("float32", zeros, [1, capability.visionTokens, capability.hiddenSize]);
 			}
-			const pixels = new ort.Tensor("float32", await loadPixels(testCase.imageUrl), [1, 3, capability.imageSize, capability.imageSize]);
+			const pixels = new ort.Tensor("float32", await loadPixels(testCase), [1, 3, capability.imageSize, capability.imageSize]);
 			try {
 				return (await vision.run({ pixel_values: pixels })).vision_embeds;
 			} finally {
