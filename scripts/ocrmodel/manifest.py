@@ -7,6 +7,9 @@ on its values); which weights a build used is in the build's build-info.json.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
+
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -63,7 +66,10 @@ def largest_activation(model: onnx.ModelProto, steps: dict[str, tuple[dict, dict
     for step, (dims, values) in steps.items():
         concrete = _at_step(model, dims, values)
         try:
-            inferred = SymbolicShapeInference.infer_shapes(concrete, auto_merge=False)
+            # On failure it writes its half-inferred model (sym_shape_infer_temp.onnx and a
+            # uuid-named .data file of ~16 MB) into the working directory: keep that out of ours.
+            with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
+                inferred = SymbolicShapeInference.infer_shapes(concrete, auto_merge=False)
         except Exception:  # noqa: BLE001 - it raises a bare Exception on operators it lacks
             # (GatherBlockQuantized, GroupQueryAttention): measure the shapes by running the step.
             best = max([best, *_measured(concrete, step)], key=lambda entry: entry["bytes"])
