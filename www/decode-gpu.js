@@ -14,6 +14,7 @@
 // up to the decode time. The prefill's id is read back on its own
 // (prefillSyncMs), so the first token is known as early as with the CPU loop.
 import { ort } from "../browser/ort.js";
+import { decoderTensors } from "./decoder-tensors.js";
 
 /**
  * session, spec, waiter: as createDecoder (decode.js). device: the GPUDevice the
@@ -22,17 +23,7 @@ import { ort } from "../browser/ort.js";
  * queued per readback, 1..=64.
  */
 export function createGpuDecoder(session, spec, waiter, { device, chooser, forcedToken = null, sync }) {
-	const presentNames = [];
-	for (let layer = 0; layer < spec.layers; layer += 1) presentNames.push(`present_k${layer}`, `present_v${layer}`);
-	const int32 = (values, dims) => new ort.Tensor("int32", Int32Array.from(values), dims);
-	const emptyCache = () => spec.fixedKv
-		? new ort.Tensor("float32", new Float32Array(spec.kvHeads * spec.kvSlots * spec.headDim), [1, spec.kvHeads, spec.kvSlots, spec.headDim])
-		: new ort.Tensor("float32", new Float32Array(0), [1, spec.kvHeads, 0, spec.headDim]);
-	const pastLength = (length) => new ort.Tensor("int64", BigInt64Array.of(BigInt(length)), [1]);
-	const disposeOutputs = (outputs) => {
-		outputs?.logits?.dispose();
-		for (const name of presentNames) outputs?.[name]?.dispose();
-	};
+	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
 	const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 	// One id buffer per position, written once (a queue write, not a readback);
 	// 16 bytes, the granule onnxruntime-web sizes its own buffers in.

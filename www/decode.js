@@ -11,6 +11,7 @@
 // work plus the browser's completion wait) and chooseMs (the core's token
 // choice). Without the split the first two are one await, as in the seed.
 import { ort } from "../browser/ort.js";
+import { decoderTensors } from "./decoder-tensors.js";
 
 /**
  * session: the decoder session; spec: { layers, visionTokens, hiddenSize,
@@ -18,18 +19,8 @@ import { ort } from "../browser/ort.js";
  * realm's GPU waiter (browser/gpu-wait.js).
  */
 export function createDecoder(session, spec, waiter) {
-	const presentNames = [];
-	for (let layer = 0; layer < spec.layers; layer += 1) presentNames.push(`present_k${layer}`, `present_v${layer}`);
+	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
 	const pastNames = new Set(presentNames.map((name) => name.replace("present_", "past_")));
-	const int32 = (values, dims) => new ort.Tensor("int32", Int32Array.from(values), dims);
-	const emptyCache = () => spec.fixedKv
-		? new ort.Tensor("float32", new Float32Array(spec.kvHeads * spec.kvSlots * spec.headDim), [1, spec.kvHeads, spec.kvSlots, spec.headDim])
-		: new ort.Tensor("float32", new Float32Array(0), [1, spec.kvHeads, 0, spec.headDim]);
-	const pastLength = (length) => new ort.Tensor("int64", BigInt64Array.of(BigInt(length)), [1]);
-	const disposeOutputs = (outputs) => {
-		outputs?.logits?.dispose();
-		for (const name of presentNames) outputs?.[name]?.dispose();
-	};
 	const disposeFeeds = (feeds, keep) => {
 		for (const [name, tensor] of Object.entries(feeds)) if (!keep.has(name)) tensor.dispose();
 	};

@@ -1,0 +1,24 @@
+// The decoder contract's tensors (docs/model-contract.md, "Prefill and steps"),
+// shared by both decode loops (decode.js, decode-gpu.js): the present names,
+// the CPU tensors each loop feeds, the empty cache of the prefill, and the
+// disposal of a run's outputs.
+import { ort } from "../browser/ort.js";
+
+/** spec: { layers, kvHeads, headDim, kvSlots, fixedKv } of the decoder. */
+export function decoderTensors(spec) {
+	const presentNames = [];
+	for (let layer = 0; layer < spec.layers; layer += 1) presentNames.push(`present_k${layer}`, `present_v${layer}`);
+	return {
+		presentNames,
+		int32: (values, dims) => new ort.Tensor("int32", Int32Array.from(values), dims),
+		emptyCache: () => spec.fixedKv
+			? new ort.Tensor("float32", new Float32Array(spec.kvHeads * spec.kvSlots * spec.headDim), [1, spec.kvHeads, spec.kvSlots, spec.headDim])
+			: new ort.Tensor("float32", new Float32Array(0), [1, spec.kvHeads, 0, spec.headDim]),
+		pastLength: (length) => new ort.Tensor("int64", BigInt64Array.of(BigInt(length)), [1]),
+		/** Every output of a run disposed: an undisposed gpu-buffer output pins its buffer for good. */
+		disposeOutputs: (outputs) => {
+			outputs?.logits?.dispose();
+			for (const name of presentNames) outputs?.[name]?.dispose();
+		},
+	};
+}
