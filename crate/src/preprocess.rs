@@ -529,7 +529,9 @@ mod tests {
         )
     }
 
-    fn assert_close_to_naive(rgba: &[u8], width: u32, height: u32) -> Result<(), String> {
+    /// Our output against the exact resize: an error where any value is more than two levels
+    /// off, else the share of values that differ at all.
+    fn compare_to_naive(rgba: &[u8], width: u32, height: u32) -> Result<f64, String> {
         let ours = bytes_of(&preprocess(rgba, width, height).unwrap());
         let reference = reference_resize(rgba, width, height);
         // Fixed-point weights vs exact ones: one level per pass. The second pass carries the
@@ -547,14 +549,7 @@ mod tests {
                 differing += usize::from(difference > 0);
             }
         }
-        let share = differing as f64 / (3 * PLANE) as f64;
-        if share > 0.02 {
-            return Err(format!(
-                "{width}x{height}: {:.1} % of values differ",
-                100.0 * share
-            ));
-        }
-        Ok(())
+        Ok(differing as f64 / (3 * PLANE) as f64)
     }
 
     #[test]
@@ -563,7 +558,8 @@ mod tests {
         // 1024x768 by 4x3 exactly; 300x250 not at all; 230x1000 by 1x4.
         for (w, h) in [(700, 300), (1024, 768), (300, 250), (230, 1000)] {
             let rgba = pattern(w, h, |_| 255);
-            assert_close_to_naive(&rgba, w, h).unwrap();
+            let share = compare_to_naive(&rgba, w, h).unwrap();
+            assert!(share <= 0.02, "{w}x{h}: {:.1} % of values differ", 100.0 * share);
         }
     }
 
@@ -598,7 +594,10 @@ mod tests {
             let rgba = pattern(w, h, |i| (i as u8).wrapping_mul(k));
             let mut composited = rgba.clone();
             composite_over_white(&mut composited);
-            let close = assert_close_to_naive(&composited, w, h);
+            // Only the bound: from a source this small each rounding is copied to a whole
+            // row or column of the 224x224 output (28x1: one pixel becomes 224 values), so
+            // the share of values that differ measures the copying, not the rounding rate.
+            let close = compare_to_naive(&composited, w, h);
             prop_assert!(close.is_ok(), "{}", close.unwrap_err());
             prop_assert_eq!(preprocess(&rgba, w, h).unwrap(), preprocess(&composited, w, h).unwrap());
         }
