@@ -181,7 +181,9 @@ impl Config {
             // The check compares each step's logits, which choose=gpu never reads back.
             return Err(CoreError::InvalidConfig {
                 field: "verify".to_owned(),
-                message: "verify=wasm compares every step's logits with the WASM reference, and                           choose=gpu keeps them on the GPU; verify with choose=cpu (the tokens of                           both choosers are the same), or leave verify at none"
+                message: "verify=wasm compares every step's logits with the WASM reference, and \
+                          choose=gpu keeps them on the GPU; verify with choose=cpu (the tokens of \
+                          both choosers are the same), or leave verify at none"
                     .to_owned(),
             });
         }

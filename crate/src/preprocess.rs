@@ -559,7 +559,11 @@ mod tests {
         for (w, h) in [(700, 300), (1024, 768), (300, 250), (230, 1000)] {
             let rgba = pattern(w, h, |_| 255);
             let share = compare_to_naive(&rgba, w, h).unwrap();
-            assert!(share <= 0.02, "{w}x{h}: {:.1} % of values differ", 100.0 * share);
+            assert!(
+                share <= 0.02,
+                "{w}x{h}: {:.1} % of values differ",
+                100.0 * share
+            );
         }
     }
 
