@@ -132,7 +132,7 @@ async function run() {
 			sessions.push(record);
 		},
 		waiter: () => owned.waiter,
-		loadPixels: (testCase) => loadPixels(testCase, config.cases, core.preprocess),
+		loadPixels: (testCase) => loadPixels(testCase, config.cases),
 		faults,
 		async loadVision() {
 			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision" });

@@ -1,8 +1,9 @@
 //! `ocr-bench-core`: the benchmark's pure logic, shared by the page (through wasm) and the
 //! runner (as an rlib). The modules hold the logic and never import wasm-bindgen; this file is
 //! the JavaScript boundary only: it converts arguments, calls a module, converts the result.
-//! The one browser layer beside it is `gpu_choose`'s WebGPU half (`GpuTokenChooser`), which
-//! drives the page's GPU device through web-sys and is built for the browser target only.
+//! The browser layers beside it, built for the browser target only, are `gpu_choose`'s WebGPU
+//! half (`GpuTokenChooser`), which drives the page's GPU device through web-sys, and
+//! `image_input`'s `imageTensor`, which turns an image file into the vision input.
 
 pub mod box_reduce;
 pub mod build_summary;
@@ -10,6 +11,7 @@ pub mod choose;
 pub mod config;
 pub mod error;
 pub mod gpu_choose;
+pub mod image_input;
 pub mod lanczos;
 pub mod latency;
 pub mod preprocess;
