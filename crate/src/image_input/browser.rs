@@ -117,3 +117,13 @@ fn read_back(bitmap: &ImageBitmap) -> Result<(Uint8Array, u32, u32), JsValue> {
     );
     Ok((rgba, width, height))
 }
+
+/// Which decode `imageTensor` gives a file's bytes: `"wasm"`, or `"browser: "` and why (for
+/// tests and benchmarks that must know which path they measured).
+#[wasm_bindgen(js_name = imageDecodePath)]
+pub fn image_decode_path(bytes: &[u8]) -> String {
+    match decode_png(bytes) {
+        PngDecode::Decoded(_) => "wasm".to_owned(),
+        PngDecode::Browser(why) => format!("browser: {why}"),
+    }
+}

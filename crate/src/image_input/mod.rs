@@ -11,4 +11,4 @@ mod browser;
 pub mod png_decode;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub use browser::image_tensor;
+pub use browser::{image_decode_path, image_tensor};
