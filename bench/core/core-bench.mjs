@@ -8,11 +8,17 @@
 //               RGBA bytes through preprocess. Also timed, for honesty: ours
 //               from the same ImageBitmap (a 1:1 drawImage + getImageData to
 //               get the bytes, then preprocess).
+//   imageInput  an image file (a Blob, as fetched) to the tensor, whole paths:
+//               the seed's (createImageBitmap, its canvas, its loop), the page's
+//               former one (createImageBitmap, 1:1 canvas, getImageData,
+//               preprocess) and the core's imageTensor, on a 1024x768 page as a
+//               grey and an RGB PNG, an evaluation image and the page as a JPEG.
 // The SHA-256 of each tensor lets runs in different browsers be compared:
 // the core's must be bit-identical everywhere.
 import init, * as core from "../../www/pkg/ocr_bench_core.js";
 import { createSeedPreprocess, createSeedTokenChoice } from "../../tests/parity/seed-reference.mjs";
-import { compare } from "./measure.mjs";
+import { formerImageTensor, pageJpeg, pagePngs, seedImageTensor, sha256 } from "./image-paths.mjs";
+import { compare, compareAsync } from "./measure.mjs";
 import { IMAGE_HEIGHT, IMAGE_WIDTH, chooseContenders, sampleImage } from "./workload.mjs";
 
 const output = document.querySelector("#log");
@@ -20,11 +26,6 @@ const runId = `core-bench-${Date.now()}`;
 const log = (line) => {
 	output.textContent += `\n${line}`;
 	console.log(line);
-};
-
-const sha256 = async (values) => {
-	const digest = await crypto.subtle.digest("SHA-256", new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
-	return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 };
 
 const post = async (path, body) => {
@@ -86,6 +87,49 @@ const benchmarkPreprocess = async () => {
 	};
 };
 
+// The evaluation image of the figure: the largest file of the sets (483x578 grey).
+const EVAL_IMAGE = "../../models/eval/long/18.png";
+
+const benchmarkImageInput = async () => {
+	const context = document.querySelector("#canvas").getContext("2d", { willReadFrequently: true });
+	const seedPreprocess = createSeedPreprocess(context);
+	const pages = await pagePngs();
+	const response = await fetch(EVAL_IMAGE);
+	if (!response.ok) throw new Error(`${EVAL_IMAGE}: HTTP ${response.status}`);
+	const files = {
+		"page 1024x768 grey PNG": pages.grey,
+		"page 1024x768 RGB PNG": pages.rgb,
+		"models/eval/long/18.png 483x578 grey PNG": await response.blob(),
+		"page 1024x768 JPEG": await pageJpeg(),
+	};
+	const figures = {};
+	for (const [name, file] of Object.entries(files)) {
+		const ours = await sha256(await core.imageTensor(file));
+		const former = await sha256(await formerImageTensor(core, file));
+		// A fast wrong answer is no result.
+		if (ours !== former) throw new Error(`${name}: imageTensor's tensor ${ours} differs from the former path's ${former}`);
+		const timings = await compareAsync({
+			seed: () => seedImageTensor(seedPreprocess, file),
+			former: () => formerImageTensor(core, file),
+			core: () => core.imageTensor(file),
+		});
+		figures[name] = {
+			bytes: file.size,
+			decode: core.imageDecodePath(new Uint8Array(await file.arrayBuffer())),
+			seedMedianMs: timings.seed.medianMs,
+			formerMedianMs: timings.former.medianMs,
+			coreMedianMs: timings.core.medianMs,
+			ratio: timings.core.medianMs / timings.seed.medianMs,
+			ratioP10: timings.core.p10Ms / timings.seed.p10Ms,
+			formerRatio: timings.former.medianMs / timings.seed.medianMs,
+			formerRatioP10: timings.former.p10Ms / timings.seed.p10Ms,
+			tensorSha256: ours,
+			detail: timings,
+		};
+	}
+	return { target: "ratio core/seed <= 1.0", files: figures };
+};
+
 const run = async () => {
 	await init();
 	const charset = await (await fetch("../../models/vocab.json")).json();
@@ -94,12 +138,17 @@ const run = async () => {
 	const preprocess = await benchmarkPreprocess();
 	log(`preprocess ${preprocess.image}: core ${preprocess.coreMedianMs.toFixed(3)} ms, seed ${preprocess.seedMedianMs.toFixed(3)} ms, ratio ${preprocess.ratio.toFixed(2)} (target <= 1.0; p10 ${preprocess.ratioP10.toFixed(2)}); core from ImageBitmap ${preprocess.coreFromBitmapMedianMs.toFixed(3)} ms (ratio ${preprocess.ratioFromBitmap.toFixed(2)})`);
 	log(`tensor sha256 core ${preprocess.tensorSha256}, seed ${preprocess.seedTensorSha256}`);
+	const imageInput = await benchmarkImageInput();
+	for (const [name, figure] of Object.entries(imageInput.files)) {
+		log(`image input ${name} (${figure.decode}): core ${figure.coreMedianMs.toFixed(2)} ms, seed ${figure.seedMedianMs.toFixed(2)} ms, former ${figure.formerMedianMs.toFixed(2)} ms; core/seed ${figure.ratio.toFixed(2)} (target <= 1.0; p10 ${figure.ratioP10.toFixed(2)}), former/seed ${figure.formerRatio.toFixed(2)} (p10 ${figure.formerRatioP10.toFixed(2)})`);
+	}
 	const result = {
 		runId,
 		page: "bench/core",
 		environment: { userAgent: navigator.userAgent, crossOriginIsolated },
 		choose,
 		preprocess,
+		imageInput,
 	};
 	window.__benchmarkResult = result;
 	log(`SUITE_RESULT ${JSON.stringify(result)}`);

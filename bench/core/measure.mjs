@@ -46,3 +46,43 @@ export const compare = (contenders, { rounds = 31, batchMs = 20, warmupMs = 200 
 		}];
 	}));
 };
+
+const calibrateAsync = async (run, batchMs) => {
+	let calls = 0;
+	const started = performance.now();
+	while (performance.now() - started < batchMs) {
+		await run();
+		calls += 1;
+	}
+	return calls;
+};
+
+// `compare` for contenders that return promises (an image decode is one): each
+// call is awaited before the next starts, so a sample is the whole path's latency.
+export const compareAsync = async (contenders, { rounds = 21, batchMs = 30, warmupMs = 300 } = {}) => {
+	const names = Object.keys(contenders);
+	for (const name of names) await calibrateAsync(contenders[name], warmupMs);
+	const batches = {};
+	for (const name of names) batches[name] = await calibrateAsync(contenders[name], batchMs);
+	const samples = Object.fromEntries(names.map((name) => [name, []]));
+	for (let round = 0; round < rounds; round += 1) {
+		const order = round % 2 === 0 ? names : [...names].reverse();
+		for (const name of order) {
+			const run = contenders[name];
+			const batch = batches[name];
+			const started = performance.now();
+			for (let call = 0; call < batch; call += 1) await run();
+			samples[name].push((performance.now() - started) / batch);
+		}
+	}
+	return Object.fromEntries(names.map((name) => {
+		const sorted = samples[name].sort((left, right) => left - right);
+		return [name, {
+			medianMs: median(sorted),
+			p10Ms: sorted[Math.floor(sorted.length * 0.1)],
+			p90Ms: sorted[Math.floor(sorted.length * 0.9)],
+			batch: batches[name],
+			samples: sorted.length,
+		}];
+	}));
+};
