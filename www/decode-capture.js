@@ -15,11 +15,15 @@
 //   queue.writeBuffer before every step: the position is known on the CPU
 //   without any readback, and a queue write is ordered before the submit
 //   that follows it, so the step queued before still reads its own value;
-// - past_k/v and present_k/v are two fixed sets of buffers: a graph output
-//   cannot alias a graph input (the WebGPU kernels bind inputs read-only and
-//   outputs read-write, which one dispatch may not do to one buffer), so after
-//   each step copyBufferToBuffer moves present -> past in the same queue;
-// - logits is one fixed buffer the chooser reads.
+// - past_k/v are fixed buffers; the outputs (present_k/v, logits) are
+//   onnxruntime's own, the same captured buffers every replay: pre-allocated
+//   outputs passed as fetches fail on the second run in 1.30 (the first run's
+//   binding is kept, but the JS side unregisters those buffers after each run:
+//   "can't access property Symbol("gpuBufferMetadata"), h is undefined");
+// - a graph output cannot alias a graph input (the WebGPU kernels bind inputs
+//   read-only and outputs read-write, which one dispatch may not do to one
+//   buffer), so after each step copyBufferToBuffer moves present -> past in
+//   the same queue.
 // A step's submit time therefore includes queueing those copies.
 import { ort } from "../browser/ort.js";
 import { decoderTensors } from "./decoder-tensors.js";
