@@ -97,8 +97,12 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
  * executionProvider: "webgpu" (on `device`) or "wasm" (the CPU reference of
  * verify=wasm). role, graph: what the record calls the session (see
  * sessionRecord); the result's `record` is typed SessionRecord (crate/src/record.d.ts).
+ * graphCapture: the WebGPU EP records the first runs and replays them
+ * (enableGraphCapture); then every input and output of each run must be a
+ * gpu-buffer tensor, the same buffers every run (www/decode-capture.js).
  */
-export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none", executionProvider = "webgpu", role = null, graph = null }) {
+export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none", executionProvider = "webgpu", role = null, graph = null, graphCapture = false }) {
+	if (graphCapture && executionProvider !== "webgpu") throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);
 	const options = {
 		executionProviders: [executionProvider === "webgpu" ? { name: "webgpu", device } : executionProvider],
 		...(preferredOutputLocation ? { preferredOutputLocation } : {}),
@@ -108,6 +112,7 @@ export async function createSession({ model, loader, memory, device, preferredOu
 		// off with the WebGPU EP, so this may change nothing; the runs say.
 		...(memory === "lean" ? { enableCpuMemArena: false, enableMemPattern: false } : {}),
 		...(profile === "ops" ? PROFILE_SESSION_OPTIONS : {}),
+		...(graphCapture ? { enableGraphCapture: true } : {}),
 	};
 	const started = performance.now();
 	let created;

@@ -17,12 +17,13 @@ import { ort } from "../browser/ort.js";
 import { decoderTensors } from "./decoder-tensors.js";
 
 /**
- * session, spec, waiter: as createDecoder (decode.js). device: the GPUDevice the
- * session runs on. chooser: a GpuTokenChooser of one sequence on that device,
- * or null with forcedToken (scope=decoder: every token forced). sync: steps
- * queued per readback, 1..=64.
+ * The plain way to run the steps: each step's presents are fed back as the
+ * next step's pasts (ORT hands them over zero-copy) and every run gets fresh
+ * outputs. tokenTensor: the gpu-buffer tensor the chooser writes the next id
+ * into. A runner's prefill and step resolve to the step's logits as
+ * { gpuBuffer, release }; release gives them back once the choice is queued.
  */
-export function createGpuDecoder(session, spec, waiter, { device, chooser, forcedToken = null, sync }) {
+function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
 	const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 	// One id buffer per position, written once (a queue write, not a readback);
@@ -36,24 +37,84 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 		}
 		return positionTensors[position];
 	};
+	let outputs = null;
+	const logitsOf = (run) => ({
+		gpuBuffer: run.logits.gpuBuffer,
+		release: () => {
+			run.logits.dispose();
+			run.logits = null;
+		},
+	});
+	return {
+		async prefill(visionEmbeds) {
+			const feeds = {
+				vision_embeds: visionEmbeds,
+				token_ids: int32([spec.bos], [1, 1]),
+				position_ids: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
+			};
+			for (const name of presentNames) feeds[name.replace("present_", "past_")] = emptyCache();
+			if (spec.fixedKv) feeds.past_length = pastLength(0);
+			try {
+				outputs = await waiter.wait(() => session.run(feeds));
+			} finally {
+				for (const tensor of Object.values(feeds)) tensor.dispose();
+			}
+			return logitsOf(outputs);
+		},
+		async step(position) {
+			const feeds = {
+				vision_embeds: new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]),
+				token_ids: tokenTensor,
+				position_ids: positionTensor(position),
+			};
+			if (spec.fixedKv) feeds.past_length = pastLength(position);
+			for (const name of presentNames) feeds[name.replace("present_", "past_")] = outputs[name];
+			let stepped;
+			try {
+				stepped = await waiter.wait(() => session.run(feeds));
+			} finally {
+				feeds.vision_embeds.dispose();
+				feeds.past_length?.dispose();
+			}
+			disposeOutputs(outputs);
+			outputs = stepped;
+			return logitsOf(stepped);
+		},
+		end() {
+			disposeOutputs(outputs);
+			outputs = null;
+		},
+	};
+}
+
+/**
+ * session, spec, waiter: as createDecoder (decode.js). device: the GPUDevice the
+ * session runs on. chooser: a GpuTokenChooser of one sequence on that device,
+ * or null with forcedToken (scope=decoder: every token forced). sync: steps
+ * queued per readback, 1..=64. createRunner(session, spec, waiter, { device,
+ * tokenTensor }): how the prefill and steps run; by default the presents are
+ * fed back (feedBackRunner), capture=on passes decode-capture.js's.
+ */
+export function createGpuDecoder(session, spec, waiter, { device, chooser, forcedToken = null, sync, createRunner = feedBackRunner }) {
+	const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 	let tokenBuffer = chooser?.tokenBuffer;
 	if (!chooser) {
 		tokenBuffer = device.createBuffer({ label: "forced token", size: 16, usage });
 		device.queue.writeBuffer(tokenBuffer, 0, Int32Array.of(forcedToken));
 	}
 	const tokenTensor = ort.Tensor.fromGpuBuffer(tokenBuffer, { dataType: "int32", dims: [1, 1] });
+	const runner = createRunner(session, spec, waiter, { device, tokenTensor });
 	// What the chooser reads back for a step without a candidate (GpuTokenChooser.NO_CANDIDATE).
 	const NO_CANDIDATE = chooser ? chooser.constructor.NO_CANDIDATE : null;
 	const noCandidate = (step) => new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or blocked (the GPU chooser's readback marked it).`);
 
 	/** Queues the choice from a step's logits; returns the time it took to queue. */
-	const choose = (outputs) => {
+	const choose = (logits) => {
 		const started = performance.now();
-		if (chooser) chooser.choose(outputs.logits.gpuBuffer);
+		if (chooser) chooser.choose(logits.gpuBuffer);
 		const ms = performance.now() - started;
-		// The dispatch is submitted: the logits buffer may go back to ORT's pool.
-		outputs.logits.dispose();
-		outputs.logits = null;
+		// The dispatch is submitted: the logits buffer may go back to its owner.
+		logits.release();
 		return ms;
 	};
 	/** The last `count` chosen ids, on the CPU. */
@@ -67,26 +128,14 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 	return async function decode(visionEmbeds, { maxTokens }) {
 		const started = performance.now();
 		chooser?.reset();
-		const prefillFeeds = {
-			vision_embeds: visionEmbeds,
-			token_ids: int32([spec.bos], [1, 1]),
-			position_ids: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
-		};
-		for (const name of presentNames) prefillFeeds[name.replace("present_", "past_")] = emptyCache();
-		if (spec.fixedKv) prefillFeeds.past_length = pastLength(0);
-		let outputs;
-		try {
-			outputs = await waiter.wait(() => session.run(prefillFeeds));
-		} finally {
-			for (const tensor of Object.values(prefillFeeds)) tensor.dispose();
-		}
+		const prefillLogits = await runner.prefill(visionEmbeds);
 		const prefillSubmitMs = performance.now() - started;
 		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [] };
 		const tokens = [];
 		let decodeSteps = 0;
 		let decodeStarted = performance.now();
 		try {
-			probe.chooseMs.push(choose(outputs));
+			probe.chooseMs.push(choose(prefillLogits));
 			const syncStarted = performance.now();
 			const [first] = await readIds(1, forcedIds);
 			probe.prefillSyncMs = performance.now() - syncStarted;
@@ -100,25 +149,10 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 				const times = [];
 				for (let index = 0; index < batch; index += 1) {
 					const position = spec.visionTokens + 1 + decodeSteps + index;
-					const feeds = {
-						vision_embeds: new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]),
-						token_ids: tokenTensor,
-						position_ids: positionTensor(position),
-					};
-					if (spec.fixedKv) feeds.past_length = pastLength(position);
-					for (const name of presentNames) feeds[name.replace("present_", "past_")] = outputs[name];
 					const stepStarted = performance.now();
-					let stepped;
-					try {
-						stepped = await waiter.wait(() => session.run(feeds));
-					} finally {
-						feeds.vision_embeds.dispose();
-						feeds.past_length?.dispose();
-					}
+					const logits = await runner.step(position);
 					const submitMs = performance.now() - stepStarted;
-					disposeOutputs(outputs);
-					outputs = stepped;
-					times.push({ submitMs, chooseMs: choose(stepped) });
+					times.push({ submitMs, chooseMs: choose(logits) });
 				}
 				const syncStarted = performance.now();
 				const ids = await readIds(batch, forcedIds);
@@ -141,7 +175,7 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 				decodeSteps += kept;
 			}
 		} finally {
-			disposeOutputs(outputs);
+			runner.end();
 		}
 		const now = performance.now();
 		return { tokens, decodeSteps, prefillMs: probe.prefillSubmitMs + probe.prefillSyncMs, decodeMs: now - decodeStarted, decodeTotalMs: now - started, probe };

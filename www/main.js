@@ -17,6 +17,7 @@ import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.
 import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
 import { createGpuDecoder } from "./decode-gpu.js";
+import { capturedRunner } from "./decode-capture.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
 import { createReporter } from "./server.js";
@@ -32,7 +33,7 @@ import { armFaults } from "./fault-injection.js";
 const FORCED_TOKEN = 4;
 
 const view = createView();
-const owned = { worker: null, vision: null, decoder: null, device: null, waiter: null, gpuMemory: null };
+const owned = { worker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null, gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -52,9 +53,10 @@ async function releaseAll() {
 	owned.worker?.terminate();
 	await owned.vision?.release();
 	await owned.decoder?.release();
+	await owned.decoderStep?.release();
 	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, { worker: null, vision: null, decoder: null, device: null, waiter: null });
+	Object.assign(owned, { worker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null });
 }
 
 async function run() {
@@ -157,7 +159,16 @@ async function run() {
 			// choose=gpu: the choice as a shader on the logits' buffer, `sync` steps per readback.
 			if (config.choose === "gpu") {
 				const chooser = decoderOnly ? null : await core.GpuTokenChooser.create(owned.device, vocabulary, { bos: manifest.tokens.bos });
-				decode = createGpuDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1 });
+				let createRunner;
+				if (config.capture === "on") {
+					// capture=on: the steps on a second session of the same file that records and replays them (decode-capture.js).
+					const step = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: owned.device, preferredOutputLocation: outputs, what: `decoder "${config.decoder}" (captured steps)`, profile: config.profile, role: "decoder", graph: "decoder", graphCapture: true });
+					owned.decoderStep = step.session;
+					sessions.push(step.record);
+					sessionMs.decoderStep = step.createMs;
+					createRunner = capturedRunner(step.session);
+				}
+				decode = createGpuDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1, createRunner });
 			} else {
 				decode = createDecoder(owned.decoder, decoderSpec, owned.waiter);
 			}

@@ -72,12 +72,16 @@ parameters! {
     verify: Verify = Verify::Off, "verify", OneOf,
         "wasm = after the timed cases, decode each case again on onnxruntime-web's WASM (CPU) \
          execution provider and compare tokens and logits step by step";
+    capture: Capture = Capture::Off, "capture", OneOf,
+        "on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) \
+         instead of encoding each again; needs choose=gpu and a static-shape decoder \
+         (fixed-kv-gpu)";
 }
 
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
 /// record written before they existed reads and writes back unchanged (as the short query
 /// leaves every default out). The query strings still list them.
-pub const OMITTED_AT_DEFAULT: [&str; 2] = ["choose", "sync"];
+pub const OMITTED_AT_DEFAULT: [&str; 3] = ["choose", "sync", "capture"];
 
 choice! {
     /// Which vision encoder: `121` int4 MatMulNBits weights, `242` fp16.
@@ -110,6 +114,16 @@ choice! {
         NbitsInt8 = "nbits-int8",
         NbitsInt4 = "nbits-int4",
         Gqa = "gqa",
+        FixedKvGpu = "fixed-kv-gpu",
+    }
+}
+
+impl Decoder {
+    /// Whether a decode step's every input and output has one shape for the whole sequence
+    /// and every node runs on WebGPU: what onnxruntime-web's graph capture needs. fixed-kv has
+    /// the static shapes but int64 slot bookkeeping on the CPU, which capture refuses.
+    pub fn capturable(self) -> bool {
+        self == Decoder::FixedKvGpu
     }
 }
 
@@ -139,6 +153,12 @@ choice! {
     /// `cpu`: the core's `TokenChooser` on logits read back every step; `gpu`: the same
     /// choice in a WGSL shader (`gpu_choose`), its ids read back every `sync` steps.
     Choose { Cpu = "cpu", Gpu = "gpu" }
+}
+
+choice! {
+    /// `on`: the decode steps run as one graph that onnxruntime-web's WebGPU EP records once
+    /// and replays (`enableGraphCapture`), every input and output bound to the same GPU buffers.
+    Capture { Off = "off", On = "on" }
 }
 
 choice! {
@@ -187,7 +207,51 @@ impl Config {
                     .to_owned(),
             });
         }
+        if self.capture == Capture::On {
+            self.check_capture()?;
+        }
         Ok(())
+    }
+
+    /// capture=on replays one recorded step, so every input of a step must be a GPU buffer
+    /// that stays the same (the token id too: only the GPU chooser writes it there) and every
+    /// shape static with each node on WebGPU (only the capturable decoders).
+    fn check_capture(&self) -> Result<()> {
+        let capturable: Vec<&str> = Decoder::ALL
+            .iter()
+            .filter(|decoder| decoder.capturable())
+            .map(|decoder| decoder.as_str())
+            .collect();
+        let refusal = if self.choose != Choose::Gpu {
+            Some(format!(
+                "capture=on needs choose=gpu: a captured step reads its token id from the same \
+                 GPU buffer every time, which only the GPU chooser writes; give choose=gpu \
+                 (decoder={}), or leave capture at off",
+                capturable.join(" or decoder=")
+            ))
+        } else if !self.decoder.capturable() {
+            Some(format!(
+                "capture=on needs a decoder whose steps have static shapes and run every node \
+                 on WebGPU, and decoder={} {}; give decoder={}, or leave capture at off",
+                self.decoder.as_str(),
+                if self.decoder == Decoder::FixedKv {
+                    "keeps its int64 slot bookkeeping on the CPU (onnxruntime-web 1.30 refuses \
+                     to capture it)"
+                } else {
+                    "grows its KV cache every step or runs nodes on the CPU"
+                },
+                capturable.join(" or decoder=")
+            ))
+        } else {
+            None
+        };
+        match refusal {
+            Some(message) => Err(CoreError::InvalidConfig {
+                field: "capture".to_owned(),
+                message,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The query string (without `?`) that [`parse_query`] turns back into this config.

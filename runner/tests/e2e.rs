@@ -1076,3 +1076,43 @@ fn the_checks_accept_a_recorded_run_and_reject_each_corruption() {
     run.records.remove(skipped);
     assert!(std::panic::catch_unwind(|| check_finished(&run)).is_err());
 }
+
+/// `capture=on` (www/decode-capture.js): the decode steps replay one graph that onnxruntime-web
+/// recorded, and must choose every token the same steps choose without capture, on both
+/// cases of smoke2 (16 tokens bound a page that never chooses EOS).
+fn graph_capture_matches_the_uncaptured_steps(browser: &str, max_tokens: u32) {
+    let plain_query = format!("decoder=fixed-kv-gpu&choose=gpu&sync=4&maxTokens={max_tokens}");
+    let plain = run(browser, &plain_query);
+    check_finished(&plain);
+    let captured = run(browser, &format!("{plain_query}&capture=on"));
+    check_finished(&captured);
+    assert!(
+        captured.record("result").expect("a result")["summary"]["sessions"]
+            .as_array()
+            .is_some_and(|sessions| sessions
+                .iter()
+                .any(|s| s["options"]["enableGraphCapture"] == true)),
+        "capture=on: no session was created with enableGraphCapture\n{}",
+        captured.describe()
+    );
+    let (plain_cases, captured_cases) = (case_results(&plain), case_results(&captured));
+    assert_eq!(plain_cases.len(), captured_cases.len(), "capture=on: the cases");
+    assert!(!plain_cases.is_empty(), "no cases");
+    for (left, right) in plain_cases.iter().zip(&captured_cases) {
+        assert_eq!(left["id"], right["id"], "capture=on: the cases in order");
+        let (a, b) = (token_ids(left), token_ids(right));
+        eprintln!("e2e: {browser} case {}: plain {a:?} captured {b:?}", left["id"]);
+        assert!(!a.is_empty(), "case {}: no token", left["id"]);
+        assert_eq!(
+            a, b,
+            "case {}: the tokens without and with capture=on differ",
+            left["id"]
+        );
+    }
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_graph_capture() {
+    graph_capture_matches_the_uncaptured_steps("firefox", 16);
+}

@@ -1,4 +1,4 @@
-"""The decoders without CPU round trips (gpu-gather, nbits-int8, nbits-int4, gqa; graphs/decoder.py
+"""The decoders without CPU round trips (gpu-gather, nbits-int8, nbits-int4, gqa, fixed-kv-gpu; graphs/decoder.py
 says why): what they store, which nodes they use, and that they read like baseline.
 
 - Stored weights, checked against the build's float weights without the builder's quantizer:
@@ -217,9 +217,9 @@ def vision_embeds(build, hayai_case) -> np.ndarray:
     return reference.vision_forward(build.weights, hayai_case.pixels)
 
 
-def recorded_loop(path: Path, vision_embeds: np.ndarray) -> tuple[list[int], list[np.ndarray]]:
+def recorded_loop(path: Path, vision_embeds: np.ndarray, fixed_kv: bool = False) -> tuple[list[int], list[np.ndarray]]:
     """A file's greedy tokens on the given embeddings and its logits at every call."""
-    decoder = OnnxDecoder(session(path), fixed_kv=False)
+    decoder = OnnxDecoder(session(path), fixed_kv=fixed_kv)
     logits: list[np.ndarray] = []
 
     def recorded(call):
@@ -238,9 +238,9 @@ def baseline_run(build, vision_embeds) -> tuple[list[int], list[np.ndarray]]:
     return recorded_loop(build.embedded(decoder_variant("baseline").file), vision_embeds)
 
 
-def teacher_forced(path: Path, vision_embeds: np.ndarray, tokens: list[int]) -> list[np.ndarray]:
+def teacher_forced(path: Path, vision_embeds: np.ndarray, tokens: list[int], fixed_kv: bool = False) -> list[np.ndarray]:
     """A file's logits at prefill and at each step fed the given tokens."""
-    decoder = OnnxDecoder(session(path), fixed_kv=False)
+    decoder = OnnxDecoder(session(path), fixed_kv=fixed_kv)
     return [decoder.prefill(vision_embeds)] + [decoder.step(token, i) for i, token in enumerate(tokens[:-1])]
 
 
@@ -250,12 +250,12 @@ def test_greedy_tokens_equal_baselines(build, variant, vision_embeds, baseline_r
     if variant.linear_format == "nbits4" and build.info["weightsSource"]["kind"] == "synthetic":
         # Untrained weights leave near ties that 4-bit weights reorder; fed baseline's tokens,
         # the logits must still stay near baseline's.
-        logits = teacher_forced(build.embedded(variant.file), vision_embeds, expected_tokens)
+        logits = teacher_forced(build.embedded(variant.file), vision_embeds, expected_tokens, variant.fixed_kv)
         worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
         print(f"{variant.name} (synthetic weights, baseline's tokens): max |logit difference| {worst:.3f}")
         assert worst <= NBITS4_SYNTHETIC_ATOL
         return
-    tokens, logits = recorded_loop(build.embedded(variant.file), vision_embeds)
+    tokens, logits = recorded_loop(build.embedded(variant.file), vision_embeds, variant.fixed_kv)
     assert len(tokens) >= 8 and tokens == expected_tokens
     worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
     print(f"{variant.name}: {len(tokens)} tokens as baseline's, max |logit difference| {worst:.2e}")

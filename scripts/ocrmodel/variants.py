@@ -100,6 +100,10 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
                    "gpu-gather with attention as com.microsoft GroupQueryAttention (past/present KV in the "
                    "contract's [1, kv heads, sequence, 64] layout)", (),
                    head="pre-transposed", gpu_only=True, attention="gqa"),
+    DecoderVariant("fixed-kv-gpu", "decoder_gpu_gather_fixed_kv_int8.onnx", "gather-head-column", (), True,
+                   f"gpu-gather with fixed {spec.KV_SLOTS}-slot KV I/O: the new K/V placed by slots compared with "
+                   "position_ids in float, past_length unused; static step shapes, every node on WebGPU, "
+                   "so onnxruntime-web can capture a step (capture=on)", (), head="pre-transposed", gpu_only=True),
 )
 
 DECODER_LINEARS = ("attn.q", "attn.k", "attn.v", "attn.o", "mlp.gate", "mlp.up", "mlp.down")

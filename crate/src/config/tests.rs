@@ -23,6 +23,7 @@ fn empty_query_is_the_seed_default() {
     assert_eq!(c.choose, Choose::Cpu);
     assert_eq!(c.sync, 1);
     assert_eq!(c.verify, Verify::Off);
+    assert_eq!(c.capture, Capture::Off);
     assert_eq!(parse_query("?").unwrap(), Config::default());
     assert_eq!(c.to_query(), "");
 }
@@ -110,7 +111,7 @@ fn full_query_lists_everything_and_parses_back() {
     // The seed's ten first, then the additive seven at the end of the order.
     assert!(
         q.ends_with(
-            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none"
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off"
         ),
         "{q}"
     );
@@ -165,7 +166,8 @@ fn parameter_descriptions_cover_every_parameter() {
             "gpu-gather",
             "nbits-int8",
             "nbits-int4",
-            "gqa"
+            "gqa",
+            "fixed-kv-gpu"
         ]
     );
 }
@@ -242,6 +244,63 @@ fn sync_above_one_needs_the_gpu_chooser() {
         (json["choose"].as_str(), json["sync"].as_u64()),
         (Some("gpu"), Some(8))
     );
+}
+
+#[test]
+fn capture_needs_the_gpu_chooser_and_a_capturable_decoder() {
+    let c = parse_query("decoder=fixed-kv-gpu&choose=gpu&sync=4&capture=on").unwrap();
+    assert_eq!((c.decoder, c.capture), (Decoder::FixedKvGpu, Capture::On));
+    assert_eq!(
+        c.to_query(),
+        "decoder=fixed-kv-gpu&choose=gpu&sync=4&capture=on"
+    );
+    assert!(parse_query("decoder=fixed-kv-gpu&choose=gpu&capture=off").is_ok());
+    assert_eq!(Decoder::ALL.iter().filter(|d| d.capturable()).count(), 1);
+    for (query, words) in [
+        (
+            "decoder=fixed-kv-gpu&capture=on",
+            "capture=on needs choose=gpu",
+        ),
+        (
+            "decoder=fixed-kv-gpu&choose=cpu&capture=on",
+            "give choose=gpu (decoder=fixed-kv-gpu)",
+        ),
+        (
+            "decoder=fixed-kv&choose=gpu&capture=on",
+            "decoder=fixed-kv keeps its int64 slot bookkeeping on the CPU",
+        ),
+        (
+            "decoder=gpu-gather&choose=gpu&capture=on",
+            "decoder=gpu-gather grows its KV cache",
+        ),
+        (
+            "choose=gpu&capture=on",
+            "give decoder=fixed-kv-gpu, or leave capture at off",
+        ),
+        ("decoder=fixed-kv-gpu&choose=gpu&capture=yes", "off, on"),
+    ] {
+        let err = parse_query(query).unwrap_err().to_string();
+        assert!(
+            err.contains("`capture`") && err.contains(words),
+            "{query}: {err}"
+        );
+    }
+    let err = serde_json::from_str::<Config>(r#"{"capture": "on", "choose": "gpu"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("decoder=baseline"), "{err}");
+}
+
+#[test]
+fn capture_at_its_default_leaves_older_records_unchanged() {
+    // A record written before the parameter existed has no `capture`, and writes none back.
+    let older: Config = serde_json::from_str(r#"{"tier": "242", "choose": "gpu"}"#).unwrap();
+    assert_eq!(older.capture, Capture::Off);
+    let json = serde_json::to_value(&older).unwrap();
+    assert!(json.get("capture").is_none(), "{json}");
+    let on = parse_query("decoder=fixed-kv-gpu&choose=gpu&capture=on").unwrap();
+    assert_eq!(serde_json::to_value(&on).unwrap()["capture"], "on");
+    assert_eq!(parse_query("capture=off").unwrap(), Config::default());
 }
 
 #[test]
@@ -418,7 +477,12 @@ fn added_parameters_are_described() {
         (verify.values.as_slice(), verify.default.as_str()),
         (["none", "wasm"].as_slice(), "none")
     );
-    assert_eq!(params.last().map(|p| p.name), Some("verify"));
+    let capture = find("capture");
+    assert_eq!(
+        (capture.values.as_slice(), capture.default.as_str()),
+        (["off", "on"].as_slice(), "off")
+    );
+    assert_eq!(params.last().map(|p| p.name), Some("capture"));
     for p in &params {
         assert!(
             !p.description.is_empty() && !p.allowed.is_empty(),
@@ -462,6 +526,7 @@ fn any_config() -> impl Strategy<Value = Config> {
             prop::sample::select(Choose::ALL),
             1u32..=MAX_SYNC_STEPS,
             prop::sample::select(Verify::ALL),
+            prop::sample::select(Capture::ALL),
         ),
     )
         .prop_map(
@@ -469,7 +534,7 @@ fn any_config() -> impl Strategy<Value = Config> {
                 (tier, memory, loader, schedule, decoder),
                 (scope, cases, manifest, weights, max_tokens),
                 (poll, kick_ms, warmup, repeat, profile),
-                (choose, sync, verify),
+                (choose, sync, verify, capture),
             )| Config {
                 tier,
                 memory,
@@ -494,6 +559,12 @@ fn any_config() -> impl Strategy<Value = Config> {
                     Verify::Off
                 } else {
                     verify
+                },
+                // capture=on is refused without choose=gpu and a capturable decoder.
+                capture: if choose == Choose::Gpu && decoder.capturable() {
+                    capture
+                } else {
+                    Capture::Off
                 },
             },
         )

@@ -201,6 +201,22 @@ class _DecoderGraph:
                                        hint="keep.or"), b.const([1])], hint="keep")
         return allowed, placement, keep
 
+    def float_slots(self, position_ids: str) -> tuple[str, str]:
+        """(placement [T, S], keep [T, 1]) of the fixed cache without the seed's int64
+        bookkeeping, for a gpu_only fixed-KV graph: slot j receives the new position i iff
+        j == position_ids[i] (the contract makes positions cache slots), compared in float32
+        against a constant column of the T slots; a slot no new position lands in keeps its
+        past value. Every node has a WebGPU kernel, so the step can be captured; past_length
+        stays an input of the contract and goes unused."""
+        b = self.b
+        slots = b.const(np.arange(spec.KV_SLOTS, dtype=np.float32).reshape(-1, 1), np.float32)
+        positions = b.op("Reshape", [b.op("Cast", [position_ids], hint="slots.pos", to=FLOAT), b.const([1, -1])],
+                         hint="slots.pos_row")
+        placement = b.op("Cast", [b.op("Equal", [slots, positions], hint="placement.eq")], hint="placement", to=FLOAT)
+        covered = b.op("ReduceMax", [placement], hint="slots.covered", axes=[1], keepdims=1)
+        keep = b.op("Less", [covered, b.const(0.5, np.float32)], hint="keep")
+        return placement, keep
+
     def gqa_lengths(self, position_ids: str, past_k: str) -> tuple[str, str]:
         """GroupQueryAttention's (seqlens_k [1], total_sequence_length [1]), int32.
 
@@ -299,6 +315,8 @@ class _DecoderGraph:
             masking["gqa"] = self.gqa_lengths(position_ids, pasts[0][0])
         elif not variant.gpu_only:
             masking["allowed"], masking["placement"], masking["keep"] = self.seed_slots(x, pasts, past_length)
+        elif fixed:
+            masking["placement"], masking["keep"] = self.float_slots(position_ids)
         masking["masked"] = b.const(MASKED_SCORE, np.float32)
 
         presents = []

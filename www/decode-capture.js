@@ -1,0 +1,111 @@
+// capture=on: the decode steps of choose=gpu as one graph that onnxruntime-web's
+// WebGPU EP records once and replays (the enableGraphCapture session option),
+// instead of encoding every kernel of every step again.
+//
+// What capture needs, as onnxruntime-web 1.30 implements it: static shapes;
+// every input and output a gpu-buffer tensor (run() refuses any other); and
+// the same buffers on every run, because the IO binding is made on the first
+// run only and the replay writes where the recording wrote. So:
+// - the steps run on a session of their own (stepSession, created with
+//   enableGraphCapture); the prefill (257 positions, its own shapes) runs on
+//   the plain decoder session, and its presents are copied into the step
+//   session's past buffers;
+// - token_ids is the GPU chooser's token buffer, as without capture;
+// - position_ids and past_length are one buffer each, written with
+//   queue.writeBuffer before every step: the position is known on the CPU
+//   without any readback, and a queue write is ordered before the submit
+//   that follows it, so the step queued before still reads its own value;
+// - past_k/v are fixed buffers; the outputs (present_k/v, logits) are
+//   onnxruntime's own, the same captured buffers every replay: pre-allocated
+//   outputs passed as fetches fail on the second run in 1.30 (the first run's
+//   binding is kept, but the JS side unregisters those buffers after each run:
+//   "can't access property Symbol("gpuBufferMetadata"), h is undefined");
+// - a graph output cannot alias a graph input (the WebGPU kernels bind inputs
+//   read-only and outputs read-write, which one dispatch may not do to one
+//   buffer), so after each step copyBufferToBuffer moves present -> past in
+//   the same queue.
+// A step's submit time therefore includes queueing those copies.
+import { ort } from "../browser/ort.js";
+import { decoderTensors } from "./decoder-tensors.js";
+
+const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+// onnxruntime-web sizes its own buffers in 16-byte granules.
+const granule = (bytes) => Math.max(16, Math.ceil(bytes / 16) * 16);
+
+/**
+ * A runner for createGpuDecoder (decode-gpu.js) whose steps replay the
+ * recorded graph of stepSession. prefillSession: the same decoder file without
+ * capture. Returns createRunner(session, spec, waiter, { device, tokenTensor }).
+ */
+export function capturedRunner(stepSession) {
+	return (prefillSession, spec, waiter, { device, tokenTensor }) => {
+		if (!spec.fixedKv) throw new Error("capture=on needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.");
+		const { presentNames, int32, emptyCache, pastLength } = decoderTensors(spec);
+		const cacheDims = [1, spec.kvHeads, spec.kvSlots, spec.headDim];
+		const cacheBytes = spec.kvHeads * spec.kvSlots * spec.headDim * 4;
+		const gpuTensor = (label, bytes, dataType, dims) => {
+			const buffer = device.createBuffer({ label: `capture ${label}`, size: granule(bytes), usage: STORAGE() });
+			return ort.Tensor.fromGpuBuffer(buffer, { dataType, dims });
+		};
+		const pasts = {};
+		for (const name of presentNames) pasts[name] = gpuTensor(name.replace("present_", "past_"), cacheBytes, "float32", cacheDims);
+		const position = gpuTensor("position_ids", 4, "int32", [1, 1]);
+		const length = gpuTensor("past_length", 8, "int64", [1]);
+		const feeds = {
+			// A step has no vision tokens: a [1, 0, hidden] tensor, as a GPU buffer too.
+			vision_embeds: gpuTensor("vision_embeds", 0, "float32", [1, 0, spec.hiddenSize]),
+			token_ids: tokenTensor,
+			position_ids: position,
+			past_length: length,
+		};
+		for (const name of presentNames) feeds[name.replace("present_", "past_")] = pasts[name];
+
+		/** Copies every present (from `source`, tensor by name) into its past buffer, queued. */
+		const copyIntoPasts = (source) => {
+			const encoder = device.createCommandEncoder({ label: "capture present -> past" });
+			for (const name of presentNames) encoder.copyBufferToBuffer(source[name].gpuBuffer, 0, pasts[name].gpuBuffer, 0, cacheBytes);
+			device.queue.submit([encoder.finish()]);
+		};
+		let outputs = null;
+		const disposeOutputs = () => {
+			for (const tensor of Object.values(outputs ?? {})) tensor?.dispose();
+			outputs = null;
+		};
+
+		return {
+			async prefill(visionEmbeds) {
+				const prefillFeeds = {
+					vision_embeds: visionEmbeds,
+					token_ids: int32([spec.bos], [1, 1]),
+					position_ids: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
+					past_length: pastLength(0),
+				};
+				for (const name of presentNames) prefillFeeds[name.replace("present_", "past_")] = emptyCache();
+				let prefilled;
+				try {
+					prefilled = await waiter.wait(() => prefillSession.run(prefillFeeds));
+				} finally {
+					for (const tensor of Object.values(prefillFeeds)) tensor.dispose();
+				}
+				try {
+					copyIntoPasts(prefilled);
+				} finally {
+					// The copies are submitted: the presents may go back to ORT's pool.
+					for (const name of presentNames) prefilled[name].dispose();
+				}
+				return { gpuBuffer: prefilled.logits.gpuBuffer, release: () => prefilled.logits.dispose() };
+			},
+			async step(at) {
+				device.queue.writeBuffer(position.gpuBuffer, 0, Int32Array.of(at));
+				device.queue.writeBuffer(length.gpuBuffer, 0, BigInt64Array.of(BigInt(at)));
+				disposeOutputs();
+				outputs = await waiter.wait(() => stepSession.run(feeds));
+				copyIntoPasts(outputs);
+				return { gpuBuffer: outputs.logits.gpuBuffer, release: () => {} };
+			},
+			end() {
+				disposeOutputs();
+			},
+		};
+	};
+}
