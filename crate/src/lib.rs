@@ -47,13 +47,14 @@ export type Tier = "121" | "242";
 export type Memory = "lean" | "default";
 export type Loader = "url" | "bytes";
 export type Schedule = "staged" | "resident";
-export type Decoder = "baseline" | "gather-opt" | "fp16-matmul" | "fixed-kv" | "gpu-gather" | "nbits-int8" | "nbits-int4" | "gqa";
+export type Decoder = "baseline" | "gather-opt" | "fp16-matmul" | "fixed-kv" | "gpu-gather" | "nbits-int8" | "nbits-int4" | "gqa" | "fixed-kv-gpu";
 export type Scope = "full" | "decoder";
 export type Weights = "embedded" | "external";
 export type Poll = "none" | "kick";
 export type Profile = "none" | "ops";
 export type Choose = "cpu" | "gpu";
 export type Verify = "none" | "wasm";
+export type Capture = "off" | "on";
 
 export interface Config {
     tier: Tier;
@@ -85,6 +86,8 @@ export interface Config {
     sync?: number;
     /** "wasm": each case decoded again on the WASM (CPU) execution provider and compared. */
     verify: Verify;
+    /** "on": the decode steps replay a graph onnxruntime-web captured; absent at the default "off". */
+    capture?: Capture;
 }
 
 export interface ParameterDescription {
