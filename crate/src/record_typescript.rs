@@ -163,7 +163,6 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         result.clone_from(case);
     }
     let verified = verification(verify_input.clone(), &same_cases, &summary.config).unwrap();
-    let mut summary_with_gpu = summary_with_gpu;
     summary_with_gpu.sessions = Some(vec![session.clone()]);
     summary_with_gpu.verification = Some(verified.clone());
     let mut input_with_all = input_of(&summary_with_gpu);
