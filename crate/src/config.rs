@@ -72,12 +72,15 @@ parameters! {
     verify: Verify = Verify::Off, "verify", OneOf,
         "wasm = after the timed cases, decode each case again on onnxruntime-web's WASM (CPU) \
          execution provider and compare tokens and logits step by step";
+    realm: Realm = Realm::Page, "realm", OneOf,
+        "where the decoder session, its decode loop and the token choice run: page = in the page, \
+         worker = in a dedicated worker of their own (worker/decoder-worker.js)";
 }
 
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
 /// record written before they existed reads and writes back unchanged (as the short query
 /// leaves every default out). The query strings still list them.
-pub const OMITTED_AT_DEFAULT: [&str; 2] = ["choose", "sync"];
+pub const OMITTED_AT_DEFAULT: [&str; 3] = ["choose", "sync", "realm"];
 
 choice! {
     /// Which vision encoder: `121` int4 MatMulNBits weights, `242` fp16.
@@ -145,6 +148,12 @@ choice! {
     /// `wasm`: every case decoded again on onnxruntime-web's WASM (CPU) execution provider after
     /// the timed cases, its tokens and logits compared step by step with the WebGPU run's.
     Verify { Off = "none", Wasm = "wasm" }
+}
+
+choice! {
+    /// `page`: the decoder session and its decode loop in the page; `worker`: in a dedicated
+    /// worker of their own, with the core's token choice there too (the page holds a proxy).
+    Realm { Page = "page", Worker = "worker" }
 }
 
 pub(crate) fn unknown_parameter(name: &str) -> CoreError {
