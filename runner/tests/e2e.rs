@@ -1212,3 +1212,26 @@ fn firefox_decoder_in_a_worker() {
 fn chromium_decoder_in_a_worker() {
     decoder_in_a_worker("chromium", "realm=worker", DEFAULT);
 }
+
+/// The other parameters in the worker: the resident schedule (embeddings read back from the
+/// page's vision output), the queue kick in both realms, a warm-up run, two repeats (the same
+/// tokens each pass), onnxruntime-web's profiler of the worker's session and the WASM
+/// reference in the page against the logits the worker sent back; and the decoder-only scope,
+/// whose zeros the worker makes. Firefox only: each costs about two minutes on lavapipe.
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_decoder_in_a_worker_with_the_other_parameters() {
+    for query in [
+        "realm=worker&schedule=resident&poll=kick&warmup=1&repeat=2&profile=ops&verify=wasm",
+        "realm=worker&scope=decoder",
+    ] {
+        let run = run("firefox", query);
+        check_finished(&run);
+        let summary = &run.record("result").expect("a result")["summary"];
+        assert!(
+            summary["completion"]["decoderWorker"]["dispatchReadback"]["p50Ms"].is_number(),
+            "{query:?}: the decoder worker's floor: {}",
+            summary["completion"]
+        );
+    }
+}
