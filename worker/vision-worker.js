@@ -3,9 +3,7 @@
 // give its WASM heap back (the heap never shrinks; upstream
 // onnxruntime#21673, #18165), so the decoder then loads into a clean realm.
 //
-// Protocol: { id, type, payload } in; { id, type: "result" | "error" |
-// "progress", payload } out; one { id: null, type: "ready" } first. Errors
-// travel as { name, message, stack }. The worker fetches model files itself
+// Protocol: browser/worker-host.js's. The worker fetches model files itself
 // from URLs, so weights never cross postMessage; embeddings come back in the
 // transfer list. It imports only the shared browser modules (browser/), never
 // the page's.
@@ -13,12 +11,12 @@ import { ort, ORT_VERSION } from "../browser/ort.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { createSession } from "../browser/sessions.js";
 import { checkVisionIo } from "../browser/contract.js";
-import { explainDeviceLoss, serializeError } from "../browser/errors.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
-import { wasmHeaps } from "../browser/wasm-memory.js";
+import { realmMemory } from "../browser/realm-memory.js";
+import { serveWorker } from "../browser/worker-host.js";
 import { injectFault } from "./fault-injection.js";
 
 let device = null;
@@ -27,8 +25,8 @@ let vision = null;
 let placementLines = null;
 let gpuMemory = null;
 
-/** This realm's GPU bytes and WASM heaps, sent with every answer that changes them. */
-const memoryReport = () => ({ gpu: gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() });
+/** This realm's GPU bytes, WASM heaps and JS heap, sent with every answer that changes them. */
+const memoryReport = () => realmMemory(gpuMemory);
 
 const handlers = {
 	/** payload: { tier, model, requires, loader, memory, poll, kickMs, profile } as resolved by the page. */
@@ -96,32 +94,4 @@ const handlers = {
 	},
 };
 
-self.onmessage = async ({ data }) => {
-	// Anything not in the protocol is ignored rather than answered: it has no id to answer to.
-	if (typeof data?.id !== "number" || !Object.hasOwn(handlers, data.type)) return;
-	try {
-		const answer = await handlers[data.type](data.payload ?? {});
-		if (answer.transfer) self.postMessage({ id: data.id, type: "result", payload: answer.payload }, answer.transfer);
-		else self.postMessage({ id: data.id, type: "result", payload: answer });
-	} catch (error) {
-		// A failure after this worker's own device was lost is reported as the loss.
-		self.postMessage({ id: data.id, type: "error", payload: serializeError(await explainDeviceLoss(device, error)) });
-	}
-};
-
-// A lock held for the worker's whole life: the browser lets go of it when the
-// worker ends in any way (terminated, closed, crashed), which is how the page
-// learns of an end that sends no message (www/vision-client.js).
-// Held before ready is sent, so that the page's own request waits behind it.
-let lifeLock = null;
-if (navigator.locks) {
-	const name = `ocr-bench-vision-worker-${crypto.randomUUID()}`;
-	await new Promise((held) => {
-		navigator.locks.request(name, () => {
-			held();
-			return new Promise(() => {});
-		}).catch(held);
-	});
-	lifeLock = name;
-}
-self.postMessage({ id: null, type: "ready", payload: { ortVersion: ORT_VERSION, lifeLock } });
+await serveWorker("vision-worker", handlers, () => device);

@@ -18,6 +18,7 @@ import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
 import { createGpuDecoder } from "./decode-gpu.js";
 import { capturedRunner } from "./decode-capture.js";
+import { startDecoderProxy } from "./decoder-proxy.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
 import { createReporter } from "./server.js";
@@ -33,7 +34,8 @@ import { armFaults } from "./fault-injection.js";
 const FORCED_TOKEN = 4;
 
 const view = createView();
-const owned = { worker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null, gpuMemory: null };
+// decoderWorker: realm=worker's proxy (www/decoder-proxy.js), which holds the decoder instead of `decoder`.
+const owned = { worker: null, decoderWorker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null, gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -51,12 +53,13 @@ async function enter(name) {
 
 async function releaseAll() {
 	owned.worker?.terminate();
+	owned.decoderWorker?.terminate();
 	await owned.vision?.release();
 	await owned.decoder?.release();
 	await owned.decoderStep?.release();
 	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, { worker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null });
+	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null });
 }
 
 async function run() {
@@ -76,7 +79,8 @@ async function run() {
 	if (config.maxTokens > capability.maxTokens) throw new Error(`maxTokens=${config.maxTokens} exceeds the model's capability.maxTokens (${capability.maxTokens}).`);
 	const visionEntry = decoderOnly ? null : modelEntry(manifest, "vision", config.tier, config.weights);
 	const decoderEntry = modelEntry(manifest, "decoder", config.decoder, config.weights);
-	const vocabulary = new core.Vocabulary(await loadVocabulary(manifest));
+	const vocabularyCharacters = await loadVocabulary(manifest);
+	const vocabulary = new core.Vocabulary(vocabularyCharacters);
 	const testCases = decoderOnly ? [{ id: "synthetic", expected: "", imageUrl: null }] : await loadCases(config.cases);
 	const plan = buildPlan(testCases, config);
 
@@ -90,12 +94,14 @@ async function run() {
 	await reporter.start({ config, userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION });
 
 	// Each sample: the page's GPU bytes (its device, once made) with the peak since
-	// the last sample, the realm's WASM heaps, and the worker's last report.
+	// the last sample, the realm's WASM heaps, and each worker's last report.
 	let workerMemory = null;
+	let decoderWorkerMemory = null;
 	const memory = createMemorySampler(view.log, () => ({
 		gpu: owned.gpuMemory ? { ...owned.gpuMemory.snapshot(), windowPeakBytes: owned.gpuMemory.takePeak() } : null,
 		wasmHeaps: wasmHeaps(),
 		...(workerMemory ? { worker: workerMemory } : {}),
+		...(decoderWorkerMemory ? { decoderWorker: decoderWorkerMemory } : {}),
 	}));
 	const sessionMs = {};
 	const placement = {};
@@ -105,6 +111,7 @@ async function run() {
 	// The page's device, its waiter and its completion floor, made at first use
 	// (the staged schedule loads the decoder only after the vision worker ended).
 	let pageCompletionFloor = null;
+	let decoderWorkerCompletionFloor = null;
 	const ensureDevice = async () => {
 		if (!owned.device) {
 			const device = await createDevice(adapter);
@@ -122,6 +129,7 @@ async function run() {
 	await memory.sample("baseline");
 
 	let decode = null;
+	let profileDecoder = null;
 	const shared = {
 		config, capability, visionEntry, owned, memory, environment, sessionMs, view, enter,
 		workerCompletionFloor: null,
@@ -146,6 +154,25 @@ async function run() {
 			await memory.sample("vision-session-ready");
 		},
 		async loadDecoder() {
+			if (config.realm === "worker") {
+				// The decoder, its loop and the choice in a worker of their own; the page keeps a proxy.
+				owned.decoderWorker = await startDecoderProxy({ config, capability, decoderEntry, tokens: manifest.tokens, vocabulary: vocabularyCharacters, forcedToken: FORCED_TOKEN });
+				const { ready } = owned.decoderWorker;
+				sessions.push(ready.session);
+				sessionMs.decoder = ready.createMs;
+				environment.decoderWorkerAdapter = ready.adapter;
+				decoderWorkerCompletionFloor = ready.completionFloor;
+				decoderWorkerMemory = ready.memory;
+				decoderSpec = ready.spec;
+				decode = async (visionEmbeds, options) => {
+					const answer = await owned.decoderWorker.decode(visionEmbeds, options);
+					decoderWorkerMemory = answer.memory;
+					return { ...answer.decoded, logits: answer.logits };
+				};
+				profileDecoder = () => owned.decoderWorker.profile();
+				await memory.sample("decoder-session-ready");
+				return;
+			}
 			// Logits too stay on the GPU until the decode probe reads them (decode.js).
 			const outputs = { logits: "gpu-buffer" };
 			for (let layer = 0; layer < capability.layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
@@ -172,6 +199,7 @@ async function run() {
 			} else {
 				decode = createDecoder(owned.decoder, decoderSpec, owned.waiter);
 			}
+			profileDecoder = () => endProfile(owned.decoder, placement.decoder);
 			await memory.sample("decoder-session-ready");
 		},
 		profileVision: config.profile === "ops" ? () => endProfile(owned.vision, placement.vision) : null,
@@ -205,12 +233,13 @@ async function run() {
 		const { testCase } = item;
 		view.progress(index, plan.length, `${item.warmup ? "warming up on" : "decoding"} ${testCase.id}`);
 		await faults.at("case", index + 1, { device: owned.device });
-		const { visionEmbeds, vision } = await schedule.embeds(item, index);
+		const { visionEmbeds, vision, reused } = await schedule.embeds(item, index);
 		// A fresh sequence holds only BOS (penalised like any seen id).
 		chooser.reset();
 		stepLogits = verifying && !item.warmup ? [] : null;
-		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, recordingNext, () => owned.device), maxTokens: config.maxTokens });
-		if (stepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits: stepLogits });
+		// realm=worker chooses in the worker (next unused there) and sends the kept logits back.
+		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, recordingNext, () => owned.device), maxTokens: config.maxTokens, reused, keepLogits: stepLogits !== null });
+		if (stepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits: decoded.logits ?? stepLogits });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).
 		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
@@ -228,12 +257,14 @@ async function run() {
 		// profile of a whole set is hundreds of thousands of events (on the H200 a
 		// hayai13 run with 3 repeats did not finish printing it within 150 s), and
 		// the later cases then run unprofiled.
-		if (config.profile === "ops" && !profile) profile = { ...(await schedule.profiles()), decoder: await endProfile(owned.decoder, placement.decoder) };
+		if (config.profile === "ops" && !profile) profile = { ...(await schedule.profiles()), decoder: await profileDecoder() };
 		await memory.sample(item.repeat === 0 ? `after-case-${testCase.id}` : `after-case-${testCase.id}-repeat-${item.repeat}`);
 	}
 	view.progress(plan.length, plan.length, "cases done");
 
 	await enter("release");
+	// The decoder worker lets go of its session and device first, so its last report says what that left.
+	if (owned.decoderWorker) decoderWorkerMemory = await owned.decoderWorker.close();
 	await releaseAll();
 	await sleep(250);
 	await memory.sample("released");
@@ -248,8 +279,8 @@ async function run() {
 		verifyRuns.length = 0;
 	}
 
-	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor };
-	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory);
+	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor, decoderWorker: decoderWorkerCompletionFloor };
+	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory, decoderWorkerMemory);
 	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, sessions, verification, core });
 	summary.processMemory = await reporter.result(summary);
 	window.__benchmarkResult = summary;

@@ -4,9 +4,14 @@
 // onnxruntime-web keeps disposed buffers in its cache for reuse, so a longer
 // case may still add some once; the same case in a later repeat must not.
 
-/** samples: memory.js's; page: the page tracker's last snapshot; worker: the worker's last report. */
-export function gpuMemorySummary(samples, page, worker) {
-	const afterCases = samples.filter((sample) => sample.label.startsWith("after-case-") && sample.gpu).map((sample) => ({ label: sample.label, liveBytes: sample.gpu.liveBytes }));
+/**
+ * samples: memory.js's; page: the page tracker's last snapshot; worker,
+ * decoderWorker: each worker's last report. The leak check follows the realm
+ * that decoded: the decoder worker's device where it reported (realm=worker).
+ */
+export function gpuMemorySummary(samples, page, worker, decoderWorker = null) {
+	const decoderGpu = (sample) => (decoderWorker ? sample.decoderWorker?.gpu : sample.gpu);
+	const afterCases = samples.filter((sample) => sample.label.startsWith("after-case-") && decoderGpu(sample)).map((sample) => ({ label: sample.label, liveBytes: decoderGpu(sample).liveBytes }));
 	const first = afterCases[0]?.liveBytes ?? null;
 	const grownBytes = afterCases.length ? Math.max(...afterCases.map((sample) => sample.liveBytes)) - first : 0;
 	// The same case id in a later repeat against its first pass.
@@ -29,6 +34,7 @@ export function gpuMemorySummary(samples, page, worker) {
 		measuredBy: "wrapped GPUDevice.createBuffer/createTexture/destroy on the device handed to onnxruntime-web, per realm",
 		page,
 		worker: worker?.gpu ?? null,
+		...(decoderWorker?.gpu ? { decoderWorker: decoderWorker.gpu } : {}),
 		leakCheck: { afterCases, grows, grownBytes, repeatGrownBytes, verdict },
 	};
 }

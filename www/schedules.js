@@ -1,14 +1,15 @@
 // The three ways a run can hold its sessions, behind the same three methods,
 // so that main.js reads as one flow:
 //   load(plan)        every phase before decoder-run (vision-load … decoder-load)
-//   embeds(item, i)   the vision embeddings for the plan's i-th run, and its vision times
+//   embeds(item, i)   the vision embeddings for the plan's i-th run, its vision times, and
+//                     whether a later run reuses the same embeddings (reused)
 //   profiles()        profile=ops: the vision session's profile (the decoder's is main.js's)
 // staged:   vision in a worker, every plan item encoded there, the worker
 //           terminated before the decoder loads (the only way to give its WASM heap back);
 // resident: both sessions in the page, vision run per case;
 // decoder:  the decoder-only scope: zero embeddings, no vision at all.
 import { ort } from "../browser/ort.js";
-import { startVisionWorker } from "./vision-client.js";
+import { startVisionWorker } from "./worker-client.js";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -31,6 +32,8 @@ function decoderOnly(run) {
 			await run.loadDecoder();
 		},
 		async embeds() {
+			// realm=worker: the decoder worker makes its own zeros; none cross postMessage.
+			if (run.config.realm === "worker") return { visionEmbeds: null, vision: { visionMs: 0 } };
 			const zeros = new Float32Array(capability.visionTokens * capability.hiddenSize);
 			return { visionEmbeds: new ort.Tensor("float32", zeros, [1, capability.visionTokens, capability.hiddenSize]), vision: { visionMs: 0 } };
 		},
@@ -116,8 +119,9 @@ function staged(run) {
 		},
 		async embeds(item, index) {
 			const { values, dims } = embeddings.get(item.testCase.id);
-			if (lastUse.get(item.testCase.id) === index) embeddings.delete(item.testCase.id);
-			return { visionEmbeds: new ort.Tensor("float32", values, dims), vision: { visionMs: visionMs[index] } };
+			const reused = lastUse.get(item.testCase.id) !== index;
+			if (!reused) embeddings.delete(item.testCase.id);
+			return { visionEmbeds: new ort.Tensor("float32", values, dims), vision: { visionMs: visionMs[index] }, reused };
 		},
 		async profiles() {
 			return visionProfile ? { vision: visionProfile } : {};

@@ -26,6 +26,9 @@ export function timingNotes(config, ortVersion) {
 		"sessionMs: InferenceSession.create, including fetching the model files (loader=url: ORT fetches; loader=bytes: the page or worker fetches them first).",
 		`Memory samples are taken only between phases and between cases, never inside a timed region; each records how long it took (sampleMs, userAgentMs). onnxruntime-web ${ortVersion}, native WebGPU EP.`,
 	);
+	if (config.realm === "worker") {
+		notes.push(`realm=worker: the decoder session, its decode loop and the token choice ran in a dedicated worker (worker/decoder-worker.js) on its own WebGPU device; every decoder time was measured there, and the completion check uses that worker's floor. The embeddings reached it as a transferred array before the case's decoder time started${config.schedule === "resident" && config.scope === "full" ? " (resident: read back from the page's vision output, which is in neither visionMs nor the decoder's times)" : ""}.`);
+	}
 	if (config.verify === "wasm") {
 		notes.push("verify=wasm: each timed step's logits are kept in the page (4 bytes per vocabulary id per step) until the release phase's \"released\" sample; then every case is decoded again on the WASM (CPU) execution provider, still in the release phase, so the runner's release-phase memory includes those sessions. Measure memory and time with verify=none.");
 	}
@@ -76,7 +79,7 @@ export function buildSummary({ runId, config, manifest, visionEntry, decoderEntr
 		sessionMs,
 		wallMs,
 		timingNotes: notes,
-		completionFloors: { page: completionFloors.page ?? null, worker: completionFloors.worker ?? null },
+		completionFloors: { page: completionFloors.page ?? null, worker: completionFloors.worker ?? null, decoderWorker: completionFloors.decoderWorker ?? null },
 		profile: profile ?? null,
 		gpuMemory: gpuMemory ?? null,
 		sessions,

@@ -106,6 +106,9 @@ pub struct VerifyCaseInput {
 pub struct CompletionFloors {
     pub page: Option<FloorRounds>,
     pub worker: Option<FloorRounds>,
+    /// The decoder worker's (`realm=worker`); absent from pages older than it.
+    #[serde(default, rename = "decoderWorker")]
+    pub decoder_worker: Option<FloorRounds>,
 }
 
 /// `submit + sync + the choice that read it`, one per decode step; NaN where a step has no
@@ -453,6 +456,7 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
     let kicked = config.poll == crate::config::Poll::Kick;
     let page = floor(input.completion_floors.page);
     let worker = floor(input.completion_floors.worker);
+    let decoder_worker = floor(input.completion_floors.decoder_worker);
     let results: Vec<&CaseResult> = input.results.iter().collect();
     let waits: Vec<f64> =
         results
@@ -464,7 +468,12 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
                 })
             })
             .collect();
-    let floor_ms = page
+    // The decode steps are checked against the floor of the realm that ran them.
+    let decoder_floor = match config.realm {
+        crate::config::Realm::Page => &page,
+        crate::config::Realm::Worker => &decoder_worker,
+    };
+    let floor_ms = decoder_floor
         .as_ref()
         .and_then(|p| p.dispatch_readback.as_ref())
         .map_or(f64::NAN, |s| s.p50_ms);
@@ -526,6 +535,7 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
         completion: Completion {
             page,
             worker,
+            decoder_worker,
             check,
         },
         decode_probe: run_probe(&results, &input.profile),

@@ -76,12 +76,15 @@ parameters! {
         "on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) \
          instead of encoding each again; needs choose=gpu and a static-shape decoder \
          (fixed-kv-gpu)";
+    realm: Realm = Realm::Page, "realm", OneOf,
+        "where the decoder session, its decode loop and the token choice run: page = in the page, \
+         worker = in a dedicated worker of their own (worker/decoder-worker.js)";
 }
 
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
 /// record written before they existed reads and writes back unchanged (as the short query
 /// leaves every default out). The query strings still list them.
-pub const OMITTED_AT_DEFAULT: [&str; 3] = ["choose", "sync", "capture"];
+pub const OMITTED_AT_DEFAULT: [&str; 4] = ["choose", "sync", "capture", "realm"];
 
 choice! {
     /// Which vision encoder: `121` int4 MatMulNBits weights, `242` fp16.
@@ -165,6 +168,12 @@ choice! {
     /// `wasm`: every case decoded again on onnxruntime-web's WASM (CPU) execution provider after
     /// the timed cases, its tokens and logits compared step by step with the WebGPU run's.
     Verify { Off = "none", Wasm = "wasm" }
+}
+
+choice! {
+    /// `page`: the decoder session and its decode loop in the page; `worker`: in a dedicated
+    /// worker of their own, with the core's token choice there too (the page holds a proxy).
+    Realm { Page = "page", Worker = "worker" }
 }
 
 pub(crate) fn unknown_parameter(name: &str) -> CoreError {

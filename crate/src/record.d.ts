@@ -170,6 +170,8 @@ export interface VerifiedCase {
 export interface CompletionFloors {
     page: FloorRounds | null;
     worker: FloorRounds | null;
+    /** The decoder worker's (realm=worker). */
+    decoderWorker: FloorRounds | null;
 }
 
 export interface Capability {
@@ -192,6 +194,8 @@ export interface Environment {
     hardwareConcurrency: number | null;
     /** The vision worker's adapter (staged schedule). */
     workerAdapter?: unknown;
+    /** The decoder worker's adapter (realm=worker). */
+    decoderWorkerAdapter?: unknown;
 }
 
 export interface MemorySample {
@@ -208,6 +212,8 @@ export interface MemorySample {
     wasmHeaps?: WasmHeap[];
     /** The vision worker's last report of its own realm (staged schedule). */
     worker?: RealmMemory;
+    /** The decoder worker's last report of its own realm (realm=worker). */
+    decoderWorker?: RealmMemory;
     sampleMs: number;
 }
 
@@ -233,6 +239,9 @@ export interface WasmHeap {
 export interface RealmMemory {
     gpu: GpuBytes | null;
     wasmHeaps: WasmHeap[];
+    /** The worker's performance.memory (Chromium only). */
+    totalJSHeapSize?: number;
+    usedJSHeapSize?: number;
 }
 
 export interface LiveAfterCase {
@@ -252,6 +261,8 @@ export interface GpuMemorySummary {
     measuredBy: string;
     page: GpuBytes | null;
     worker: GpuBytes | null;
+    /** The decoder worker's device at its last report (realm=worker). */
+    decoderWorker?: GpuBytes;
     leakCheck: LeakCheck;
 }
 
@@ -285,6 +296,8 @@ export interface CompletionFloor extends FloorRounds {
 export interface Completion {
     page: CompletionFloor | null;
     worker: CompletionFloor | null;
+    /** The decoder worker's floor (realm=worker), which the check then uses. */
+    decoderWorker?: CompletionFloor;
     check: CompletionCheck;
 }
 

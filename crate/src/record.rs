@@ -261,6 +261,9 @@ pub struct Environment {
     /// The vision worker's adapter (staged schedule), once it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_adapter: Option<Value>,
+    /// The decoder worker's adapter (`realm=worker`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder_worker_adapter: Option<Value>,
 }
 
 /// One memory sample the page took between phases or cases.
@@ -300,6 +303,9 @@ pub struct MemorySample {
     /// The vision worker's own report, as it last sent it (staged schedule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<RealmMemory>,
+    /// The decoder worker's own report, as it last sent it (`realm=worker`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder_worker: Option<RealmMemory>,
     pub sample_ms: f64,
 }
 
@@ -336,6 +342,19 @@ pub struct WasmHeap {
 pub struct RealmMemory {
     pub gpu: Option<GpuBytes>,
     pub wasm_heaps: Vec<WasmHeap>,
+    /// The worker's `performance.memory` (Chromium only).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "totalJSHeapSize"
+    )]
+    pub total_js_heap_size: Option<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "usedJSHeapSize"
+    )]
+    pub used_js_heap_size: Option<u64>,
 }
 
 /// The run's GPU bytes per realm and the leak check over the cases.
@@ -345,6 +364,9 @@ pub struct GpuMemorySummary {
     pub measured_by: String,
     pub page: Option<GpuBytes>,
     pub worker: Option<GpuBytes>,
+    /// The decoder worker's device at its last report (`realm=worker`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder_worker: Option<GpuBytes>,
     pub leak_check: LeakCheck,
 }
 
@@ -386,6 +408,13 @@ pub struct PollSetting {
 pub struct Completion {
     pub page: Option<CompletionFloor>,
     pub worker: Option<CompletionFloor>,
+    /// The decoder worker's floor (`realm=worker`): the one the check then uses.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "decoderWorker"
+    )]
+    pub decoder_worker: Option<CompletionFloor>,
     pub check: CompletionCheck,
 }
 

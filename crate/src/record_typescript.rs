@@ -10,8 +10,9 @@ use serde_json::Value;
 use crate::build_summary::tests::{input_of, legacy_summary, measured};
 use crate::build_summary::{verification, CompletionFloors, VerificationInput, VerifyCaseInput};
 use crate::record::{
-    ExternalDataFile, GpuBytes, GpuMemorySummary, LeakCheck, LiveAfterCase, LoadedFile,
-    MemorySample, RealmMemory, SessionOptionsUsed, SessionRecord, WasmHeap,
+    Completion, Environment, ExternalDataFile, GpuBytes, GpuMemorySummary, LeakCheck,
+    LiveAfterCase, LoadedFile, MemorySample, RealmMemory, SessionOptionsUsed, SessionRecord,
+    WasmHeap,
 };
 
 const RECORD_TYPES: &str = include_str!("record.d.ts");
@@ -69,6 +70,7 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         gpu: None,
         wasm_heaps: None,
         worker: None,
+        decoder_worker: None,
         sample_ms: 1.0,
     };
     let gpu = GpuBytes {
@@ -90,6 +92,13 @@ fn every_interface_names_the_fields_of_its_rust_type() {
     let realm = RealmMemory {
         gpu: Some(gpu.clone()),
         wasm_heaps: vec![heap.clone()],
+        total_js_heap_size: None,
+        used_js_heap_size: None,
+    };
+    let realm_with_js_heap = RealmMemory {
+        total_js_heap_size: Some(2),
+        used_js_heap_size: Some(1),
+        ..realm.clone()
     };
     let after = LiveAfterCase {
         label: "after-case-1".into(),
@@ -106,12 +115,18 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         measured_by: "m".into(),
         page: Some(gpu.clone()),
         worker: None,
+        decoder_worker: None,
         leak_check: leak.clone(),
+    };
+    let gpu_summary_of_decoder_worker = GpuMemorySummary {
+        decoder_worker: Some(gpu.clone()),
+        ..gpu_summary.clone()
     };
     let sample_with_gpu = MemorySample {
         gpu: Some(Some(gpu.clone())),
         wasm_heaps: Some(vec![heap.clone()]),
         worker: Some(realm.clone()),
+        decoder_worker: Some(realm_with_js_heap.clone()),
         ..full_sample.clone()
     };
     let mut summary_with_gpu = summary.clone();
@@ -191,10 +206,20 @@ fn every_interface_names_the_fields_of_its_rust_type() {
             vec![keys(&CompletionFloors {
                 page: None,
                 worker: None,
+                decoder_worker: None,
             })],
         ),
         ("Capability", vec![keys(&summary.capability)]),
-        ("Environment", vec![keys(&summary.environment)]),
+        (
+            "Environment",
+            vec![
+                keys(&summary.environment),
+                keys(&Environment {
+                    decoder_worker_adapter: Some(Value::Null),
+                    ..summary.environment.clone()
+                }),
+            ],
+        ),
         (
             "MemorySample",
             vec![
@@ -205,15 +230,27 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         ),
         ("GpuBytes", vec![keys(&gpu)]),
         ("WasmHeap", vec![keys(&heap)]),
-        ("RealmMemory", vec![keys(&realm)]),
+        ("RealmMemory", vec![keys(&realm), keys(&realm_with_js_heap)]),
         ("LiveAfterCase", vec![keys(&after)]),
         ("LeakCheck", vec![keys(&leak)]),
-        ("GpuMemorySummary", vec![keys(&gpu_summary)]),
+        (
+            "GpuMemorySummary",
+            vec![keys(&gpu_summary), keys(&gpu_summary_of_decoder_worker)],
+        ),
         ("ManifestUse", vec![keys(&summary.manifest)]),
         ("PollSetting", vec![keys(&summary.poll)]),
         ("FloorRounds", vec![keys(&page_floor.rounds)]),
         ("CompletionFloor", vec![keys(&page_floor)]),
-        ("Completion", vec![keys(&summary.completion)]),
+        (
+            "Completion",
+            vec![
+                keys(&summary.completion),
+                keys(&Completion {
+                    decoder_worker: Some(page_floor.clone()),
+                    ..summary.completion.clone()
+                }),
+            ],
+        ),
         ("RunProbe", vec![keys(&summary.decode_probe)]),
         ("RepeatFigures", vec![keys(&summary.repeats.per_repeat[0])]),
         ("RepeatIntervals", vec![keys(&summary.repeats.interval)]),

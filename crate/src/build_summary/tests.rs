@@ -55,6 +55,11 @@ pub(crate) fn input_of(summary: &PageSummary) -> SummaryInput {
         completion_floors: CompletionFloors {
             page: summary.completion.page.as_ref().map(|f| f.rounds.clone()),
             worker: summary.completion.worker.as_ref().map(|f| f.rounds.clone()),
+            decoder_worker: summary
+                .completion
+                .decoder_worker
+                .as_ref()
+                .map(|f| f.rounds.clone()),
         },
         profile: summary.profile.clone(),
         gpu_memory: summary.gpu_memory.clone(),
@@ -106,6 +111,41 @@ fn decoder_scope_has_no_accuracy() {
     assert_eq!(summary.cases_name, "synthetic");
     assert_eq!(summary.benchmark_scope, "decoder");
     assert!(!summary.accuracy_applicable);
+}
+
+#[test]
+fn realm_worker_checks_the_steps_against_the_decoder_workers_floor() {
+    let posted = legacy_summary();
+    let page_floor = posted.completion.page.clone().unwrap();
+    let mut input = input_of(&posted);
+    input.config.realm = crate::config::Realm::Worker;
+    // The page's own floor is far above every step: checked against it, the steps would
+    // not be whole multiples of anything; the decoder worker measured none here.
+    let mut slow = page_floor.rounds.clone();
+    slow.dispatch_readback_ms = vec![1.0e6; slow.dispatch_readback_ms.len()];
+    input.completion_floors.page = Some(slow);
+    input.completion_floors.decoder_worker = None;
+    let without = build_summary(input.clone()).unwrap();
+    assert!(without.completion.decoder_worker.is_none());
+    assert!(
+        without.completion.check.floor_ms.is_nan() && !without.completion.check.bound,
+        "{:?}",
+        without.completion.check
+    );
+    // With the decoder worker's floor the check is the one the page realm gave before.
+    input.completion_floors.decoder_worker = Some(page_floor.rounds.clone());
+    let with = build_summary(input).unwrap();
+    assert_eq!(with.completion.decoder_worker, Some(page_floor));
+    assert_eq!(with.completion.check, posted.completion.check);
+    let json = serde_json::to_value(&with).unwrap();
+    assert!(
+        json["completion"]["decoderWorker"].is_object(),
+        "{}",
+        json["completion"]
+    );
+    // A page summary of realm=page writes no decoder-worker floor at all.
+    let page = serde_json::to_value(build_summary(input_of(&posted)).unwrap()).unwrap();
+    assert!(page["completion"].get("decoderWorker").is_none());
 }
 
 #[test]

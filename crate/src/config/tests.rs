@@ -24,6 +24,7 @@ fn empty_query_is_the_seed_default() {
     assert_eq!(c.sync, 1);
     assert_eq!(c.verify, Verify::Off);
     assert_eq!(c.capture, Capture::Off);
+    assert_eq!(c.realm, Realm::Page);
     assert_eq!(parse_query("?").unwrap(), Config::default());
     assert_eq!(c.to_query(), "");
 }
@@ -111,7 +112,7 @@ fn full_query_lists_everything_and_parses_back() {
     // The seed's ten first, then the additive seven at the end of the order.
     assert!(
         q.ends_with(
-            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off"
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page"
         ),
         "{q}"
     );
@@ -393,6 +394,47 @@ fn verify_comes_last_and_leaves_older_queries_unchanged() {
 }
 
 #[test]
+fn realm_is_page_unless_asked_and_left_out_of_older_records() {
+    let c = parse_query("realm=worker&choose=gpu&sync=4").unwrap();
+    assert_eq!((c.realm, c.choose, c.sync), (Realm::Worker, Choose::Gpu, 4));
+    assert_eq!(c.to_query(), "choose=gpu&sync=4&realm=worker");
+    assert_eq!(parse_query("realm=page").unwrap(), Config::default());
+    assert_eq!(parse_query("realm=page").unwrap().to_query(), "");
+    // Every other parameter combines with the worker: the decode loop there is the page's.
+    for query in [
+        "realm=worker&schedule=resident&profile=ops&verify=wasm&warmup=1&repeat=2",
+        "realm=worker&scope=decoder&poll=kick&kickMs=1",
+        "realm=worker&choose=gpu&sync=64&decoder=fixed-kv",
+    ] {
+        assert_eq!(parse_query(query).unwrap().realm, Realm::Worker, "{query}");
+    }
+    for (bad, words) in [("realm=Worker", "page, worker"), ("realm=", "page, worker")] {
+        let err = parse_query(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("`realm`") && err.contains(words),
+            "{bad}: {err}"
+        );
+    }
+    // At its default it is left out of the JSON, so a record written before it existed
+    // reads and writes back the same; asked for, it is written.
+    let json = serde_json::to_value(Config::default()).unwrap();
+    assert!(json.get("realm").is_none(), "{json}");
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["realm"], "worker");
+    assert_eq!(serde_json::from_value::<Config>(json).unwrap(), c);
+    let older: Config = serde_json::from_str(r#"{"tier": "242"}"#).unwrap();
+    assert_eq!(older.realm, Realm::Page);
+    let err = serde_json::from_str::<Config>(r#"{"realm": "gpu"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("page, worker"), "{err}");
+    // A sweep compares the two realms as it does any other choice.
+    let grid = expand_sweep(&[("realm", vec!["page", "worker"])]).unwrap();
+    let realms: Vec<Realm> = grid.iter().map(|c| c.realm).collect();
+    assert_eq!(realms, [Realm::Page, Realm::Worker]);
+}
+
+#[test]
 fn added_parameters_in_json() {
     let c = parse_query("poll=kick&kickMs=0.5&warmup=3&repeat=2&profile=ops").unwrap();
     let json = serde_json::to_value(&c).unwrap();
@@ -482,7 +524,17 @@ fn added_parameters_are_described() {
         (capture.values.as_slice(), capture.default.as_str()),
         (["off", "on"].as_slice(), "off")
     );
-    assert_eq!(params.last().map(|p| p.name), Some("capture"));
+    let realm = find("realm");
+    assert_eq!(
+        (realm.values.as_slice(), realm.default.as_str()),
+        (["page", "worker"].as_slice(), "page")
+    );
+    assert!(
+        realm.description.contains("decoder-worker.js"),
+        "{}",
+        realm.description
+    );
+    assert_eq!(params.last().map(|p| p.name), Some("realm"));
     for p in &params {
         assert!(
             !p.description.is_empty() && !p.allowed.is_empty(),
@@ -527,6 +579,7 @@ fn any_config() -> impl Strategy<Value = Config> {
             1u32..=MAX_SYNC_STEPS,
             prop::sample::select(Verify::ALL),
             prop::sample::select(Capture::ALL),
+            prop::sample::select(Realm::ALL),
         ),
     )
         .prop_map(
@@ -534,7 +587,7 @@ fn any_config() -> impl Strategy<Value = Config> {
                 (tier, memory, loader, schedule, decoder),
                 (scope, cases, manifest, weights, max_tokens),
                 (poll, kick_ms, warmup, repeat, profile),
-                (choose, sync, verify, capture),
+                (choose, sync, verify, capture, realm),
             )| Config {
                 tier,
                 memory,
@@ -566,6 +619,7 @@ fn any_config() -> impl Strategy<Value = Config> {
                 } else {
                     Capture::Off
                 },
+                realm,
             },
         )
 }

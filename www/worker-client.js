@@ -1,9 +1,10 @@
-// The page's side of worker/vision-worker.js: a ready handshake, then calls
-// matched to answers by id. A worker that dies rejects every pending call
-// with what it said, and one that does not answer in time (or whose call is
-// aborted) is terminated, so the page never waits forever. A worker that ends
-// without a word (closed, crashed, killed) lets go of its lifetime lock, and
-// every pending call then rejects at once.
+// The page's side of a dedicated worker of this harness (worker/vision-worker.js,
+// worker/decoder-worker.js): a ready handshake, then calls matched to answers
+// by id. A worker that dies rejects every pending call with what it said, and
+// one that does not answer in time (or whose call is aborted) is terminated,
+// so the page never waits forever. A worker that ends without a word (closed,
+// crashed, killed) lets go of its lifetime lock, and every pending call then
+// rejects at once.
 
 import { rebuildError } from "../browser/errors.js";
 
@@ -12,8 +13,15 @@ import { rebuildError } from "../browser/errors.js";
 // a hung worker is what this catches, not a slow one.
 const DEFAULT_CALL_LIMIT_MS = 15 * 60 * 1000;
 
-export async function startVisionWorker() {
-	const worker = new Worker(new URL("/worker/vision-worker.js", self.location.href), { type: "module" });
+/** The vision worker of the staged schedule. */
+export const startVisionWorker = () => startWorker("/worker/vision-worker.js", "The vision worker");
+
+/** The decoder worker of realm=worker. */
+export const startDecoderWorker = () => startWorker("/worker/decoder-worker.js", "The decoder worker");
+
+/** path: the worker module, from the site root; who: how errors name it ("The vision worker"). */
+export async function startWorker(path, who) {
+	const worker = new Worker(new URL(path, self.location.href), { type: "module" });
 	const pending = new Map();
 	let nextId = 1;
 	let failure = null;
@@ -34,22 +42,22 @@ export async function startVisionWorker() {
 		const call = pending.get(data?.id);
 		if (!call || data.type === "progress") return;
 		pending.delete(data.id);
-		if (data.type === "error") call.reject(rebuildError(data.payload, "The vision worker failed without a message."));
+		if (data.type === "error") call.reject(rebuildError(data.payload, `${who} failed without a message.`));
 		else call.resolve(data.payload);
 	};
 	// A module that fails to load or throws at top level reports here, often
 	// with an empty message in Chromium; say at least which file it was.
 	worker.onerror = (event) => {
 		event.preventDefault();
-		failAll(new Error(`The vision worker (/worker/vision-worker.js) failed: ${event.message || "it could not load or start (see the browser console)"}`));
+		failAll(new Error(`${who} (${path}) failed: ${event.message || "it could not load or start (see the browser console)"}`));
 	};
-	worker.onmessageerror = () => failAll(new Error("The vision worker sent a message that could not be deserialised."));
+	worker.onmessageerror = () => failAll(new Error(`${who} sent a message that could not be deserialised.`));
 	const readyPayload = await ready;
 	if (readyPayload.lifeLock) {
 		navigator.locks.request(readyPayload.lifeLock, () => {
 			if (failure) return;
 			const calls = [...pending.values()].map((call) => `"${call.type}"`);
-			failAll(new Error(`The vision worker ended without answering${calls.length ? ` ${calls.join(", ")}` : ""} (it was closed, crashed or was killed).`));
+			failAll(new Error(`${who} ended without answering${calls.length ? ` ${calls.join(", ")}` : ""} (it was closed, crashed or was killed).`));
 		}).catch(() => {});
 	}
 	return {
@@ -64,8 +72,8 @@ export async function startVisionWorker() {
 					worker.terminate();
 					failAll(error);
 				};
-				const timer = setTimeout(() => stop(new Error(`The vision worker did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)), limitMs);
-				const onAbort = () => stop(signal.reason ?? new Error(`The vision worker's "${type}" was aborted.`));
+				const timer = setTimeout(() => stop(new Error(`${who} did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)), limitMs);
+				const onAbort = () => stop(signal.reason ?? new Error(`${who}'s "${type}" was aborted.`));
 				signal?.addEventListener("abort", onAbort, { once: true });
 				const settle = (finish) => (value) => {
 					clearTimeout(timer);
@@ -78,7 +86,7 @@ export async function startVisionWorker() {
 		},
 		terminate() {
 			worker.terminate();
-			failAll(new Error("The vision worker was terminated."));
+			failAll(new Error(`${who} was terminated.`));
 		},
 	};
 }

@@ -1,0 +1,69 @@
+// realm=worker: the page's proxy of worker/decoder-worker.js, which holds the
+// decoder session, its decode loop and the token choice. The page hands it each
+// case's vision embeddings as a transferred Float32Array (staged: the array the
+// vision worker sent, copied only while a later repeat still needs it; resident:
+// read back from the page's vision output; scope=decoder: none, the worker
+// makes the zeros) and gets decode.js's result back, timed inside the worker.
+import { startDecoderWorker } from "./worker-client.js";
+
+/** A typed array that owns its whole buffer, so that it can be transferred. */
+const standalone = (values) => (values.buffer instanceof ArrayBuffer && values.byteOffset === 0 && values.byteLength === values.buffer.byteLength ? values : values.slice());
+
+/**
+ * The embeddings of an ort.Tensor as { values, dims } with an array to
+ * transfer, the tensor let go; null for none. reused: the array is needed
+ * again later (a repeat of a staged case), so a copy goes.
+ */
+async function embeddingsArray(tensor, reused) {
+	if (!tensor) return null;
+	const dims = [...tensor.dims];
+	if (tensor.location === "gpu-buffer") return { values: standalone(await tensor.getData(true)), dims };
+	const values = tensor.data;
+	tensor.dispose();
+	return { values: reused ? values.slice() : standalone(values), dims };
+}
+
+/**
+ * Starts the worker and creates its decoder. run: { config, capability,
+ * decoderEntry, tokens: { bos, eos }, vocabulary (vocab.json's characters),
+ * forcedToken }. The proxy's ready is the worker's init answer: { createMs,
+ * session, spec, adapter, completionFloor, memory }.
+ */
+export async function startDecoderProxy({ config, capability, decoderEntry, tokens, vocabulary, forcedToken }) {
+	const worker = await startDecoderWorker();
+	try {
+		const ready = await worker.call("init", {
+			decoder: config.decoder,
+			entry: { model: decoderEntry.model, requires: decoderEntry.requires, fixedKv: decoderEntry.fixedKv },
+			loader: config.loader,
+			memory: config.memory,
+			poll: config.poll,
+			kickMs: config.kickMs,
+			profile: config.profile,
+			choose: config.choose,
+			sync: config.sync ?? 1,
+			capability,
+			maxTokens: config.maxTokens,
+			tokens: { bos: tokens.bos, eos: tokens.eos },
+			vocabulary,
+			decoderOnly: config.scope === "decoder",
+			forcedToken,
+		});
+		return {
+			ready,
+			/** Returns { decoded (decode.js's result), logits (keepLogits: one array per step, else null), memory }. */
+			async decode(visionEmbeds, { maxTokens, reused = false, keepLogits = false }) {
+				const embeds = await embeddingsArray(visionEmbeds, reused);
+				return worker.call("decode", { embeds: embeds?.values ?? null, dims: embeds?.dims ?? null, maxTokens, keepLogits }, embeds ? [embeds.values.buffer] : []);
+			},
+			/** profile=ops: the decoder session's profile, as ort-profile.js's endProfile gives it. */
+			profile: () => worker.call("profile", {}),
+			/** Releases the session and the worker's device; returns the worker's memory after. */
+			close: async () => (await worker.call("close", {})).memory,
+			terminate: () => worker.terminate(),
+		};
+	} catch (error) {
+		worker.terminate();
+		throw error;
+	}
+}
