@@ -162,7 +162,12 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         against: PathBuf,
         /// The nCER difference from the seed's loop that still counts as its accuracy.
-        #[arg(long, default_value_t = ocr_bench::combos::table::DEFAULT_NCER_TOLERANCE, value_name = "X")]
+        #[arg(
+            long,
+            default_value_t = ocr_bench::combos::table::DEFAULT_NCER_TOLERANCE,
+            value_name = "X",
+            value_parser = commands::combos::parse_ncer_tolerance
+        )]
         ncer_within: f64,
         /// Results files (JSONL), one combination each, in the table's order.
         #[arg(required = true, value_name = "FILE")]

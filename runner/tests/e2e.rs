@@ -725,31 +725,66 @@ fn every_configuration(browser: &str) {
     }
 }
 
+/// The GPU chooser with steps queued per readback on one of the decoders whose every node runs
+/// on WebGPU: its weights are 4-bit, yet on smoke2 it reads the baseline's tokens.
+const GPU_LOOP: &str = "decoder=nbits-int4&choose=gpu&sync=4";
+
+/// Every case of `other` holds the same token ids as the same case of `reference`, in order.
+fn assert_same_tokens(reference: &Run, other: &Run) {
+    let (left, right) = (case_results(reference), case_results(other));
+    assert!(!left.is_empty(), "{:?}: no cases", reference.query);
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "{:?} has {} cases, {:?} {}",
+        reference.query,
+        left.len(),
+        other.query,
+        right.len()
+    );
+    for (left, right) in left.iter().zip(&right) {
+        assert_eq!(
+            left["id"], right["id"],
+            "{:?}: the cases in order",
+            other.query
+        );
+        let (a, b) = (token_ids(left), token_ids(right));
+        assert!(
+            !a.is_empty(),
+            "{:?} case {}: no token",
+            reference.query,
+            left["id"]
+        );
+        assert_eq!(
+            a, b,
+            "case {}: the tokens of {:?} and {:?} differ",
+            left["id"], reference.query, other.query
+        );
+    }
+}
+
+/// Chromium costs seconds per decode step on SwiftShader, so one run covers both new paths.
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn chromium_default_configuration() {
-    check_finished(&run("chromium", DEFAULT));
+    let default = run("chromium", DEFAULT);
+    check_finished(&default);
+    let gpu_loop = run("chromium", GPU_LOOP);
+    check_finished(&gpu_loop);
+    assert_same_tokens(&default, &gpu_loop);
 }
 
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_default_configuration() {
-    let cpu = run("firefox", DEFAULT);
-    check_finished(&cpu);
-    // The GPU chooser with steps queued per readback must decode the same tokens.
-    let gpu = run("firefox", "choose=gpu&sync=4");
-    check_finished(&gpu);
-    let (cpu_cases, gpu_cases) = (case_results(&cpu), case_results(&gpu));
-    assert_eq!(cpu_cases.len(), gpu_cases.len(), "choose=gpu: the cases");
-    assert!(!cpu_cases.is_empty(), "no cases");
-    for (left, right) in cpu_cases.iter().zip(&gpu_cases) {
-        assert_eq!(left["id"], right["id"], "choose=gpu: the cases in order");
-        assert_eq!(
-            token_ids(left),
-            token_ids(right),
-            "case {}: the tokens of choose=cpu and choose=gpu&sync=4 differ",
-            left["id"]
-        );
+    let default = run("firefox", DEFAULT);
+    check_finished(&default);
+    // The GPU chooser with steps queued per readback, on the default decoder and on a new one,
+    // must decode the same tokens.
+    for query in ["choose=gpu&sync=4", GPU_LOOP] {
+        let gpu = run("firefox", query);
+        check_finished(&gpu);
+        assert_same_tokens(&default, &gpu);
     }
 }
 

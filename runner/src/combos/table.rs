@@ -323,7 +323,7 @@ impl Table {
             .unwrap_or(&self.rows[0])
     }
 
-    fn fastest<'a>(&'a self, keep: impl Fn(&Row) -> bool) -> Option<&'a Row> {
+    fn fastest(&self, keep: impl Fn(&Row) -> bool) -> Option<&Row> {
         self.rows
             .iter()
             .filter(|r| keep(r))

@@ -48,3 +48,13 @@ pub fn table_command(against: &Path, files: &[PathBuf], ncer_tolerance: f64) -> 
         }
     }
 }
+
+/// `--ncer-within`: a difference of nCER, a finite number from 0.
+pub fn parse_ncer_tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!(
+            "{text:?} is not an nCER difference; allowed: a number from 0, such as 0.005"
+        )),
+    }
+}
