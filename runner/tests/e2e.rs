@@ -725,9 +725,34 @@ fn every_configuration(browser: &str) {
     }
 }
 
-/// The GPU chooser with steps queued per readback on one of the decoders whose every node runs
-/// on WebGPU: its weights are 4-bit, yet on smoke2 it reads the baseline's tokens.
-const GPU_LOOP: &str = "decoder=nbits-int4&choose=gpu&sync=4";
+/// The choice on the GPU needs more than `maxTokens=2` to queue steps: its batches never pass
+/// `maxTokens`, so two tokens make one batch of one step. smoke1's string is five characters
+/// and EOS its sixth choice: with `maxTokens=8` and `sync=4` the loop queues one full batch of
+/// four steps, then one of three that EOS ends after its first (the other two discarded).
+/// The reference is the same reading with the seed's loop (`choose=cpu`).
+const BATCHED_REFERENCE: &str = "cases=smoke1&maxTokens=8";
+const GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4";
+/// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet on smoke2
+/// it reads the baseline's tokens (Firefox on lavapipe, `maxTokens=4`).
+const NEW_DECODER_BATCHED: &str = "cases=smoke1&maxTokens=8&decoder=nbits-int4&choose=gpu&sync=4";
+
+/// The reference read to EOS (`check_read_to_eos`: before `maxTokens`, the text close to the
+/// expected) after at least 1 + 4 tokens, so the batched runs did queue a full batch of four
+/// and steps past EOS.
+fn check_batched_reference(run: &Run) {
+    check_finished(run);
+    let cases = case_results(run);
+    let summary = &run.record("result").expect("a result")["summary"];
+    checks::check_read_to_eos(summary, &cases, &run.config);
+    for case in &cases {
+        let tokens = token_ids(case).len();
+        assert!(
+            tokens >= 5,
+            "case {}: {tokens} tokens; the batched runs need at least 5 to fill a batch",
+            case["id"]
+        );
+    }
+}
 
 /// Every case of `other` holds the same token ids as the same case of `reference`, in order.
 fn assert_same_tokens(reference: &Run, other: &Run) {
@@ -767,24 +792,25 @@ fn assert_same_tokens(reference: &Run, other: &Run) {
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn chromium_default_configuration() {
-    let default = run("chromium", DEFAULT);
-    check_finished(&default);
-    let gpu_loop = run("chromium", GPU_LOOP);
-    check_finished(&gpu_loop);
-    assert_same_tokens(&default, &gpu_loop);
+    check_finished(&run("chromium", DEFAULT));
+    let reference = run("chromium", BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    let new_decoder = run("chromium", NEW_DECODER_BATCHED);
+    check_finished(&new_decoder);
+    assert_same_tokens(&reference, &new_decoder);
 }
 
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_default_configuration() {
-    let default = run("firefox", DEFAULT);
-    check_finished(&default);
-    // The GPU chooser with steps queued per readback, on the default decoder and on a new one,
-    // must decode the same tokens.
-    for query in ["choose=gpu&sync=4", GPU_LOOP] {
+    check_finished(&run("firefox", DEFAULT));
+    let reference = run("firefox", BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    // Steps queued per readback, on the default decoder and on a new one: the same tokens.
+    for query in [GPU_BATCHED, NEW_DECODER_BATCHED] {
         let gpu = run("firefox", query);
         check_finished(&gpu);
-        assert_same_tokens(&default, &gpu);
+        assert_same_tokens(&reference, &gpu);
     }
 }
 
