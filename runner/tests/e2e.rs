@@ -732,8 +732,8 @@ fn every_configuration(browser: &str) {
 /// The reference is the same reading with the seed's loop (`choose=cpu`).
 const BATCHED_REFERENCE: &str = "cases=smoke1&maxTokens=8";
 const GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4";
-/// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet on smoke2
-/// it reads the baseline's tokens (Firefox on lavapipe, `maxTokens=4`).
+/// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet it reads
+/// smoke1 to EOS with the baseline's tokens in both browsers (and smoke2 at `maxTokens=4`).
 const NEW_DECODER_BATCHED: &str = "cases=smoke1&maxTokens=8&decoder=nbits-int4&choose=gpu&sync=4";
 
 /// The reference read to EOS (`check_read_to_eos`: before `maxTokens`, the text close to the
