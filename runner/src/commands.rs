@@ -1,6 +1,7 @@
 //! The bodies of the commands, one module each; `main.rs` parses the command line and calls
 //! one of them. Each answers the process's exit status.
 
+pub mod combos;
 pub mod compare;
 pub mod report;
 pub mod run;

@@ -15,6 +15,7 @@ use ocr_bench::browser::BrowserKind;
 use ocr_bench::run::{RunOptions, DEFAULT_PAGE};
 use ocr_bench::sweep;
 
+use commands::combos::{plan_command, table_command};
 use commands::compare::compare_command;
 use commands::report::report_command;
 use commands::run::run_command;
@@ -128,6 +129,50 @@ enum Command {
         #[arg(long, value_name = "ID")]
         run_b: Option<String>,
     },
+    /// Check combinations of page parameters over a common base query, before any browser
+    /// starts, and print the query each runs (one per configuration, in the order given).
+    ///
+    /// Each combination's parameters replace the base's of the same name; the core parses and
+    /// checks the result as `run` would. A combination that is the same configuration as an
+    /// earlier one is dropped with a note. `bench/decode-combos` runs the printed queries.
+    ///
+    /// Exit status: 0 done, 2 a combination (or the base) refused, with the core's message.
+    Plan {
+        /// The query every combination is laid over, such as `cases=hayai13`.
+        #[arg(long, default_value = "", value_name = "QUERY")]
+        base: String,
+        /// The combinations, such as `choose=gpu&sync=4&poll=kick`; "" is the base alone.
+        #[arg(required = true, value_name = "COMBINATION")]
+        combinations: Vec<String>,
+    },
+    /// Set the combinations' finished runs side by side against the seed's loop, in markdown.
+    ///
+    /// Each FILE holds the rounds of one combination (its finished runs, one browser, one
+    /// query). Per combination: rounds, the median over them of the per-token p50, the submit
+    /// and sync p50, ms per decode step and nCER; whether every round read the tokens of the
+    /// --against file's first run ("yes", or how many cases differ); and the ratio of the
+    /// per-token p50s seed/this. Then the fastest combination with the seed's tokens, the
+    /// fastest with nCER within --ncer-within of the seed's, and the completion-bound ones.
+    ///
+    /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record, no
+    /// finished run, runs of two configurations in one file).
+    Table {
+        /// The seed's loop: the file the others are set against (a row of its own, first
+        /// unless FILE lists it elsewhere).
+        #[arg(long, value_name = "FILE")]
+        against: PathBuf,
+        /// The nCER difference from the seed's loop that still counts as its accuracy.
+        #[arg(
+            long,
+            default_value_t = ocr_bench::combos::table::DEFAULT_NCER_TOLERANCE,
+            value_name = "X",
+            value_parser = commands::combos::parse_ncer_tolerance
+        )]
+        ncer_within: f64,
+        /// Results files (JSONL), one combination each, in the table's order.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
     /// Summarize results files in markdown; with --out, also write a static HTML report.
     ///
     /// Prints per configuration (browser and query) its runs, cases, nCER, per-token p50,
@@ -189,6 +234,17 @@ fn main() -> ExitCode {
     // Reads two files: no root, no runtime.
     if let Command::Compare { a, b, run_a, run_b } = &cli.command {
         return ExitCode::from(compare_command(a, b, run_a.as_deref(), run_b.as_deref()));
+    }
+    if let Command::Plan { base, combinations } = &cli.command {
+        return ExitCode::from(plan_command(base, combinations));
+    }
+    if let Command::Table {
+        against,
+        ncer_within,
+        files,
+    } = &cli.command
+    {
+        return ExitCode::from(table_command(against, files, *ncer_within));
     }
     if let Command::Report { files, out } = &cli.command {
         // The page and Chart.js come from the root only when a page is written.
@@ -280,5 +336,11 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             Ok(compare_command(&a, &b, run_a.as_deref(), run_b.as_deref()))
         }
         Command::Report { files, out } => Ok(report_command(Some(&root), &files, out.as_deref())),
+        Command::Plan { base, combinations } => Ok(plan_command(&base, &combinations)),
+        Command::Table {
+            against,
+            ncer_within,
+            files,
+        } => Ok(table_command(&against, &files, ncer_within)),
     }
 }

@@ -732,31 +732,92 @@ fn every_configuration(browser: &str) {
     }
 }
 
+/// The choice on the GPU needs more than `maxTokens=2` to queue steps: its batches never pass
+/// `maxTokens`, so two tokens make one batch of one step. smoke1's string is five characters
+/// and EOS its sixth choice: with `maxTokens=8` and `sync=4` the loop queues one full batch of
+/// four steps, then one of three that EOS ends after its first (the other two discarded).
+/// The reference is the same reading with the seed's loop (`choose=cpu`).
+const BATCHED_REFERENCE: &str = "cases=smoke1&maxTokens=8";
+const GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4";
+/// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet it reads
+/// smoke1 to EOS with the baseline's tokens in both browsers (and smoke2 at `maxTokens=4`).
+const NEW_DECODER_BATCHED: &str = "cases=smoke1&maxTokens=8&decoder=nbits-int4&choose=gpu&sync=4";
+
+/// The reference read to EOS (`check_read_to_eos`: before `maxTokens`, the text close to the
+/// expected) after at least 1 + 4 tokens, so the batched runs did queue a full batch of four
+/// and steps past EOS.
+fn check_batched_reference(run: &Run) {
+    check_finished(run);
+    let cases = case_results(run);
+    let summary = &run.record("result").expect("a result")["summary"];
+    checks::check_read_to_eos(summary, &cases, &run.config);
+    for case in &cases {
+        let tokens = token_ids(case).len();
+        assert!(
+            tokens >= 5,
+            "case {}: {tokens} tokens; the batched runs need at least 5 to fill a batch",
+            case["id"]
+        );
+    }
+}
+
+/// Every case of `other` holds the same token ids as the same case of `reference`, in order.
+fn assert_same_tokens(reference: &Run, other: &Run) {
+    let (left, right) = (case_results(reference), case_results(other));
+    assert!(!left.is_empty(), "{:?}: no cases", reference.query);
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "{:?} has {} cases, {:?} {}",
+        reference.query,
+        left.len(),
+        other.query,
+        right.len()
+    );
+    for (left, right) in left.iter().zip(&right) {
+        assert_eq!(
+            left["id"], right["id"],
+            "{:?}: the cases in order",
+            other.query
+        );
+        let (a, b) = (token_ids(left), token_ids(right));
+        assert!(
+            !a.is_empty(),
+            "{:?} case {}: no token",
+            reference.query,
+            left["id"]
+        );
+        assert_eq!(
+            a, b,
+            "case {}: the tokens of {:?} and {:?} differ",
+            left["id"], reference.query, other.query
+        );
+    }
+}
+
+/// Chromium costs seconds per decode step on SwiftShader, so one run covers both new paths.
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn chromium_default_configuration() {
     check_finished(&run("chromium", DEFAULT));
+    let reference = run("chromium", BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    let new_decoder = run("chromium", NEW_DECODER_BATCHED);
+    check_finished(&new_decoder);
+    assert_same_tokens(&reference, &new_decoder);
 }
 
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_default_configuration() {
-    let cpu = run("firefox", DEFAULT);
-    check_finished(&cpu);
-    // The GPU chooser with steps queued per readback must decode the same tokens.
-    let gpu = run("firefox", "choose=gpu&sync=4");
-    check_finished(&gpu);
-    let (cpu_cases, gpu_cases) = (case_results(&cpu), case_results(&gpu));
-    assert_eq!(cpu_cases.len(), gpu_cases.len(), "choose=gpu: the cases");
-    assert!(!cpu_cases.is_empty(), "no cases");
-    for (left, right) in cpu_cases.iter().zip(&gpu_cases) {
-        assert_eq!(left["id"], right["id"], "choose=gpu: the cases in order");
-        assert_eq!(
-            token_ids(left),
-            token_ids(right),
-            "case {}: the tokens of choose=cpu and choose=gpu&sync=4 differ",
-            left["id"]
-        );
+    check_finished(&run("firefox", DEFAULT));
+    let reference = run("firefox", BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    // Steps queued per readback, on the default decoder and on a new one: the same tokens.
+    for query in [GPU_BATCHED, NEW_DECODER_BATCHED] {
+        let gpu = run("firefox", query);
+        check_finished(&gpu);
+        assert_same_tokens(&reference, &gpu);
     }
 }
 

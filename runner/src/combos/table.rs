@@ -1,0 +1,453 @@
+//! `ocr-bench table --against SEED.jsonl FILE...`: one row per results file (one combination,
+//! its rounds), every figure the median over the file's finished runs, set against the seed's
+//! loop: per-token p50, its submit and sync p50, ms per decode step, nCER, whether every
+//! round read the seed's tokens, and the ratio seed/this; then the fastest combinations.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use ocr_bench_core::config::PARAMETER_NAMES;
+use ocr_bench_core::record::PageSummary;
+use ocr_bench_core::{parse_query, Config};
+
+use super::InputError;
+use crate::record::{self, Record};
+
+/// The nCER difference from the seed's loop that still counts as its accuracy.
+pub const DEFAULT_NCER_TOLERANCE: f64 = 0.005;
+
+/// One finished run of a combination.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Round {
+    pub run_id: String,
+    pub token_p50_ms: Option<f64>,
+    pub submit_p50_ms: Option<f64>,
+    pub sync_p50_ms: Option<f64>,
+    pub ms_per_step: Option<f64>,
+    pub ncer: Option<f64>,
+    pub completion_bound: bool,
+    /// Case id and token ids, in the run's order.
+    pub cases: Vec<(String, Vec<i64>)>,
+}
+
+impl Round {
+    fn from_summary(summary: &PageSummary) -> Self {
+        let probe = &summary.decode_probe;
+        Self {
+            run_id: summary.run_id.clone(),
+            token_p50_ms: probe.token_latency.as_ref().map(|s| s.p50_ms),
+            submit_p50_ms: probe.submit.as_ref().map(|s| s.p50_ms),
+            sync_p50_ms: probe.sync.as_ref().map(|s| s.p50_ms),
+            ms_per_step: summary.ms_per_token,
+            ncer: summary.ncer,
+            completion_bound: summary.completion_bound,
+            cases: summary
+                .results
+                .iter()
+                .map(|c| (c.id.clone(), c.token_ids.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Every finished run of one results file: one configuration in one browser.
+#[derive(Debug, Clone)]
+pub struct Combination {
+    pub file: PathBuf,
+    /// `firefox`, `chromium`; `None` for a page served by `serve`.
+    pub browser: Option<String>,
+    pub browser_version: Option<String>,
+    /// The query the runner sent.
+    pub query: String,
+    /// The summary's configuration (the query's, parsed, when the summary has none).
+    pub config: Option<Config>,
+    pub rounds: Vec<Round>,
+}
+
+/// Reads a combination from JSONL text; `file` names it in messages.
+pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputError> {
+    let records = record::parse_records(text)
+        .map_err(|bad| InputError(format!("{}:{}: {}", file.display(), bad.line, bad.message)))?;
+    for warning in records.warnings(file) {
+        eprintln!("ocr-bench: {warning}");
+    }
+    let mut combination: Option<Combination> = None;
+    for (number, line) in &records.lines {
+        let Record::Result { summary, .. } = &line.record else {
+            continue;
+        };
+        let Some(summary) = summary.benchmark() else {
+            continue;
+        };
+        let browser = line.browser.as_ref().map(|b| b.name.name().to_owned());
+        let query = line.query.clone().unwrap_or_default();
+        let round = Round::from_summary(summary);
+        match &mut combination {
+            None => {
+                combination = Some(Combination {
+                    file: file.to_owned(),
+                    browser,
+                    browser_version: line.browser.as_ref().map(|b| b.version.clone()),
+                    config: Some(summary.config.clone()).or_else(|| parse_query(&query).ok()),
+                    query,
+                    rounds: vec![round],
+                });
+            }
+            Some(first) if first.browser != browser || first.query != query => {
+                return Err(InputError(format!(
+                    "{}:{number}: a run of {} {query:?} after runs of {} {:?}; a file holds one combination's rounds (give each combination its own file)",
+                    file.display(),
+                    browser.as_deref().unwrap_or("an unknown browser"),
+                    first.browser.as_deref().unwrap_or("an unknown browser"),
+                    first.query,
+                )));
+            }
+            Some(first) => first.rounds.push(round),
+        }
+    }
+    combination.ok_or_else(|| {
+        InputError(format!(
+            "{} has no finished run of the benchmark page (no result record with its summary)",
+            file.display()
+        ))
+    })
+}
+
+/// Reads a combination from a results file.
+pub fn load_combination(file: &Path) -> Result<Combination, InputError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| InputError(format!("reading {}: {e}", file.display())))?;
+    parse_combination(&text, file)
+}
+
+/// Whether every round of a combination read the reference's tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tokens {
+    Same,
+    /// Cases (of the union of both sides' case ids) that some round read otherwise, or lacks.
+    Differ {
+        cases: usize,
+        of: usize,
+    },
+}
+
+/// Every round's tokens against the reference round's, case by case.
+pub fn tokens_against(reference: &Round, rounds: &[Round]) -> Tokens {
+    let mut ids: Vec<&str> = reference.cases.iter().map(|(id, _)| id.as_str()).collect();
+    for round in rounds {
+        for (id, _) in &round.cases {
+            if !ids.contains(&id.as_str()) {
+                ids.push(id);
+            }
+        }
+    }
+    let tokens_of = |round: &'_ Round, id: &str| {
+        round
+            .cases
+            .iter()
+            .find(|(c, _)| c == id)
+            .map(|(_, t)| t.clone())
+    };
+    let differing = ids
+        .iter()
+        .filter(|id| {
+            let wanted = tokens_of(reference, id);
+            wanted.is_none() || rounds.iter().any(|r| tokens_of(r, id) != wanted)
+        })
+        .count();
+    if differing == 0 {
+        Tokens::Same
+    } else {
+        Tokens::Differ {
+            cases: differing,
+            of: ids.len(),
+        }
+    }
+}
+
+/// The median of the values present (the mean of the middle two for an even count).
+pub fn median(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    let mut values: Vec<f64> = values
+        .into_iter()
+        .flatten()
+        .filter(|v| v.is_finite())
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[middle]
+    } else {
+        (values[middle - 1] + values[middle]) / 2.0
+    })
+}
+
+/// One combination's row: medians over its rounds, against the reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub file: PathBuf,
+    /// The parameters that differ between the table's combinations, `name=value&…`.
+    pub label: String,
+    pub is_reference: bool,
+    pub rounds: usize,
+    pub token_p50_ms: Option<f64>,
+    pub submit_p50_ms: Option<f64>,
+    pub sync_p50_ms: Option<f64>,
+    pub ms_per_step: Option<f64>,
+    pub ncer: Option<f64>,
+    pub tokens: Tokens,
+    /// The reference's per-token p50 over this one's.
+    pub speedup: Option<f64>,
+    pub completion_bound_rounds: usize,
+}
+
+/// The table: the reference first unless the list names it elsewhere.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub rows: Vec<Row>,
+    /// The parameters every combination shares that are not at their default.
+    pub common: String,
+    pub browsers: Vec<String>,
+    pub ncer_tolerance: f64,
+}
+
+/// A parameter's value in a combination (`None` where neither the summary nor the query gives
+/// a configuration).
+fn value(combination: &Combination, name: &str) -> Option<String> {
+    combination.config.as_ref().and_then(|c| c.get(name).ok())
+}
+
+/// The labels (the parameters and browser that vary, in the core's order) and the common part.
+fn labels(combinations: &[&Combination]) -> (Vec<String>, String) {
+    let defaults = Config::default();
+    let varies = |values: &[Option<String>]| values.iter().any(|v| *v != values[0]);
+    let mut labels = vec![Vec::new(); combinations.len()];
+    let mut common = Vec::new();
+    let browsers: Vec<Option<String>> = combinations.iter().map(|c| c.browser.clone()).collect();
+    if varies(&browsers) {
+        for (label, browser) in labels.iter_mut().zip(&browsers) {
+            label.push(format!(
+                "browser={}",
+                browser.as_deref().unwrap_or("unknown")
+            ));
+        }
+    }
+    for name in PARAMETER_NAMES {
+        let values: Vec<Option<String>> = combinations.iter().map(|c| value(c, name)).collect();
+        if varies(&values) {
+            for (label, value) in labels.iter_mut().zip(&values) {
+                label.push(format!("{name}={}", value.as_deref().unwrap_or("?")));
+            }
+        } else if let Some(v) = &values[0] {
+            if defaults.get(name).ok().as_ref() != Some(v) {
+                common.push(format!("{name}={v}"));
+            }
+        }
+    }
+    let labels = labels
+        .into_iter()
+        .zip(combinations)
+        .map(|(label, c)| match (label.is_empty(), c.config.is_some()) {
+            (false, _) => label.join("&"),
+            (true, true) => "(the common query)".to_owned(),
+            (true, false) => c.query.clone(),
+        })
+        .collect();
+    (labels, common.join("&"))
+}
+
+/// Builds the table; the reference is the `against` combination.
+pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64) -> Table {
+    let mut combinations: Vec<&Combination> = others.iter().collect();
+    let reference_index = match combinations.iter().position(|c| c.file == against.file) {
+        Some(index) => index,
+        None => {
+            combinations.insert(0, against);
+            0
+        }
+    };
+    let reference_round = &against.rounds[0];
+    let reference_p50 = median(against.rounds.iter().map(|r| r.token_p50_ms));
+    let (labels, common) = labels(&combinations);
+    let rows = combinations
+        .iter()
+        .zip(labels)
+        .enumerate()
+        .map(|(index, (c, label))| {
+            let token_p50_ms = median(c.rounds.iter().map(|r| r.token_p50_ms));
+            Row {
+                file: c.file.clone(),
+                label,
+                is_reference: index == reference_index,
+                rounds: c.rounds.len(),
+                token_p50_ms,
+                submit_p50_ms: median(c.rounds.iter().map(|r| r.submit_p50_ms)),
+                sync_p50_ms: median(c.rounds.iter().map(|r| r.sync_p50_ms)),
+                ms_per_step: median(c.rounds.iter().map(|r| r.ms_per_step)),
+                ncer: median(c.rounds.iter().map(|r| r.ncer)),
+                tokens: tokens_against(reference_round, &c.rounds),
+                speedup: match (reference_p50, token_p50_ms) {
+                    (Some(seed), Some(this)) if this > 0.0 => Some(seed / this),
+                    _ => None,
+                },
+                completion_bound_rounds: c.rounds.iter().filter(|r| r.completion_bound).count(),
+            }
+        })
+        .collect();
+    let mut browsers: Vec<String> = Vec::new();
+    for c in &combinations {
+        let name = match (&c.browser, &c.browser_version) {
+            (Some(name), Some(version)) => format!("{name} ({version})"),
+            (Some(name), None) => name.clone(),
+            (None, _) => "a browser of its own (serve)".to_owned(),
+        };
+        if !browsers.contains(&name) {
+            browsers.push(name);
+        }
+    }
+    Table {
+        rows,
+        common,
+        browsers,
+        ncer_tolerance,
+    }
+}
+
+impl Table {
+    pub fn reference(&self) -> &Row {
+        self.rows
+            .iter()
+            .find(|r| r.is_reference)
+            .unwrap_or(&self.rows[0])
+    }
+
+    fn fastest(&self, keep: impl Fn(&Row) -> bool) -> Option<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| keep(r))
+            .filter(|r| r.token_p50_ms.is_some())
+            .min_by(|a, b| {
+                a.token_p50_ms
+                    .unwrap_or(f64::MAX)
+                    .total_cmp(&b.token_p50_ms.unwrap_or(f64::MAX))
+            })
+    }
+
+    /// The fastest per-token p50 among the combinations that read the seed's tokens in
+    /// every round.
+    pub fn fastest_with_the_seeds_tokens(&self) -> Option<&Row> {
+        self.fastest(|r| r.tokens == Tokens::Same)
+    }
+
+    /// The fastest per-token p50 among the combinations whose nCER is within the tolerance of
+    /// the seed's.
+    pub fn fastest_within_ncer(&self) -> Option<&Row> {
+        let seed = self.reference().ncer;
+        self.fastest(|r| match (seed, r.ncer) {
+            (Some(seed), Some(this)) => (this - seed).abs() <= self.ncer_tolerance + 1e-12,
+            _ => false,
+        })
+    }
+
+    /// The markdown table and the lines under it.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let reference = self.reference();
+        let _ = writeln!(
+            out,
+            "Against the seed's loop, {} ({}); in {}; every figure the median over a combination's rounds, in ms.",
+            reference.label,
+            reference.file.display(),
+            self.browsers.join(", ")
+        );
+        if !self.common.is_empty() {
+            let _ = writeln!(out, "Common to every combination: {}", self.common);
+        }
+        out.push('\n');
+        out.push_str("| combination | rounds | per-token p50 | submit p50 | sync p50 | ms/step | nCER | seed's tokens | seed/this |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+        for row in &self.rows {
+            let name = if row.is_reference {
+                format!("{} (the seed's loop)", row.label)
+            } else {
+                row.label.clone()
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                row.rounds,
+                ms(row.token_p50_ms),
+                ms(row.submit_p50_ms),
+                ms(row.sync_p50_ms),
+                ms(row.ms_per_step),
+                row.ncer
+                    .map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}")),
+                tokens(&row.tokens),
+                row.speedup
+                    .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
+            );
+        }
+        out.push('\n');
+        match self.fastest_with_the_seeds_tokens() {
+            Some(row) => {
+                let _ = writeln!(out, "fastest with the seed's tokens: {}", verdict(row));
+            }
+            None => out.push_str("fastest with the seed's tokens: none has a per-token p50\n"),
+        }
+        let within = format!(
+            "fastest with nCER within {} of the seed's loop",
+            self.ncer_tolerance
+        );
+        match self.fastest_within_ncer() {
+            Some(row) => {
+                let _ = writeln!(out, "{within}: {}", verdict(row));
+            }
+            None => {
+                let _ = writeln!(out, "{within}: none (no nCER to compare)");
+            }
+        }
+        let bound: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| r.completion_bound_rounds > 0)
+            .map(|r| {
+                format!(
+                    "{} ({} of {} rounds)",
+                    r.label, r.completion_bound_rounds, r.rounds
+                )
+            })
+            .collect();
+        if !bound.is_empty() {
+            let _ = writeln!(
+                out,
+                "completion-bound, its token times the browser's GPU-completion timer and not the model: {}",
+                bound.join(", ")
+            );
+        }
+        out
+    }
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
+}
+
+fn tokens(tokens: &Tokens) -> String {
+    match tokens {
+        Tokens::Same => "yes".to_owned(),
+        Tokens::Differ { cases, of } => format!("no ({cases} of {of} cases differ)"),
+    }
+}
+
+fn verdict(row: &Row) -> String {
+    format!(
+        "{}: per-token p50 {} ms, {}× the seed's loop ({})",
+        row.label,
+        ms(row.token_p50_ms),
+        row.speedup
+            .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
+        row.file.display()
+    )
+}

@@ -1,0 +1,306 @@
+//! `ocr-bench plan` and `ocr-bench table`, the steps of `bench/decode-combos` that need the
+//! core, on the committed runs of `tests/data/combos/`: four combinations in Firefox on
+//! lavapipe (`cases=smoke2&maxTokens=4`, one round each), made by
+//! `bench/decode-combos --only --base 'cases=smoke2&maxTokens=4' 'poll=kick'
+//! 'choose=gpu&sync=4&poll=kick' 'decoder=nbits-int4&choose=gpu&sync=4&poll=kick'`.
+//! Further rounds and other tokens are those files with their figures edited.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ocr_bench::combos::table::{
+    load_combination, median, parse_combination, table, Combination, Tokens, DEFAULT_NCER_TOLERANCE,
+};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
+
+fn fixture(n: usize) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/combos/{n:02}.jsonl"))
+}
+
+fn records(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The fixture's own summary, read as plain JSON (not through the code under test).
+fn summary(file: &Path) -> Value {
+    records(file)
+        .into_iter()
+        .find(|r| r["kind"] == "result")
+        .expect("a result record")["summary"]
+        .clone()
+}
+
+fn p50(summary: &Value, figure: &str) -> f64 {
+    summary["decodeProbe"][figure]["p50Ms"].as_f64().unwrap()
+}
+
+fn all() -> Vec<Combination> {
+    (1..=4)
+        .map(|n| load_combination(&fixture(n)).unwrap())
+        .collect()
+}
+
+/// A fixture's records as a further round: a new run id, its figures edited by `edit`.
+fn round_of(file: &Path, n: usize, edit: impl Fn(&mut Value)) -> String {
+    let mut out = String::new();
+    let old = summary(file)["runId"].as_str().unwrap().to_owned();
+    let new = format!("{old}-round-{n}");
+    for mut record in records(file) {
+        if record["runId"] == old.as_str() {
+            record["runId"] = new.as_str().into();
+        }
+        if record["kind"] == "result" {
+            record["summary"]["runId"] = new.as_str().into();
+            edit(&mut record["summary"]);
+        }
+        out.push_str(&record.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+fn set_p50(summary: &mut Value, ms: f64) {
+    summary["decodeProbe"]["tokenLatency"]["p50Ms"] = ms.into();
+}
+
+#[test]
+fn the_committed_runs_side_by_side_against_the_seeds_loop() {
+    let combinations = all();
+    let t = table(&combinations[0], &combinations, DEFAULT_NCER_TOLERANCE);
+    let labels: Vec<&str> = t.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "decoder=baseline&poll=none&choose=cpu&sync=1",
+            "decoder=baseline&poll=kick&choose=cpu&sync=1",
+            "decoder=baseline&poll=kick&choose=gpu&sync=4",
+            "decoder=nbits-int4&poll=kick&choose=gpu&sync=4",
+        ]
+    );
+    assert_eq!(t.common, "cases=smoke2&maxTokens=4");
+    assert!(t.rows[0].is_reference && t.rows[1..].iter().all(|r| !r.is_reference));
+
+    let seed = p50(&summary(&fixture(1)), "tokenLatency");
+    for (n, row) in (1..=4).zip(&t.rows) {
+        let s = summary(&fixture(n));
+        assert_eq!(row.rounds, 1);
+        assert_eq!(row.token_p50_ms, Some(p50(&s, "tokenLatency")), "{n}");
+        assert_eq!(row.submit_p50_ms, Some(p50(&s, "submit")), "{n}");
+        assert_eq!(row.sync_p50_ms, Some(p50(&s, "sync")), "{n}");
+        assert_eq!(row.ms_per_step, s["msPerToken"].as_f64(), "{n}");
+        assert_eq!(row.ncer, s["nCER"].as_f64(), "{n}");
+        let speedup = seed / p50(&s, "tokenLatency");
+        assert!((row.speedup.unwrap() - speedup).abs() < 1e-12, "{n}");
+        // Greedy choice is deterministic: every path read the seed's tokens on smoke2.
+        assert_eq!(row.tokens, Tokens::Same, "{n}");
+    }
+    assert_eq!(t.rows[0].speedup, Some(1.0));
+
+    let fastest = t
+        .rows
+        .iter()
+        .min_by(|a, b| a.token_p50_ms.unwrap().total_cmp(&b.token_p50_ms.unwrap()))
+        .unwrap();
+    assert_eq!(t.fastest_with_the_seeds_tokens(), Some(fastest));
+    assert_eq!(t.fastest_within_ncer(), Some(fastest));
+
+    let text = t.render();
+    assert!(text.contains("| combination | rounds | per-token p50 | submit p50 | sync p50 | ms/step | nCER | seed's tokens | seed/this |"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "| decoder=baseline&poll=none&choose=cpu&sync=1 (the seed's loop) | 1 | {seed:.2} |"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "fastest with the seed's tokens: {}: per-token p50 {:.2} ms",
+            fastest.label,
+            fastest.token_p50_ms.unwrap()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("Common to every combination: cases=smoke2&maxTokens=4"));
+}
+
+#[test]
+fn a_file_not_in_the_list_is_set_first_as_the_reference() {
+    let combinations = all();
+    let t = table(&combinations[0], &combinations[2..], DEFAULT_NCER_TOLERANCE);
+    assert_eq!(t.rows.len(), 3);
+    assert!(t.rows[0].is_reference);
+    assert_eq!(t.rows[0].file, fixture(1));
+}
+
+#[test]
+fn every_figure_is_the_median_over_the_rounds() {
+    assert_eq!(median([Some(5.0), None, Some(1.0), Some(3.0)]), Some(3.0));
+    assert_eq!(median([Some(5.0), Some(1.0)]), Some(3.0));
+    assert_eq!(median([None, Some(f64::NAN)]), None);
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("kick.jsonl");
+    let text = [5.0, 1.0, 4.0]
+        .iter()
+        .enumerate()
+        .map(|(n, ms)| round_of(&fixture(2), n, |s| set_p50(s, *ms)))
+        .collect::<String>();
+    std::fs::write(&file, &text).unwrap();
+    let kick = parse_combination(&text, &file).unwrap();
+    assert_eq!(kick.rounds.len(), 3);
+
+    let seed = load_combination(&fixture(1)).unwrap();
+    let t = table(&seed, &[seed.clone(), kick], DEFAULT_NCER_TOLERANCE);
+    assert_eq!(t.rows[1].rounds, 3);
+    assert_eq!(t.rows[1].token_p50_ms, Some(4.0));
+    let seed_p50 = p50(&summary(&fixture(1)), "tokenLatency");
+    assert_eq!(t.rows[1].speedup, Some(seed_p50 / 4.0));
+    assert!(t.render().contains("| 3 | 4.00 |"));
+}
+
+#[test]
+fn a_round_that_read_other_tokens_counts_its_cases_and_is_not_the_fastest_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("int4.jsonl");
+    // Round 0 as recorded; round 1 fastest of all, but its second case read another token.
+    let text = round_of(&fixture(4), 0, |_| {})
+        + &round_of(&fixture(4), 1, |s| {
+            set_p50(s, 0.01);
+            let tokens = &mut s["results"][1]["tokenIds"][0];
+            *tokens = (tokens.as_i64().unwrap() + 1).into();
+        });
+    std::fs::write(&file, text).unwrap();
+    let int4 = load_combination(&file).unwrap();
+    let mut combinations = all();
+    combinations[3] = int4;
+    let t = table(&combinations[0], &combinations, DEFAULT_NCER_TOLERANCE);
+    let id = summary(&fixture(4))["results"][1]["id"].clone();
+    assert_eq!(
+        t.rows[3].tokens,
+        Tokens::Differ { cases: 1, of: 2 },
+        "case {id}"
+    );
+    assert!(t.render().contains("| no (1 of 2 cases differ) |"));
+    assert_ne!(t.fastest_with_the_seeds_tokens().unwrap().file, file);
+    // Its nCER (the recorded one, both rounds) is the seed's: the fastest within 0.005.
+    assert_eq!(t.fastest_within_ncer().unwrap().file, file);
+    let strict = table(&combinations[0], &combinations, -1.0);
+    assert_eq!(strict.fastest_within_ncer(), None);
+}
+
+#[test]
+fn a_file_that_is_not_one_combination_is_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let mixed = dir.path().join("mixed.jsonl");
+    let text = round_of(&fixture(1), 0, |_| {}) + &round_of(&fixture(2), 1, |_| {});
+    std::fs::write(&mixed, text).unwrap();
+    let message = load_combination(&mixed).unwrap_err().0;
+    assert!(
+        message.contains("cases=smoke2&maxTokens=4&poll=kick")
+            && message.contains("give each combination its own file"),
+        "{message}"
+    );
+
+    let unfinished = dir.path().join("unfinished.jsonl");
+    let start: String = records(&fixture(1))
+        .iter()
+        .filter(|r| r["kind"] != "result")
+        .map(|r| format!("{r}\n"))
+        .collect();
+    std::fs::write(&unfinished, start).unwrap();
+    let message = load_combination(&unfinished).unwrap_err().0;
+    assert!(message.contains("has no finished run"), "{message}");
+
+    let missing = load_combination(&dir.path().join("absent.jsonl"))
+        .unwrap_err()
+        .0;
+    assert!(message.contains("unfinished.jsonl"));
+    assert!(missing.starts_with("reading "), "{missing}");
+}
+
+#[test]
+fn the_table_command_prints_the_table_and_exits_2_on_bad_input() {
+    let output = Command::new(BIN)
+        .arg("table")
+        .arg("--against")
+        .arg(fixture(1))
+        .args((1..=4).map(fixture))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("| decoder="))
+            .count(),
+        4
+    );
+    assert!(
+        stdout.contains("fastest with the seed's tokens: "),
+        "{stdout}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let output = Command::new(BIN)
+        .args(["table", "--against"])
+        .arg(fixture(1))
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("has no finished run"));
+
+    let output = Command::new(BIN)
+        .args(["table", "--ncer-within=-0.1", "--against"])
+        .arg(fixture(1))
+        .arg(fixture(2))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("allowed: a number from 0"), "{stderr}");
+}
+
+#[test]
+fn the_plan_command_refuses_a_bad_combination_with_the_cores_message() {
+    let output = Command::new(BIN)
+        .args(["plan", "--base", "cases=smoke2", "--"])
+        .args([
+            "choose=cpu&poll=none&decoder=baseline",
+            "poll=kick",
+            "poll=kick&kickMs=0.5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "cases=smoke2\ncases=smoke2&poll=kick\n"
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("runs once"));
+
+    for (combination, words) in [
+        ("sync=16&poll=kick", "sync=16 needs choose=gpu"),
+        ("decoder=int2", "nbits-int4"),
+        ("speed=max", "unknown parameter `speed`"),
+    ] {
+        let output = Command::new(BIN)
+            .args(["plan", "--base", "cases=smoke2", "poll=kick", combination])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{combination}: {stderr}");
+        assert!(stderr.contains("combination 2"), "{stderr}");
+        assert!(stderr.contains(words), "{combination}: {stderr}");
+        assert!(output.stdout.is_empty(), "nothing to run: {combination}");
+    }
+}
