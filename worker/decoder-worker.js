@@ -23,10 +23,13 @@ import { realmMemory } from "../browser/realm-memory.js";
 import { serveWorker } from "../browser/worker-host.js";
 import { createDecoder } from "../www/decode.js";
 import { createGpuDecoder } from "../www/decode-gpu.js";
+import { createCapturedSteps } from "../www/decode-capture.js";
 
 let device = null;
 let waiter = null;
 let decoder = null;
+// capture=on: the session whose steps onnxruntime-web records and replays.
+let decoderStep = null;
 let placementLines = null;
 let gpuMemory = null;
 // What init set up for every decode: the spec, the loop, the choice.
@@ -45,11 +48,11 @@ const standalone = (values) => (values.buffer instanceof ArrayBuffer && values.b
 const handlers = {
 	/**
 	 * payload: { decoder (its name), entry: { model, requires, fixedKv }, loader,
-	 * memory, poll, kickMs, profile, choose, sync, capability, maxTokens, tokens:
+	 * memory, poll, kickMs, profile, choose, sync, capture, capability, maxTokens, tokens:
 	 * { bos, eos }, vocabulary (vocab.json's characters), decoderOnly, forcedToken },
 	 * as the page resolved them from the query and the manifest.
 	 */
-	async init({ decoder: name, entry, loader, memory, poll, kickMs, profile, choose, sync, capability, maxTokens, tokens, vocabulary: characters, decoderOnly, forcedToken }) {
+	async init({ decoder: name, entry, loader, memory, poll, kickMs, profile, choose, sync, capture = "off", capability, maxTokens, tokens, vocabulary: characters, decoderOnly, forcedToken }) {
 		if (decoder) throw new Error("The decoder worker is already initialised.");
 		await init();
 		const adapter = await requestGpuAdapter();
@@ -68,16 +71,24 @@ const handlers = {
 		const shape = checkDecoder(decoder, capability, { ...entry, name }, maxTokens);
 		const spec = { ...shape, fixedKv: entry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: tokens.bos, eos: tokens.eos };
 		const vocabulary = new core.Vocabulary(characters);
+		let captured = null;
 		if (choose === "gpu") {
 			const chooser = decoderOnly ? null : await core.GpuTokenChooser.create(device, vocabulary, { bos: tokens.bos });
 			// The GPU loop resets its chooser itself and forces the token of scope=decoder.
-			run = { spec, decoderOnly, chooser, resetChooser: false, decode: createGpuDecoder(decoder, spec, waiter, { device, chooser, forcedToken, sync }) };
+			let createRunner;
+			if (capture === "on") {
+				const step = await createCapturedSteps({ model: entry.model, loader, memory, device, outputs, name, profile });
+				decoderStep = step.session;
+				captured = { createMs: step.createMs, session: step.record };
+				createRunner = step.createRunner;
+			}
+			run = { spec, decoderOnly, chooser, resetChooser: false, decode: createGpuDecoder(decoder, spec, waiter, { device, chooser, forcedToken, sync, createRunner }) };
 		} else {
 			// The seed's choice with the core's defaults, as the page makes it (www/main.js).
 			const chooser = decoderOnly ? null : new core.TokenChooser(vocabulary, { bos: tokens.bos });
 			run = { spec, decoderOnly, chooser, resetChooser: true, forcedToken, decode: createDecoder(decoder, spec, waiter) };
 		}
-		return { createMs: created.createMs, session: created.record, spec, adapter: describeAdapter(adapter), completionFloor, memory: memoryReport() };
+		return { createMs: created.createMs, session: created.record, ...(captured ? { step: captured } : {}), spec, adapter: describeAdapter(adapter), completionFloor, memory: memoryReport() };
 	},
 
 	/**
@@ -120,7 +131,9 @@ const handlers = {
 
 	async close() {
 		await decoder?.release();
+		await decoderStep?.release();
 		decoder = null;
+		decoderStep = null;
 		run?.chooser?.free?.();
 		run = null;
 		waiter?.close();

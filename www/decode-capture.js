@@ -26,6 +26,7 @@
 //   the same queue.
 // A step's submit time therefore includes queueing those copies.
 import { ort } from "../browser/ort.js";
+import { createSession } from "../browser/sessions.js";
 import { decoderTensors } from "./decoder-tensors.js";
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
@@ -33,11 +34,22 @@ const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBuff
 const granule = (bytes) => Math.max(16, Math.ceil(bytes / 16) * 16);
 
 /**
+ * capture=on in either realm (www/main.js, worker/decoder-worker.js): the
+ * decoder file again as the step session, with enableGraphCapture, and the
+ * runner createGpuDecoder takes. Returns createSession's answer plus
+ * createRunner.
+ */
+export async function createCapturedSteps({ model, loader, memory, device, outputs, name, profile }) {
+	const step = await createSession({ model, loader, memory, device, preferredOutputLocation: outputs, what: `decoder "${name}" (captured steps)`, profile, role: "decoder", graph: "decoder", graphCapture: true });
+	return { ...step, createRunner: capturedRunner(step.session) };
+}
+
+/**
  * A runner for createGpuDecoder (decode-gpu.js) whose steps replay the
  * recorded graph of stepSession. prefillSession: the same decoder file without
  * capture. Returns createRunner(session, spec, waiter, { device, tokenTensor }).
  */
-export function capturedRunner(stepSession) {
+function capturedRunner(stepSession) {
 	return (prefillSession, spec, waiter, { device, tokenTensor }) => {
 		if (!spec.fixedKv) throw new Error("capture=on needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.");
 		const { presentNames, int32, emptyCache, pastLength } = decoderTensors(spec);

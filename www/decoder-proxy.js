@@ -27,7 +27,8 @@ async function embeddingsArray(tensor, reused) {
  * Starts the worker and creates its decoder. run: { config, capability,
  * decoderEntry, tokens: { bos, eos }, vocabulary (vocab.json's characters),
  * forcedToken }. The proxy's ready is the worker's init answer: { createMs,
- * session, spec, adapter, completionFloor, memory }.
+ * session, step (capture=on: { createMs, session } of the captured steps'
+ * session), spec, adapter, completionFloor, memory }.
  */
 export async function startDecoderProxy({ config, capability, decoderEntry, tokens, vocabulary, forcedToken }) {
 	const worker = await startDecoderWorker();
@@ -42,6 +43,7 @@ export async function startDecoderProxy({ config, capability, decoderEntry, toke
 			profile: config.profile,
 			choose: config.choose,
 			sync: config.sync ?? 1,
+			capture: config.capture ?? "off",
 			capability,
 			maxTokens: config.maxTokens,
 			tokens: { bos: tokens.bos, eos: tokens.eos },

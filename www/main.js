@@ -17,7 +17,7 @@ import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.
 import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
 import { createGpuDecoder } from "./decode-gpu.js";
-import { capturedRunner } from "./decode-capture.js";
+import { createCapturedSteps } from "./decode-capture.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
@@ -160,6 +160,10 @@ async function run() {
 				const { ready } = owned.decoderWorker;
 				sessions.push(ready.session);
 				sessionMs.decoder = ready.createMs;
+				if (ready.step) {
+					sessions.push(ready.step.session);
+					sessionMs.decoderStep = ready.step.createMs;
+				}
 				environment.decoderWorkerAdapter = ready.adapter;
 				decoderWorkerCompletionFloor = ready.completionFloor;
 				decoderWorkerMemory = ready.memory;
@@ -189,11 +193,11 @@ async function run() {
 				let createRunner;
 				if (config.capture === "on") {
 					// capture=on: the steps on a second session of the same file that records and replays them (decode-capture.js).
-					const step = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: owned.device, preferredOutputLocation: outputs, what: `decoder "${config.decoder}" (captured steps)`, profile: config.profile, role: "decoder", graph: "decoder", graphCapture: true });
+					const step = await createCapturedSteps({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: owned.device, outputs, name: config.decoder, profile: config.profile });
 					owned.decoderStep = step.session;
 					sessions.push(step.record);
 					sessionMs.decoderStep = step.createMs;
-					createRunner = capturedRunner(step.session);
+					createRunner = step.createRunner;
 				}
 				decode = createGpuDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1, createRunner });
 			} else {
