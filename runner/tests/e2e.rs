@@ -737,8 +737,15 @@ fn every_configuration(browser: &str) {
 /// and EOS its sixth choice: with `maxTokens=8` and `sync=4` the loop queues one full batch of
 /// four steps, then one of three that EOS ends after its first (the other two discarded).
 /// The reference is the same reading with the seed's loop (`choose=cpu`).
-const BATCHED_REFERENCE: &str = "cases=smoke1&maxTokens=8";
+/// The seed's loop on smoke1, read to EOS at the sixth choice: the verified run, which
+/// `reads_to_eos_as_the_wasm_reference` makes anyway (a Chromium run costs minutes).
+const BATCHED_REFERENCE: &str = VERIFIED;
 const GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4";
+/// The seed's loop on smoke1 without the reference check, for runs in another realm.
+const BATCHED_REFERENCE_QUERY: &str = "cases=smoke1&maxTokens=8";
+/// Graph capture on the static-shape decoder (`capture=on` needs it and `choose=gpu`).
+const CAPTURED_BATCHED: &str =
+    "cases=smoke1&maxTokens=8&decoder=fixed-kv-gpu&choose=gpu&sync=4&capture=on";
 /// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet it reads
 /// smoke1 to EOS with the baseline's tokens in both browsers (and smoke2 at `maxTokens=4`).
 const NEW_DECODER_BATCHED: &str = "cases=smoke1&maxTokens=8&decoder=nbits-int4&choose=gpu&sync=4";
@@ -1146,13 +1153,12 @@ fn the_checks_accept_a_recorded_run_and_reject_each_corruption() {
 }
 
 /// `capture=on` (www/decode-capture.js): the decode steps replay one graph that onnxruntime-web
-/// recorded, and must choose every token the same steps choose without capture, on both
-/// cases of smoke2 (16 tokens bound a page that never chooses EOS).
-fn graph_capture_matches_the_uncaptured_steps(browser: &str, max_tokens: u32) {
-    let plain_query = format!("decoder=fixed-kv-gpu&choose=gpu&sync=4&maxTokens={max_tokens}");
-    let plain = run(browser, &plain_query);
-    check_finished(&plain);
-    let captured = run(browser, &format!("{plain_query}&capture=on"));
+/// recorded, on the static-shape decoder, with four steps queued per readback; they must read
+/// smoke1 with the seed loop's tokens (a full batch, then one that EOS ends).
+fn graph_capture_reads_the_seeds_tokens(browser: &str) {
+    let reference = run(browser, BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    let captured = run(browser, CAPTURED_BATCHED);
     check_finished(&captured);
     assert!(
         captured.record("result").expect("a result")["summary"]["sessions"]
@@ -1163,20 +1169,7 @@ fn graph_capture_matches_the_uncaptured_steps(browser: &str, max_tokens: u32) {
         "capture=on: no session was created with enableGraphCapture\n{}",
         captured.describe()
     );
-    let (plain_cases, captured_cases) = (case_results(&plain), case_results(&captured));
-    assert_eq!(plain_cases.len(), captured_cases.len(), "capture=on: the cases");
-    assert!(!plain_cases.is_empty(), "no cases");
-    for (left, right) in plain_cases.iter().zip(&captured_cases) {
-        assert_eq!(left["id"], right["id"], "capture=on: the cases in order");
-        let (a, b) = (token_ids(left), token_ids(right));
-        eprintln!("e2e: {browser} case {}: plain {a:?} captured {b:?}", left["id"]);
-        assert!(!a.is_empty(), "case {}: no token", left["id"]);
-        assert_eq!(
-            a, b,
-            "case {}: the tokens without and with capture=on differ",
-            left["id"]
-        );
-    }
+    assert_same_tokens(&reference, &captured);
 }
 
 /// `realm=worker` against `realm=page`: the same tokens per case, the decoder worker's own
@@ -1295,23 +1288,32 @@ fn text_of(value: &Value) -> String {
         .to_owned()
 }
 
-/// The GPU chooser with 4 steps queued per readback, in the worker, against the default run.
+/// The GPU chooser with 4 steps queued per readback, in the worker, against the seed's loop
+/// in the page on smoke1.
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_decoder_in_a_worker() {
-    decoder_in_a_worker("firefox", "realm=worker&choose=gpu&sync=4", DEFAULT);
+    decoder_in_a_worker(
+        "firefox",
+        &format!("{GPU_BATCHED}&realm=worker"),
+        BATCHED_REFERENCE,
+    );
 }
 
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_graph_capture() {
-    graph_capture_matches_the_uncaptured_steps("firefox", 16);
+    graph_capture_reads_the_seeds_tokens("firefox");
 }
 
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn chromium_decoder_in_a_worker() {
-    decoder_in_a_worker("chromium", "realm=worker", DEFAULT);
+    decoder_in_a_worker(
+        "chromium",
+        &format!("{BATCHED_REFERENCE_QUERY}&realm=worker"),
+        BATCHED_REFERENCE,
+    );
 }
 
 /// The other parameters in the worker: the resident schedule (embeddings read back from the
