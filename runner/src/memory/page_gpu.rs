@@ -191,4 +191,26 @@ mod tests {
             ])
         );
     }
+
+    #[test]
+    fn a_real_realm_worker_run_counts_its_decoder_worker() {
+        // Firefox, smoke1, realm=worker: the page made no device; the vision worker's
+        // report stops counting once it is terminated, the decoder worker's counts from its
+        // load to its close (then 0 live, its window the 211996976 bytes it held).
+        let text = include_str!("../../tests/data/realm-worker-smoke1.jsonl");
+        let summary = crate::record::parse_lines(text)
+            .find_map(|line| match line.unwrap().1.record {
+                crate::record::Record::Result {
+                    summary: crate::record::Posted::Benchmark(summary),
+                    ..
+                } => Some(summary),
+                _ => None,
+            })
+            .unwrap();
+        let by_phase = gpu_bytes_by_phase(&summary.memory_samples);
+        assert_eq!(by_phase["decoder-load"], 26580448);
+        assert_eq!(by_phase["decoder-run"], 212055504);
+        assert_eq!(by_phase["release"], 211996976);
+        assert_eq!(by_phase["vision-release"], 0);
+    }
 }
