@@ -79,15 +79,33 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
             .tokens_per_second
             .map_or_else(|| "-".to_owned(), |v| format!("{v:.1}")),
     );
-    let page = summary.completion.page.as_ref();
+    // The check uses the floor of the realm that decoded: the decoder worker's with realm=worker.
+    let (realm, floor) = match &summary.completion.decoder_worker {
+        Some(floor) => (" of the decoder worker", Some(floor)),
+        None => ("", summary.completion.page.as_ref()),
+    };
     let _ = writeln!(
         out,
-        "completion floor {} ms (dispatch + readback; empty queue {} ms; poll={}): {}",
-        fine_ms(page.and_then(|p| p50(&p.dispatch_readback))),
-        fine_ms(page.and_then(|p| p50(&p.empty_queue))),
+        "completion floor{realm} {} ms (dispatch + readback; empty queue {} ms; poll={}): {}",
+        fine_ms(floor.and_then(|p| p50(&p.dispatch_readback))),
+        fine_ms(floor.and_then(|p| p50(&p.empty_queue))),
         summary.poll.mode,
         summary.completion.check.verdict,
     );
+}
+
+/// The peak GPU bytes of each realm's device, for the realms the run had.
+fn gpu_line(summary: &PageSummary) -> Option<String> {
+    let gpu = summary.gpu_memory.as_ref()?;
+    let realms: Vec<String> = [
+        ("page", &gpu.page),
+        ("vision worker", &gpu.worker),
+        ("decoder worker", &gpu.decoder_worker),
+    ]
+    .into_iter()
+    .filter_map(|(realm, bytes)| Some(format!("{realm} {}", mib(Some(bytes.as_ref()?.peak_bytes)))))
+    .collect();
+    (!realms.is_empty()).then(|| format!("peak GPU MiB per device: {}", realms.join(", ")))
 }
 
 /// `verify=wasm`'s verdict in one line, or `None` for a run that did not verify.
@@ -133,7 +151,8 @@ fn ratio(measured: Option<u64>, floor: u64) -> String {
     }
 }
 
-/// Each phase's floor and what the run held over it: PSS, the page's GPU bytes, driver VRAM.
+/// Each phase's floor and what the run held over it: PSS, the GPU bytes of every realm's
+/// device (`page_gpu`), driver VRAM.
 fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, driver_read: bool) {
     let Some(floor) = &memory.beside.floor else {
         return;
@@ -207,6 +226,9 @@ pub fn run_table(
         let _ = writeln!(out, "{line}");
     }
     probe_lines(&mut out, summary);
+    if let Some(line) = gpu_line(summary) {
+        let _ = writeln!(out, "{line}");
+    }
     let Some(memory) = &process_memory.measured else {
         let reason = process_memory.reason.as_deref().unwrap_or("not measured");
         let _ = writeln!(out, "process memory: {reason}");
@@ -574,6 +596,43 @@ mod tests {
         let table = sweep_table(&rows);
         assert!(table.contains("100.1 (bound)"), "{table}");
         assert!(table.contains("run with poll=kick"), "{table}");
+    }
+
+    #[test]
+    fn a_decoder_worker_run_shows_its_floor_and_its_devices_peak() {
+        let (mut summary, memory) = legacy();
+        let device = |peak: u64| -> ocr_bench_core::record::GpuBytes {
+            serde_json::from_value(serde_json::json!({
+                "liveBytes": 0, "peakBytes": peak, "liveByKind": {}, "created": 1,
+                "destroyed": 1, "collected": 0, "deviceDestroyed": true, "measuredBy": "test",
+            }))
+            .unwrap()
+        };
+        summary.gpu_memory = Some(ocr_bench_core::record::GpuMemorySummary {
+            measured_by: "test".into(),
+            page: Some(device(3 << 20)),
+            worker: None,
+            decoder_worker: Some(device(212 << 20)),
+            leak_check: serde_json::from_value(serde_json::json!({
+                "afterCases": [], "grows": false, "grownBytes": 0, "repeatGrownBytes": 0,
+                "verdict": "no growth",
+            }))
+            .unwrap(),
+        });
+        // The decoder worker's floor, unlike the page's: the check used it.
+        let mut floor = summary.completion.page.clone().unwrap();
+        floor.dispatch_readback = stats(0.75, 0.8, 0.9);
+        floor.empty_queue = stats(0.25, 0.3, 0.3);
+        summary.completion.decoder_worker = Some(floor);
+        let text = run_table("firefox", "realm=worker", &summary, &memory, 1.0);
+        assert!(
+            text.contains("completion floor of the decoder worker 0.75 ms (dispatch + readback; empty queue 0.25 ms;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("peak GPU MiB per device: page 3, decoder worker 212\n"),
+            "{text}"
+        );
     }
 
     /// The legacy run verified against a reference that agrees, or that chose another token

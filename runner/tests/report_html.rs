@@ -1,7 +1,8 @@
 //! The static report in headless Chromium: `ocr-bench report --out DIR` on a committed results
 //! file of two configurations (three real Firefox runs of smoke2), then DIR/index.html opened
 //! from disk. Checked: no uncaught exception and no console error, every chart has data, the
-//! run selector redraws, and a screenshot is not blank.
+//! run selector redraws, and a screenshot is not blank. A real `realm=worker` run (one Firefox
+//! run of smoke1) checks that the timeline draws the decoder worker's series.
 //!
 //! Skipped with a note where Chromium is not installed (as the fault tests skip without
 //! Firefox); each browser start takes a second or two.
@@ -205,6 +206,71 @@ fn the_static_report_draws_every_chart_in_headless_chromium() {
     assert!(
         report_bytes > 4 * empty_bytes,
         "the screenshot looks blank: {report_bytes} bytes, an empty page {empty_bytes}"
+    );
+}
+
+/// A real `realm=worker` run (Firefox, smoke1, two tokens): the timeline draws the decoder
+/// worker as a realm of its own, beside the page and the vision worker.
+#[test]
+fn the_timeline_draws_the_decoder_workers_gpu_bytes_and_heaps() {
+    let info = match browser::probe(BrowserKind::Chromium) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("skipped: Chromium is not available here ({e:#})");
+            return;
+        }
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("report");
+    let written = Command::new(BIN)
+        .arg("--root")
+        .arg(repository())
+        .arg("report")
+        .arg(data("realm-worker-smoke1.jsonl"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&written.stdout);
+    assert!(written.status.success(), "{stdout}");
+    // Page, vision worker, decoder worker: the page made no device of its own.
+    assert!(
+        stdout.contains("| firefox · cases=smoke1&maxTokens=2&realm=worker | 1 | 1 | 0.6000 |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" | - | 34 | 202 |"), "{stdout}");
+    let url = format!("file://{}", out.join("index.html").display());
+    let dumped = chromium(
+        &info.executable,
+        &scratch.path().join("profile"),
+        &["--dump-dom".into(), url],
+    );
+    let dom = String::from_utf8_lossy(&dumped.stdout);
+    assert_eq!(
+        attribute(&dom, "id=\"charts\"", "data-report"),
+        Some("ready"),
+        "{dom}"
+    );
+    let series = attribute(&dom, "data-chart=\"timeline\"", "data-series")
+        .unwrap_or_else(|| panic!("the timeline lists no series: {dom}"))
+        .replace("&quot;", "\"");
+    let series: Vec<String> = serde_json::from_str(&series).unwrap();
+    for realm in ["vision worker", "decoder worker"] {
+        for label in [
+            format!("GPU bytes, {realm}"),
+            format!("WASM heap, {realm} onnxruntime"),
+        ] {
+            assert!(series.contains(&label), "no {label:?} in {series:?}");
+        }
+    }
+    // The decoder worker loads the core too, for its token choice.
+    assert!(
+        series.contains(&"WASM heap, decoder worker core".to_owned()),
+        "{series:?}"
+    );
+    assert!(
+        !series.contains(&"GPU bytes, page".to_owned()),
+        "{series:?}"
     );
 }
 

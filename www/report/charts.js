@@ -8,10 +8,10 @@
 // runs from file:// and has line, bar and scatter charts in one library (uPlot
 // draws only x/y series, ECharts is five times the size).
 //
-// Each chart's container gets data-points (how many values it plots) and the
-// page's root data-report ("ready" or "failed"), so a headless browser can
-// check the charts from the DOM alone; a line `REPORT {...}` on the console
-// says the same.
+// Each chart's container gets data-points (how many values it plots), the
+// timeline's also data-series (its series' labels), and the page's root
+// data-report ("ready" or "failed"), so a headless browser can check the
+// charts from the DOM alone; a line `REPORT {...}` on the console says the same.
 (function () {
 	"use strict";
 
@@ -128,10 +128,13 @@
 		};
 		for (const sample of samples) {
 			add("GPU bytes, page", sample.atMs, sample.gpu?.liveBytes);
-			add("GPU bytes, vision worker", sample.atMs, sample.worker?.gpu?.liveBytes);
 			add("JS heap used", sample.atMs, sample.usedJSHeapSize);
 			for (const heap of sample.wasmHeaps ?? []) add(`WASM heap, page ${heap.label}`, sample.atMs, heap.bytes);
-			for (const heap of sample.worker?.wasmHeaps ?? []) add(`WASM heap, worker ${heap.label}`, sample.atMs, heap.bytes);
+			// Each worker's last report, as the page held it at the sample (record.d.ts, RealmMemory).
+			for (const [realm, report] of [["vision worker", sample.worker], ["decoder worker", sample.decoderWorker]]) {
+				add(`GPU bytes, ${realm}`, sample.atMs, report?.gpu?.liveBytes);
+				for (const heap of report?.wasmHeaps ?? []) add(`WASM heap, ${realm} ${heap.label}`, sample.atMs, heap.bytes);
+			}
 		}
 		return series;
 	}
@@ -228,7 +231,7 @@
 
 	/** (a) One run's memory over time with its phase marks; a select picks the run. */
 	function timelineChart(root, runs) {
-		const parts = figure(root, "timeline", "Memory over a run", "Sampler figures are the peak of each phase (RSS every tick, PSS less often), drawn as steps from the phase's mark to the next; GPU bytes, JS heap and WASM heaps are the page's own samples between phases, put on the sampler's clock at the baseline mark. Click a legend entry to show or hide it.");
+		const parts = figure(root, "timeline", "Memory over a run", "Sampler figures are the peak of each phase (RSS every tick, PSS less often), drawn as steps from the phase's mark to the next; GPU bytes, JS heap and WASM heaps (the page's, and each worker's where the run had one) are the page's own samples between phases, put on the sampler's clock at the baseline mark. Click a legend entry to show or hide it.");
 		let chart = null;
 		const show = (index) => {
 			const run = runs[index];
@@ -240,6 +243,7 @@
 			chart = new Chart(parts.canvas, { type: "line", data: { datasets }, options, plugins: [phaseMarks] });
 			parts.element.dataset.points = String(pointsOf(datasets));
 			parts.element.dataset.run = run.runId;
+			parts.element.dataset.series = JSON.stringify(datasets.map((d) => d.label));
 			const driver = run.processMemory?.driverGpuMemory;
 			parts.note.dataset.driver = driver && driver.available === false ? `driver VRAM not recorded: ${driver.reason ?? "unavailable"}` : "";
 		};

@@ -80,6 +80,10 @@ pub fn figures(summary: &PageSummary, memory: Option<&ProcessMemory>) -> Vec<Fig
     for (realm, bytes) in [
         ("page", gpu.and_then(|g| g.page.as_ref())),
         ("vision worker", gpu.and_then(|g| g.worker.as_ref())),
+        (
+            "decoder worker",
+            gpu.and_then(|g| g.decoder_worker.as_ref()),
+        ),
     ] {
         push(
             format!("peak GPU bytes, {realm}"),

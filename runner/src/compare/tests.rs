@@ -430,3 +430,24 @@ fn the_interval_of_repeats_is_the_spread_when_the_run_has_one() {
         .unwrap();
     assert!(line.ends_with(": no spread known"), "{line}");
 }
+
+#[test]
+fn a_realm_worker_run_compares_its_decoder_workers_gpu_bytes() {
+    // A real realm=worker run (Firefox, smoke1): its decoder worker's device peaked at
+    // 212055504 bytes, 202.2 MiB; the page made no device of its own.
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/realm-worker-smoke1.jsonl");
+    let (a, b) = (
+        load_run(&file, None).unwrap(),
+        load_run(&file, None).unwrap(),
+    );
+    let text = compare(a, b).render();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("peak GPU bytes, decoder worker: "))
+        .unwrap_or_else(|| panic!("no decoder worker line in {text}"));
+    assert!(
+        line.starts_with("peak GPU bytes, decoder worker: A 202.2 MiB, B 202.2 MiB, B/A 1.000"),
+        "{line}"
+    );
+    assert!(!text.contains("peak GPU bytes, page: "), "{text}");
+}

@@ -1,14 +1,18 @@
-//! The page's own GPU bytes per phase, from the memory samples it posts with its summary.
+//! The GPU bytes per phase of every realm that holds a device, from the memory samples the
+//! page posts with its summary.
 //!
 //! The page samples at the end of its phases (`www/main.js`, `www/schedules.js`), each sample
 //! named for the moment it is taken, and its `windowPeakBytes` is the page device's peak since
 //! the sample before: the peak of the phase the sample closes. The vision worker's report rides
 //! along until the worker is terminated; after that it is the stale report of a worker that is
-//! gone, and does not count.
+//! gone, and does not count. The decoder worker (`realm=worker`) counts from `decoder-load` to
+//! `release`: its `windowPeakBytes` is its device's peak since its answer before (each answer
+//! opens a new window, so a warm-up decode's peak is in no sample; the timed cases decode the
+//! same shapes).
 
 use std::collections::BTreeMap;
 
-use ocr_bench_core::record::MemorySample;
+use ocr_bench_core::record::{GpuBytes, MemorySample};
 
 /// The phase a sample closes, and whether the vision worker is still alive at it; `None` for
 /// a label the page does not write.
@@ -26,8 +30,29 @@ fn phase_of(label: &str) -> Option<(&'static str, bool)> {
     })
 }
 
-/// The peak GPU bytes of the page's device (and the live bytes of the worker's, while it
-/// lives) per phase; phases without a sample that carries GPU bytes are absent.
+/// A device's peak over the window its report closes, or its live bytes where the report
+/// has no window.
+fn window_peak(gpu: &GpuBytes) -> u64 {
+    gpu.window_peak_bytes.unwrap_or(gpu.live_bytes)
+}
+
+/// The decoder worker's bytes in a sample of `phase`, where they count.
+fn decoder_worker_bytes(sample: &MemorySample, phase: &str) -> Option<u64> {
+    let gpu = sample.decoder_worker.as_ref()?.gpu.as_ref()?;
+    match phase {
+        "decoder-load" | "decoder-run" => Some(window_peak(gpu)),
+        // `released` holds the report the worker sent when it closed, after destroying its
+        // device: its window peak is what it held going into release (in a Firefox smoke1
+        // run, all 202 MiB it held after the last case, against a floor of 25 MiB). A report whose device still stands is an older answer, not the
+        // close's: its bytes went with the terminated worker, and would repeat decoder-run's.
+        "release" if gpu.device_destroyed => Some(window_peak(gpu)),
+        _ => None,
+    }
+}
+
+/// The peak GPU bytes of the page's device, plus the live bytes of the vision worker's (while
+/// it lives) and the decoder worker's peak (from `decoder-load` to `release`), per phase;
+/// phases without a sample that carries GPU bytes are absent.
 pub fn gpu_bytes_by_phase(samples: &[MemorySample]) -> BTreeMap<&'static str, u64> {
     let mut by_phase = BTreeMap::new();
     for sample in samples {
@@ -38,17 +63,18 @@ pub fn gpu_bytes_by_phase(samples: &[MemorySample]) -> BTreeMap<&'static str, u6
             .gpu
             .as_ref()
             .and_then(Option::as_ref)
-            .map(|gpu| gpu.window_peak_bytes.unwrap_or(gpu.live_bytes));
+            .map(window_peak);
         let worker = sample
             .worker
             .as_ref()
             .filter(|_| worker_alive)
             .and_then(|w| w.gpu.as_ref())
             .map(|gpu| gpu.live_bytes);
-        if page.is_none() && worker.is_none() {
+        let decoder_worker = decoder_worker_bytes(sample, phase);
+        if page.is_none() && worker.is_none() && decoder_worker.is_none() {
             continue;
         }
-        let bytes = page.unwrap_or(0) + worker.unwrap_or(0);
+        let bytes = page.unwrap_or(0) + worker.unwrap_or(0) + decoder_worker.unwrap_or(0);
         let peak = by_phase.entry(phase).or_insert(0);
         *peak = (*peak).max(bytes);
     }
@@ -76,6 +102,69 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// A sample with the decoder worker's report: (live, window peak, device destroyed).
+    fn with_decoder_worker(mut sample: MemorySample, gpu: (u64, u64, bool)) -> MemorySample {
+        let (live, peak, destroyed) = gpu;
+        sample.decoder_worker = Some(
+            serde_json::from_value(json!({
+                "gpu": { "liveBytes": live, "peakBytes": peak, "liveByKind": {}, "created": 1,
+                         "destroyed": 0, "collected": 0, "deviceDestroyed": destroyed,
+                         "measuredBy": "test", "windowPeakBytes": peak },
+                "wasmHeaps": [],
+            }))
+            .unwrap(),
+        );
+        sample
+    }
+
+    #[test]
+    fn the_decoder_workers_peak_counts_from_its_load_to_its_close() {
+        let samples = [
+            sample("baseline", Some((0, 0)), None),
+            with_decoder_worker(
+                sample("decoder-session-ready", Some((3, 4)), None),
+                (30, 35, false),
+            ),
+            with_decoder_worker(sample("after-case-1", Some((3, 3)), None), (40, 70, false)),
+            with_decoder_worker(sample("after-case-2", Some((3, 3)), None), (40, 60, false)),
+            // The close's report: the device is gone, its window held the weights.
+            with_decoder_worker(sample("released", Some((0, 3)), None), (0, 30, true)),
+        ];
+        assert_eq!(
+            gpu_bytes_by_phase(&samples),
+            BTreeMap::from([
+                ("baseline", 0),
+                ("decoder-load", 4 + 35),
+                ("decoder-run", 3 + 70),
+                ("release", 3 + 30),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_decoder_worker_report_from_before_its_close_does_not_count_in_release() {
+        let samples = [
+            with_decoder_worker(sample("after-case-1", None, None), (40, 70, false)),
+            with_decoder_worker(sample("released", Some((0, 3)), None), (40, 70, false)),
+        ];
+        let by_phase = gpu_bytes_by_phase(&samples);
+        assert_eq!(by_phase["decoder-run"], 70);
+        assert_eq!(by_phase["release"], 3);
+    }
+
+    #[test]
+    fn the_decoder_worker_alone_gives_a_phase_its_bytes() {
+        // realm=worker with the decoder scope: the page may have made no device at all.
+        let samples = [with_decoder_worker(
+            sample("decoder-session-ready", None, None),
+            (30, 35, false),
+        )];
+        assert_eq!(
+            gpu_bytes_by_phase(&samples),
+            BTreeMap::from([("decoder-load", 35)])
+        );
+    }
+
     #[test]
     fn each_sample_closes_its_phase_and_a_terminated_workers_report_stops_counting() {
         let samples = [
@@ -101,5 +190,27 @@ mod tests {
                 ("release", 50),
             ])
         );
+    }
+
+    #[test]
+    fn a_real_realm_worker_run_counts_its_decoder_worker() {
+        // Firefox, smoke1, realm=worker: the page made no device; the vision worker's
+        // report stops counting once it is terminated, the decoder worker's counts from its
+        // load to its close (then 0 live, its window the 211996976 bytes it held).
+        let text = include_str!("../../tests/data/realm-worker-smoke1.jsonl");
+        let summary = crate::record::parse_lines(text)
+            .find_map(|line| match line.unwrap().1.record {
+                crate::record::Record::Result {
+                    summary: crate::record::Posted::Benchmark(summary),
+                    ..
+                } => Some(summary),
+                _ => None,
+            })
+            .unwrap();
+        let by_phase = gpu_bytes_by_phase(&summary.memory_samples);
+        assert_eq!(by_phase["decoder-load"], 26580448);
+        assert_eq!(by_phase["decoder-run"], 212055504);
+        assert_eq!(by_phase["release"], 211996976);
+        assert_eq!(by_phase["vision-release"], 0);
     }
 }

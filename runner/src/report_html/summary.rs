@@ -130,9 +130,9 @@ pub fn markdown(files: &[ResultsFile]) -> String {
     );
     let _ = writeln!(
         out,
-        "| configuration | runs | cases | nCER | per-token p50 ms | peak GPU MiB, page | peak GPU MiB, vision worker |"
+        "| configuration | runs | cases | nCER | per-token p50 ms | peak GPU MiB, page | peak GPU MiB, vision worker | peak GPU MiB, decoder worker |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for group in &groups {
         let summaries = || group.runs.iter().map(|r| r.summary);
         let cases = summaries().map(|s| s.cases).max().unwrap_or(0);
@@ -151,11 +151,15 @@ pub fn markdown(files: &[ResultsFile]) -> String {
         let gpu = |realm: fn(&PageSummary) -> Option<u64>| mib(max(summaries().filter_map(realm)));
         let _ = writeln!(
             out,
-            "| {} | {} | {cases} | {ncer} | {token} | {} | {} |",
+            "| {} | {} | {cases} | {ncer} | {token} | {} | {} | {} |",
             cell(&group.name),
             group.runs.len(),
             gpu(|s| s.gpu_memory.as_ref()?.page.as_ref().map(|g| g.peak_bytes)),
             gpu(|s| s.gpu_memory.as_ref()?.worker.as_ref().map(|g| g.peak_bytes)),
+            gpu(|s| {
+                let decoder_worker = s.gpu_memory.as_ref()?.decoder_worker.as_ref();
+                decoder_worker.map(|g| g.peak_bytes)
+            }),
         );
     }
     let phases = phase_names(&groups);

@@ -135,3 +135,22 @@ fn the_static_report_is_the_template_with_its_files_beside_it() {
     assert!(matches!(err, ReportError::Write(_)), "{err}");
     assert!(err.to_string().contains("npm ci"), "{err}");
 }
+
+#[test]
+fn the_summary_has_the_decoder_workers_peak_gpu_bytes() {
+    // A real realm=worker run (Firefox, smoke1): the decoder worker's device peaked at
+    // 212055504 bytes (202 MiB); the page made no device, and the vision worker's peak was
+    // 35703408 bytes (34 MiB).
+    let text = include_str!("../../tests/data/realm-worker-smoke1.jsonl");
+    let files = [parse(text).unwrap()];
+    let text = markdown(&files);
+    assert!(
+        text.contains("| peak GPU MiB, vision worker | peak GPU MiB, decoder worker |"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| firefox · cases=smoke1&maxTokens=2&realm=worker |"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.ends_with(" | - | 34 | 202 |"), "{row}");
+}
