@@ -492,8 +492,9 @@ mod tests {
 
     #[test]
     fn driver_vram_is_attributed_to_phases_and_types_like_rss() {
+        // A child that outlives the test's waits however loaded the machine is (killed below).
         let mut child = std::process::Command::new("sleep")
-            .arg("1")
+            .arg("60")
             .spawn()
             .expect("sleep");
         let bytes = Arc::new(std::sync::atomic::AtomicU64::new(10 << 20));
@@ -505,15 +506,17 @@ mod tests {
         std::thread::sleep(Duration::from_millis(150));
         sampler.mark("small");
         std::thread::sleep(Duration::from_millis(150));
-        bytes.store(50 << 20, Ordering::Relaxed);
+        // The mark first: a tick between a store and the mark would give "small" the new bytes.
         sampler.mark("large");
-        std::thread::sleep(Duration::from_millis(150));
+        bytes.store(50 << 20, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(300));
         let _ = child.kill();
         let _ = child.wait();
         sampler.stop();
         let memory = sampler.process_memory();
         let driver = memory.beside.driver_gpu_memory.as_ref().expect("an answer");
-        assert!(driver.available && driver.samples >= 10, "{driver:?}");
+        // Counts a loaded machine still reaches (10 ms ticks over 600 ms; every mark samples too).
+        assert!(driver.available && driver.samples >= 3, "{driver:?}");
         let phase = |name: &str| {
             &memory
                 .phases
@@ -523,7 +526,7 @@ mod tests {
                 .1
         };
         let (small, large) = (phase("small"), phase("large"));
-        assert!(small.driver_gpu_samples >= 5, "{small:?}");
+        assert!(small.driver_gpu_samples >= 1, "{small:?}");
         assert_eq!(small.total.peak_driver_gpu, Some(10 << 20));
         assert_eq!(large.total.peak_driver_gpu, Some(50 << 20));
         let other = &large.by_type[&ProcessType::Other];
