@@ -20,18 +20,9 @@ import { createSeedPreprocess, createSeedTokenChoice } from "../../tests/parity/
 import { formerImageTensor, pageJpeg, pagePngs, seedImageTensor, sha256 } from "./image-paths.mjs";
 import { compare, compareAsync } from "./measure.mjs";
 import { IMAGE_HEIGHT, IMAGE_WIDTH, chooseContenders, sampleImage } from "./workload.mjs";
+import { standalonePage } from "../../tests/standalone-page.mjs";
 
-const output = document.querySelector("#log");
-const runId = `core-bench-${Date.now()}`;
-const log = (line) => {
-	output.textContent += `\n${line}`;
-	console.log(line);
-};
-
-const post = async (path, body) => {
-	const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-	if (!response.ok) throw new Error(`POST ${path}: HTTP ${response.status}`);
-};
+const { runId, log, report, run: runPage } = standalonePage("core-bench");
 
 const benchmarkChoose = (charset) => {
 	const seed = createSeedTokenChoice(charset);
@@ -150,18 +141,8 @@ const run = async () => {
 		preprocess,
 		imageInput,
 	};
-	window.__benchmarkResult = result;
 	log(`SUITE_RESULT ${JSON.stringify(result)}`);
-	await post("/benchmark-result", result);
+	await report(result);
 };
 
-try {
-	await run();
-} catch (error) {
-	log(`FAIL ${error?.stack ?? error}`);
-	await post("/benchmark-error", {
-		runId, phase: "core-bench", error: { name: error?.name, message: String(error?.message ?? error), stack: error?.stack },
-	}).catch((postError) => log(`FAIL reporting the error: ${postError}`));
-} finally {
-	window.__benchmarkDone = true;
-}
+await runPage(run);

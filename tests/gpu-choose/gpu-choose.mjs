@@ -9,19 +9,11 @@
 import init, * as core from "../../www/pkg/ocr_bench_core.js";
 import { createDevice, describeAdapter, requestGpuAdapter } from "../../browser/gpu.js";
 import { createLogitMaker, createRandom } from "./logits.mjs";
+import { standalonePage } from "../standalone-page.mjs";
 
 const SEED_VOCABULARY = 14630;
 const MIN_VECTORS = 10000;
-const output = document.querySelector("#log");
-const runId = `gpu-choose-${Date.now()}`;
-const log = (line) => {
-	output.textContent += `\n${line}`;
-	console.log(line);
-};
-const post = async (path, body) => {
-	const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-	if (!response.ok) throw new Error(`POST ${path}: HTTP ${response.status}`);
-};
+const { runId, log, report, run: runPage } = standalonePage("gpu-choose");
 const wholeParameter = (query, name, fallback, min, max) => {
 	const text = query.get(name);
 	if (text === null) return fallback;
@@ -167,18 +159,8 @@ async function run() {
 		wallMs: performance.now() - started,
 	};
 	log(`gpu-choose: ${compared} logit vectors in ${sequences} sequences of ${steps} steps, every choice identical (${blockedSteps} steps with a blocked id, ${noCandidate} without a candidate); ${(result.wallMs / 1000).toFixed(1)} s`);
-	window.__benchmarkResult = result;
 	log(`SUITE_RESULT ${JSON.stringify(result)}`);
-	await post("/benchmark-result", result);
+	await report(result);
 }
 
-try {
-	await run();
-} catch (error) {
-	log(`FAIL ${error?.stack ?? error}`);
-	await post("/benchmark-error", {
-		runId, phase: "gpu-choose", error: { name: error?.name, message: String(error?.message ?? error), stack: error?.stack },
-	}).catch((postError) => log(`FAIL reporting the error: ${postError}`));
-} finally {
-	window.__benchmarkDone = true;
-}
+await runPage(run);

@@ -10,17 +10,9 @@
 import init, * as core from "../../www/pkg/ocr_bench_core.js";
 import { loadCases } from "../../www/manifest.js";
 import { formerImageTensor, pageJpeg, pagePngs, sha256, transparentPng } from "../../bench/core/image-paths.mjs";
+import { standalonePage } from "../standalone-page.mjs";
 
-const output = document.querySelector("#log");
-const runId = `image-input-${Date.now()}`;
-const log = (line) => {
-	output.textContent += `\n${line}`;
-	console.log(line);
-};
-const post = async (path, body) => {
-	const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-	if (!response.ok) throw new Error(`POST ${path}: HTTP ${response.status}`);
-};
+const { runId, log, report, run: runPage } = standalonePage("image-input");
 
 const fetchBlob = async (url) => {
 	const response = await fetch(url);
@@ -86,17 +78,7 @@ async function run() {
 	for (const [name, message] of Object.entries(refusals)) log(`${name}: as before: ${message}`);
 	const result = { runId, page: "tests/image-input", environment: { userAgent: navigator.userAgent }, images, sets: perSet, made, refusals };
 	log(`PASS ${images} evaluation images in ${sets.length} sets and ${Object.keys(made).length} made files: every tensor identical to the former path's`);
-	window.__benchmarkResult = result;
-	await post("/benchmark-result", result);
+	await report(result);
 }
 
-try {
-	await run();
-} catch (error) {
-	log(`FAIL ${error?.stack ?? error}`);
-	await post("/benchmark-error", {
-		runId, phase: "image-input", error: { name: error?.name, message: String(error?.message ?? error), stack: error?.stack },
-	}).catch((postError) => log(`FAIL reporting the error: ${postError}`));
-} finally {
-	window.__benchmarkDone = true;
-}
+await runPage(run);
