@@ -245,13 +245,15 @@ fn on_a_real_gpu_the_rest_leaves_the_gpu_bytes_out_of_pss() {
     let file = parse(SWEEP17).unwrap();
     let mut real_gpu = file.clone();
     for line in &mut real_gpu.lines {
-        if let Record::Result { summary, .. } = &mut line.record {
-            if let crate::record::Posted::Benchmark(summary) = summary {
-                let description = json!({ "software": false, "isFallbackAdapter": false, "description": "NVIDIA H200" });
-                summary.environment.adapter = description.clone();
-                summary.environment.worker_adapter = Some(description.clone());
-                summary.environment.decoder_worker_adapter = Some(description);
-            }
+        if let Record::Result {
+            summary: crate::record::Posted::Benchmark(summary),
+            ..
+        } = &mut line.record
+        {
+            let description = json!({ "software": false, "isFallbackAdapter": false, "description": "NVIDIA H200" });
+            summary.environment.adapter = description.clone();
+            summary.environment.worker_adapter = Some(description.clone());
+            summary.environment.decoder_worker_adapter = Some(description);
         }
     }
     let files = [real_gpu];
