@@ -159,7 +159,7 @@ fn the_summary_has_the_decoder_workers_peak_gpu_bytes() {
 
 const SWEEP17: &str = include_str!("../../tests/data/sweep17-decomposition.jsonl");
 
-/// Three real Firefox runs of smoke1 (lavapipe-less software WebGPU, a fallback adapter):
+/// Three real Firefox runs of smoke1 on a software fallback adapter:
 /// staged with the page decoding, staged gather-opt with external weights, resident with the
 /// decoder worker.
 fn sweep17_decompositions() -> Vec<Decomposition> {
