@@ -5,13 +5,15 @@
 //! Reading the files is here, the markdown is `summary.rs`'s job; the charts are drawn by
 //! `www/report/charts.js`, the same code the served `www/report.html` runs.
 
+mod decomposition;
 mod summary;
 #[cfg(test)]
 mod tests;
 
+pub use decomposition::{decompose, gpu_placement, Decomposition, GpuPlacement, PhaseShare};
 #[cfg(test)]
 use summary::MIB;
-pub use summary::{configurations, markdown, Configuration};
+pub use summary::{configurations, markdown, run_for_phase, Configuration, FinishedRun};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -159,7 +159,14 @@ fn the_static_report_draws_every_chart_in_headless_chromium() {
         Some("ready"),
         "{dom}"
     );
-    for chart in ["timeline", "phase-peaks", "token-latency", "ncer"] {
+    for chart in [
+        "timeline",
+        "phase-peaks",
+        "decomposition",
+        "decomposition-across",
+        "token-latency",
+        "ncer",
+    ] {
         let points: u64 = attribute(&dom, &format!("data-chart=\"{chart}\""), "data-points")
             .unwrap_or_else(|| panic!("no chart {chart} in {dom}"))
             .parse()
@@ -172,7 +179,17 @@ fn the_static_report_draws_every_chart_in_headless_chromium() {
         Some("6")
     );
     // The first run is shown; the selector offers all three.
-    assert_eq!(dom.matches("<option value=").count() - 2, 3, "{dom}");
+    let timeline = &dom[dom.find("data-chart=\"timeline\"").unwrap()..];
+    let timeline = &timeline[..timeline.find("data-chart=\"phase-peaks\"").unwrap()];
+    assert_eq!(timeline.matches("<option value=").count(), 3, "{timeline}");
+    // The decomposition's selector offers both configurations.
+    let decomposition = &dom[dom.find("data-chart=\"decomposition\"").unwrap()..];
+    let decomposition = &decomposition[..decomposition.find("</select>").unwrap()];
+    assert_eq!(
+        decomposition.matches("<option value=").count(),
+        2,
+        "{decomposition}"
+    );
     assert!(
         log.contains(r#"REPORT {"runs":3,"configurations":2"#),
         "{log}"
@@ -368,7 +385,14 @@ fn the_served_report_page_draws_the_same_charts() {
         log.contains(r#"REPORT {"runs":3,"configurations":2"#),
         "{log}"
     );
-    for chart in ["timeline", "phase-peaks", "token-latency", "ncer"] {
+    for chart in [
+        "timeline",
+        "phase-peaks",
+        "decomposition",
+        "decomposition-across",
+        "token-latency",
+        "ncer",
+    ] {
         let points = attribute(&dom, &format!("data-chart=\"{chart}\""), "data-points");
         assert!(
             points.is_some_and(|p| p != "0"),
@@ -377,4 +401,164 @@ fn the_served_report_page_draws_the_same_charts() {
     }
     // The table of runs is there too: one column per run.
     assert!(dom.contains("3 run(s) from /results/shown.jsonl"), "{dom}");
+}
+
+/// `&quot;` and `&amp;` back to the characters, as an attribute of `--dump-dom` writes them.
+fn unescape(attribute: &str) -> String {
+    attribute.replace("&quot;", "\"").replace("&amp;", "&")
+}
+
+/// Three real Firefox runs of smoke1 (staged; staged gather-opt with external weights;
+/// resident with the decoder worker): both decomposition charts draw GPU bytes, WASM heaps,
+/// the rest and the floor, and their figures are the runner's, phase by phase.
+#[test]
+fn the_decomposition_charts_show_the_runners_figures() {
+    use ocr_bench::report_html::{configurations, decompose, run_for_phase, ResultsFile};
+
+    let info = match browser::probe(BrowserKind::Chromium) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("skipped: Chromium is not available here ({e:#})");
+            return;
+        }
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("report");
+    let fixture = data("sweep17-decomposition.jsonl");
+    let written = Command::new(BIN)
+        .arg("--root")
+        .arg(repository())
+        .arg("report")
+        .arg(&fixture)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&written.stdout);
+    assert!(written.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("## Where the memory went, per phase"),
+        "{stdout}"
+    );
+
+    let url = format!("file://{}", out.join("index.html").display());
+    let profile = scratch.path().join("profile");
+    let dumped = chromium(
+        &info.executable,
+        &profile,
+        &["--dump-dom".into(), url.clone()],
+    );
+    let dom = String::from_utf8_lossy(&dumped.stdout);
+    assert_eq!(
+        attribute(&dom, "id=\"charts\"", "data-report"),
+        Some("ready"),
+        "{dom}"
+    );
+    let file = ResultsFile::read(&fixture).unwrap();
+    let files = [file];
+    let groups = configurations(&files);
+    let runner: Vec<Vec<_>> = groups
+        .iter()
+        .map(|g| g.runs.iter().filter_map(decompose).collect())
+        .collect();
+    for chart in ["decomposition", "decomposition-across"] {
+        let marker = format!("data-chart=\"{chart}\"");
+        let points: u64 = attribute(&dom, &marker, "data-points")
+            .unwrap_or_else(|| panic!("no chart {chart}"))
+            .parse()
+            .unwrap();
+        assert!(points > 0, "chart {chart} has no data");
+        let series: Vec<String> =
+            serde_json::from_str(&unescape(attribute(&dom, &marker, "data-series").unwrap()))
+                .unwrap();
+        assert_eq!(
+            series,
+            [
+                "GPU bytes, all realms",
+                "WASM heaps, all realms",
+                "rest of PSS",
+                "floor"
+            ],
+            "{chart}"
+        );
+    }
+    let values = |chart: &str| -> serde_json::Value {
+        let marker = format!("data-chart=\"{chart}\"");
+        serde_json::from_str(&unescape(attribute(&dom, &marker, "data-values").unwrap())).unwrap()
+    };
+    // One phase across the configurations: decoder-run first, each bar the runner's figures.
+    let across = values("decomposition-across");
+    assert_eq!(
+        attribute(&dom, "data-chart=\"decomposition-across\"", "data-phase"),
+        Some("decoder-run")
+    );
+    for (group, runs) in groups.iter().zip(&runner) {
+        let (run, share) = run_for_phase(runs, "decoder-run").unwrap();
+        let shown = &across[group.name.as_str()];
+        assert_eq!(shown["pss"], serde_json::json!(share.pss), "{}", group.name);
+        assert_eq!(shown["gpu"], serde_json::json!(share.gpu), "{}", group.name);
+        assert_eq!(
+            shown["wasm"],
+            serde_json::json!(share.wasm),
+            "{}",
+            group.name
+        );
+        assert_eq!(
+            shown["floor"],
+            serde_json::json!(share.floor),
+            "{}",
+            group.name
+        );
+        assert_eq!(
+            shown["rest"],
+            serde_json::json!(share.rest(run.placement)),
+            "{}",
+            group.name
+        );
+    }
+    // The first configuration's phases: every phase the runner splits, with its figures.
+    let phases = values("decomposition");
+    let first = &runner[0][0];
+    assert_eq!(
+        phases.as_object().unwrap().len(),
+        first.phases.len(),
+        "{phases}"
+    );
+    for share in &first.phases {
+        let shown = &phases[share.phase.as_str()];
+        assert_eq!(
+            shown["gpu"],
+            serde_json::json!(share.gpu),
+            "{}",
+            share.phase
+        );
+        assert_eq!(
+            shown["wasm"],
+            serde_json::json!(share.wasm),
+            "{}",
+            share.phase
+        );
+        assert_eq!(
+            shown["rest"],
+            serde_json::json!(share.rest(first.placement)),
+            "{}",
+            share.phase
+        );
+    }
+
+    // A screenshot of the report with the decomposition drawn, beside the results.
+    let shot = scratch.path().join("decomposition.png");
+    chromium(
+        &info.executable,
+        &profile,
+        &[format!("--screenshot={}", shot.display()), url],
+    );
+    // Measured: 12.8 KB for an empty page with the style sheet, far more with charts.
+    assert!(
+        png_is_plausible(&shot) > 50_000,
+        "the screenshot looks blank"
+    );
+    if let Ok(dir) = std::env::var("REPORT_SCREENSHOT_DIR") {
+        std::fs::copy(&shot, Path::new(&dir).join("decomposition.png")).unwrap();
+    }
 }

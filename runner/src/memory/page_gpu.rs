@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use ocr_bench_core::record::{GpuBytes, MemorySample};
+use ocr_bench_core::record::{GpuBytes, MemorySample, WasmHeap};
 
 /// The phase a sample closes, and whether the vision worker is still alive at it; `None` for
 /// a label the page does not write.
@@ -71,6 +71,45 @@ pub fn gpu_bytes_by_phase(samples: &[MemorySample]) -> BTreeMap<&'static str, u6
             .and_then(|w| w.gpu.as_ref())
             .map(|gpu| gpu.live_bytes);
         let decoder_worker = decoder_worker_bytes(sample, phase);
+        if page.is_none() && worker.is_none() && decoder_worker.is_none() {
+            continue;
+        }
+        let bytes = page.unwrap_or(0) + worker.unwrap_or(0) + decoder_worker.unwrap_or(0);
+        let peak = by_phase.entry(phase).or_insert(0);
+        *peak = (*peak).max(bytes);
+    }
+    by_phase
+}
+
+/// The bytes of a realm's WebAssembly heaps.
+fn heap_bytes(heaps: &[WasmHeap]) -> u64 {
+    heaps.iter().map(|heap| heap.bytes).sum()
+}
+
+/// The WebAssembly heaps of every realm per phase, by the same rules as the GPU bytes: the
+/// page's always, the vision worker's while it lives, the decoder worker's from
+/// `decoder-load` to `release` (in `release` only from the report it sent when it closed).
+/// Each is a reading at the sample, not a window peak: a heap only grows while its realm
+/// lives, so the reading at a phase's end is the phase's largest. Phases without a sample
+/// that carries a heap are absent.
+pub fn wasm_bytes_by_phase(samples: &[MemorySample]) -> BTreeMap<&'static str, u64> {
+    let mut by_phase = BTreeMap::new();
+    for sample in samples {
+        let Some((phase, worker_alive)) = phase_of(&sample.label) else {
+            continue;
+        };
+        let page = sample.wasm_heaps.as_deref().map(heap_bytes);
+        let worker = sample
+            .worker
+            .as_ref()
+            .filter(|_| worker_alive)
+            .map(|w| heap_bytes(&w.wasm_heaps));
+        // The decoder worker's heaps count where its GPU bytes do.
+        let decoder_worker = sample
+            .decoder_worker
+            .as_ref()
+            .filter(|_| decoder_worker_bytes(sample, phase).is_some())
+            .map(|w| heap_bytes(&w.wasm_heaps));
         if page.is_none() && worker.is_none() && decoder_worker.is_none() {
             continue;
         }
@@ -212,5 +251,57 @@ mod tests {
         assert_eq!(by_phase["decoder-run"], 212055504);
         assert_eq!(by_phase["release"], 211996976);
         assert_eq!(by_phase["vision-release"], 0);
+    }
+
+    #[test]
+    fn the_wasm_heaps_count_in_the_realms_and_phases_the_gpu_bytes_do() {
+        // Firefox, smoke1, realm=worker: the page's core heap always; the vision worker's
+        // onnxruntime heap until it is terminated (its report stays in the later samples);
+        // the decoder worker's core and onnxruntime heaps from its load to its close.
+        let text = include_str!("../../tests/data/realm-worker-smoke1.jsonl");
+        let summary = crate::record::parse_lines(text)
+            .find_map(|line| match line.unwrap().1.record {
+                crate::record::Record::Result {
+                    summary: crate::record::Posted::Benchmark(summary),
+                    ..
+                } => Some(summary),
+                _ => None,
+            })
+            .unwrap();
+        let heaps = |label: &str, realm: fn(&MemorySample) -> Option<&Vec<WasmHeap>>| {
+            let sample = summary
+                .memory_samples
+                .iter()
+                .find(|s| s.label == label)
+                .unwrap();
+            realm(sample).map_or(0, |h| heap_bytes(h))
+        };
+        fn page(s: &MemorySample) -> Option<&Vec<WasmHeap>> {
+            s.wasm_heaps.as_ref()
+        }
+        fn vision(s: &MemorySample) -> Option<&Vec<WasmHeap>> {
+            s.worker.as_ref().map(|w| &w.wasm_heaps)
+        }
+        fn decoder(s: &MemorySample) -> Option<&Vec<WasmHeap>> {
+            s.decoder_worker.as_ref().map(|w| &w.wasm_heaps)
+        }
+        let by_phase = wasm_bytes_by_phase(&summary.memory_samples);
+        let encode = "all-vision-embeddings-ready";
+        assert!(heaps(encode, vision) > 0);
+        assert_eq!(
+            by_phase["vision-encode"],
+            heaps(encode, page) + heaps(encode, vision)
+        );
+        let run = "after-case-1";
+        assert!(heaps(run, vision) > 0 && heaps(run, decoder) > 0);
+        assert_eq!(
+            by_phase["decoder-run"],
+            heaps(run, page) + heaps(run, decoder)
+        );
+        assert_eq!(
+            by_phase["release"],
+            heaps("released", page) + heaps("released", decoder)
+        );
+        assert_eq!(by_phase["baseline"], heaps("baseline", page));
     }
 }

@@ -1,10 +1,12 @@
 //! The markdown `report` prints: per configuration, its cases, nCER, per-token p50, peak
-//! PSS per phase and peak GPU bytes per realm.
+//! PSS per phase and peak GPU bytes per realm; then per phase where its memory went (PSS,
+//! GPU bytes, WASM heaps, the rest, driver VRAM) with the floor beside it.
 
 use std::fmt::Write;
 
 use ocr_bench_core::record::PageSummary;
 
+use super::decomposition::{self, Decomposition, PhaseShare};
 use super::ResultsFile;
 use crate::memory::ProcessMemory;
 use crate::record::{Line, Record};
@@ -181,9 +183,127 @@ pub fn markdown(files: &[ResultsFile]) -> String {
             let _ = writeln!(out, "| {} | {} |", cell(&group.name), peaks.join(" | "));
         }
     }
+    decomposition_tables(&mut out, &groups);
     let _ = writeln!(
         out,
         "\n(nCER: the mean over the runs; per-token p50: the median of the runs' p50s; peak GPU: the largest over the runs, from the page's wrapped GPU devices.)"
     );
     out
+}
+
+/// MiB with one decimal, or `-`.
+fn mib1(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "-".to_owned(), |b| format!("{:.1}", b as f64 / MIB))
+}
+
+/// measured / floor, or `-` where either is missing or the floor is zero.
+fn over_floor(measured: Option<u64>, floor: Option<u64>) -> String {
+    match (measured, floor) {
+        (Some(bytes), Some(floor)) if floor > 0 => format!("{:.1}x", bytes as f64 / floor as f64),
+        _ => "-".to_owned(),
+    }
+}
+
+/// The run of a configuration whose decomposition a phase's row shows: the one with the
+/// highest PSS in the phase (the first where none has PSS), so the row's parts are of one
+/// run and add up.
+pub fn run_for_phase<'d>(
+    runs: &'d [Decomposition],
+    phase: &str,
+) -> Option<(&'d Decomposition, &'d PhaseShare)> {
+    let mut best: Option<(&Decomposition, &PhaseShare)> = None;
+    for run in runs {
+        let Some(share) = run.phase(phase) else {
+            continue;
+        };
+        if best.is_none_or(|(_, b)| share.pss > b.pss) {
+            best = Some((run, share));
+        }
+    }
+    best
+}
+
+/// One table per phase, a row per configuration: where the phase's memory went.
+fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
+    let decomposed: Vec<(&str, Vec<Decomposition>)> = groups
+        .iter()
+        .map(|g| {
+            let runs = g.runs.iter().filter_map(decomposition::decompose).collect();
+            (g.name.as_str(), runs)
+        })
+        .collect();
+    let mut phases: Vec<&str> = Vec::new();
+    for share in decomposed
+        .iter()
+        .flat_map(|(_, runs)| runs.iter().flat_map(|r| &r.phases))
+    {
+        if !phases.contains(&share.phase.as_str()) {
+            phases.push(&share.phase);
+        }
+    }
+    if phases.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n## Where the memory went, per phase\n\n\
+         MiB, of the run of each configuration with the highest PSS in the phase. PSS: the peak over \
+         the phase of all the browser's processes. GPU: the bytes of every realm's WebGPU device \
+         (the page's and the decoder worker's window peaks, the vision worker's live bytes while it \
+         lives). WASM: every realm's WebAssembly heaps (onnxruntime's and the core's) at the \
+         phase's end. Rest = PSS − GPU − WASM where the adapter is software (SwiftShader, \
+         llvmpipe/lavapipe or a fallback adapter, by the record's `environment` adapters): its \
+         buffers are process memory, inside PSS; on a real GPU they are device memory, outside \
+         PSS, and rest = PSS − WASM. PSS and GPU are peaks and the heaps a reading, so a rest \
+         below zero means they overlap. Driver VRAM: NVML's, n/a where it was not read. Floor: \
+         weights + one KV cache + the largest activation.\n"
+    );
+    let mut without_pss = Vec::new();
+    for phase in phases {
+        let rows: Vec<_> = decomposed
+            .iter()
+            .filter_map(|(name, runs)| Some((name, run_for_phase(runs, phase)?)))
+            .collect();
+        // A phase shorter than a PSS pass (Firefox's `baseline`) has nothing to split.
+        if rows.iter().all(|(_, (_, share))| share.pss.is_none()) {
+            without_pss.push(phase);
+            continue;
+        }
+        let _ = writeln!(out, "### {phase}\n");
+        let _ = writeln!(
+            out,
+            "| configuration | PSS | GPU | WASM | rest | GPU in PSS | driver VRAM | floor | PSS/floor | GPU/floor |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|");
+        for (name, (run, share)) in rows {
+            let rest = share
+                .rest(run.placement)
+                .map_or_else(|| "-".to_owned(), |b| format!("{:.1}", b as f64 / MIB));
+            let vram = if run.driver_read {
+                mib1(share.driver_vram)
+            } else {
+                "n/a".to_owned()
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {rest} | {} | {vram} | {} | {} | {} |",
+                cell(name),
+                mib1(share.pss),
+                mib1(share.gpu),
+                mib1(share.wasm),
+                run.placement.describe(),
+                mib1(share.floor),
+                over_floor(share.pss, share.floor),
+                over_floor(share.gpu, share.floor),
+            );
+        }
+        let _ = writeln!(out);
+    }
+    if !without_pss.is_empty() {
+        let _ = writeln!(
+            out,
+            "(No run has a PSS sample in {}: left out.)",
+            without_pss.join(", ")
+        );
+    }
 }

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::record::Record;
 
 const TWO_CONFIGS: &str = include_str!("../../tests/data/two-configs.jsonl");
 
@@ -41,7 +42,8 @@ fn the_committed_file_groups_its_runs_by_configuration() {
     let mib = peak.unwrap().1.total.peak_pss.unwrap() as f64 / MIB;
     let row = text
         .lines()
-        .rfind(|l| l.starts_with("| firefox · cases=smoke2&maxTokens=2 |"))
+        .skip_while(|l| !l.starts_with("Peak PSS per phase"))
+        .find(|l| l.starts_with("| firefox · cases=smoke2&maxTokens=2 |"))
         .unwrap();
     assert!(row.contains(&format!(" {mib:.0} |")), "{row}");
     assert!(
@@ -153,4 +155,119 @@ fn the_summary_has_the_decoder_workers_peak_gpu_bytes() {
         .find(|l| l.starts_with("| firefox · cases=smoke1&maxTokens=2&realm=worker |"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(row.ends_with(" | - | 34 | 202 |"), "{row}");
+}
+
+const SWEEP17: &str = include_str!("../../tests/data/sweep17-decomposition.jsonl");
+
+/// Three real Firefox runs of smoke1 on a software fallback adapter:
+/// staged with the page decoding, staged gather-opt with external weights, resident with the
+/// decoder worker.
+fn sweep17_decompositions() -> Vec<Decomposition> {
+    let files = [parse(SWEEP17).unwrap()];
+    configurations(&files)
+        .iter()
+        .flat_map(|g| g.runs.iter().map(|run| decompose(run).unwrap()))
+        .collect()
+}
+
+#[test]
+fn each_phase_splits_into_gpu_bytes_heaps_and_the_rest_of_pss() {
+    let runs = sweep17_decompositions();
+    assert_eq!(runs.len(), 3);
+    // Staged, the page decodes: its device's window peak after the case, its core and
+    // onnxruntime heaps; the vision worker's report is stale by then and does not count.
+    let staged = runs[0].phase("decoder-run").unwrap();
+    assert_eq!(runs[0].placement, GpuPlacement::Software);
+    assert_eq!(staged.pss, Some(1039797248));
+    assert_eq!(staged.gpu, Some(212055504));
+    assert_eq!(staged.wasm, Some(3145728 + 89456640));
+    assert_eq!(
+        staged.rest(runs[0].placement),
+        Some(1039797248 - 212055504 - (3145728 + 89456640))
+    );
+    assert_eq!(staged.floor, Some(57415233));
+    assert_eq!(staged.driver_vram, None);
+    assert!(!runs[0].driver_read);
+    // Its vision-encode counts the living vision worker: its live GPU bytes and its heap.
+    let encode = runs[0].phase("vision-encode").unwrap();
+    assert_eq!(encode.gpu, Some(35179120));
+    assert_eq!(encode.wasm, Some(3145728 + 46137344));
+    // Resident with realm=worker: the page's device (the vision session) and the decoder
+    // worker's add up, and so do both realms' heaps.
+    let resident = runs[2].phase("decoder-run").unwrap();
+    assert_eq!(resident.gpu, Some(35703408 + 212055504));
+    assert_eq!(resident.wasm, Some(3145728 + 46137344 + 1769472 + 89456640));
+    assert_eq!(resident.floor, Some(69544191));
+    // No startup: it has no page sample and no floor.
+    assert!(runs.iter().all(|r| r.phase("startup").is_none()));
+    assert_eq!(runs[0].phases.len(), 7);
+}
+
+#[test]
+fn the_summary_has_a_decomposition_table_per_phase_with_the_floor() {
+    let files = [parse(SWEEP17).unwrap()];
+    let text = markdown(&files);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "### decoder-run")
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        table[0],
+        "| configuration | PSS | GPU | WASM | rest | GPU in PSS | driver VRAM | floor | PSS/floor | GPU/floor |"
+    );
+    // 1039797248 − 212055504 − 92602368 bytes = 701.1 MiB; floor 57415233 bytes = 54.8 MiB.
+    assert_eq!(
+        table[2],
+        "| firefox · cases=smoke1&maxTokens=8 | 991.6 | 202.2 | 88.3 | 701.1 | yes (software) | n/a | 54.8 | 18.1x | 3.7x |"
+    );
+    assert_eq!(table.len(), 2 + 3, "{table:?}");
+    for phase in [
+        "vision-load",
+        "vision-encode",
+        "vision-release",
+        "decoder-load",
+        "release",
+    ] {
+        assert!(
+            text.contains(&format!("\n### {phase}\n")),
+            "no {phase}: {text}"
+        );
+    }
+    // Firefox's baseline is shorter than a PSS pass in every run.
+    assert!(!text.contains("### baseline"), "{text}");
+    assert!(text.contains("(No run has a PSS sample in baseline: left out.)"));
+}
+
+#[test]
+fn on_a_real_gpu_the_rest_leaves_the_gpu_bytes_out_of_pss() {
+    let file = parse(SWEEP17).unwrap();
+    let mut real_gpu = file.clone();
+    for line in &mut real_gpu.lines {
+        if let Record::Result {
+            summary: crate::record::Posted::Benchmark(summary),
+            ..
+        } = &mut line.record
+        {
+            let description = json!({ "software": false, "isFallbackAdapter": false, "description": "NVIDIA H200" });
+            summary.environment.adapter = description.clone();
+            summary.environment.worker_adapter = Some(description.clone());
+            summary.environment.decoder_worker_adapter = Some(description);
+        }
+    }
+    let files = [real_gpu];
+    let groups = configurations(&files);
+    let run = decompose(&groups[0].runs[0]).unwrap();
+    assert_eq!(run.placement, GpuPlacement::Device);
+    let share = run.phase("decoder-run").unwrap();
+    assert_eq!(
+        share.rest(run.placement),
+        Some(1039797248 - (3145728 + 89456640))
+    );
+    let text = markdown(&files);
+    assert!(
+        text.contains("| 991.6 | 202.2 | 88.3 | 903.3 | no (GPU) |"),
+        "{text}"
+    );
 }

@@ -1,0 +1,215 @@
+//! Where each phase's memory went in one run: peak PSS of all the browser's processes, the
+//! GPU bytes of every realm's device, the WebAssembly heaps of every realm, the rest, driver
+//! VRAM where NVML read it, and the floor beside them.
+//!
+//! GPU bytes and heaps per phase are `memory::page_gpu`'s (the realms' rules live there).
+
+use ocr_bench_core::record::PageSummary;
+use serde_json::Value;
+
+use super::summary::FinishedRun;
+use crate::memory::page_gpu;
+
+/// Where the GPU bytes of a run live, from the adapters the page recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuPlacement {
+    /// A software adapter (SwiftShader, llvmpipe, lavapipe, a fallback adapter): its buffers
+    /// are ordinary memory of a browser process, so they are inside PSS.
+    Software,
+    /// A real GPU: the buffers are in device memory, outside PSS (driver VRAM sees them).
+    Device,
+    /// No adapter says which.
+    Unknown,
+}
+
+impl GpuPlacement {
+    /// The cell of the summary's "GPU in PSS" column.
+    pub fn describe(self) -> &'static str {
+        match self {
+            GpuPlacement::Software => "yes (software)",
+            GpuPlacement::Device => "no (GPU)",
+            GpuPlacement::Unknown => "? (no adapter)",
+        }
+    }
+}
+
+/// Names of software rasterisers in an adapter's description, vendor, architecture or device.
+const SOFTWARE_NAMES: [&str; 3] = ["swiftshader", "llvmpipe", "lavapipe"];
+
+/// One adapter's answer: the page's own `software` verdict where recorded, else the fallback
+/// flag or a software rasteriser's name (records written before `software` existed).
+fn adapter_is_software(adapter: &Value) -> Option<bool> {
+    if let Some(software) = adapter.get("software").and_then(Value::as_bool) {
+        return Some(software);
+    }
+    let named = ["description", "vendor", "architecture", "device"]
+        .iter()
+        .filter_map(|key| adapter.get(key).and_then(Value::as_str))
+        .any(|name| {
+            let name = name.to_ascii_lowercase();
+            SOFTWARE_NAMES
+                .iter()
+                .any(|software| name.contains(software))
+        });
+    match adapter.get("isFallbackAdapter").and_then(Value::as_bool) {
+        Some(true) => Some(true),
+        _ if named => Some(true),
+        fallback => fallback,
+    }
+}
+
+/// The placement of a run's GPU bytes: software where any realm's adapter is, a real GPU
+/// where some adapter says so and none is software.
+pub fn gpu_placement(summary: &PageSummary) -> GpuPlacement {
+    let environment = &summary.environment;
+    let answers: Vec<bool> = std::iter::once(&environment.adapter)
+        .chain(environment.worker_adapter.as_ref())
+        .chain(environment.decoder_worker_adapter.as_ref())
+        .filter_map(adapter_is_software)
+        .collect();
+    if answers.contains(&true) {
+        GpuPlacement::Software
+    } else if answers.contains(&false) {
+        GpuPlacement::Device
+    } else {
+        GpuPlacement::Unknown
+    }
+}
+
+/// One phase of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseShare {
+    pub phase: String,
+    /// Peak PSS of all the browser's processes; `None` where the phase had no PSS sample.
+    pub pss: Option<u64>,
+    /// The GPU bytes of every realm (`page_gpu::gpu_bytes_by_phase`).
+    pub gpu: Option<u64>,
+    /// The WebAssembly heaps of every realm: onnxruntime's and the core's.
+    pub wasm: Option<u64>,
+    /// Driver VRAM of the browser's processes; `None` where NVML did not read it.
+    pub driver_vram: Option<u64>,
+    /// The floor: weights + one KV cache + the largest activation.
+    pub floor: Option<u64>,
+}
+
+impl PhaseShare {
+    /// What PSS holds besides the heaps (and besides the GPU bytes where they are inside it):
+    /// PSS − GPU − WASM on a software adapter, PSS − WASM on a real GPU, `None` where the
+    /// adapter is unknown or PSS is missing. Negative where the figures, taken at different
+    /// moments of the phase (PSS and GPU are peaks, the heaps a reading at its end), overlap.
+    pub fn rest(&self, placement: GpuPlacement) -> Option<i64> {
+        let pss = self.pss? as i64;
+        let wasm = self.wasm.unwrap_or(0) as i64;
+        match placement {
+            GpuPlacement::Software => Some(pss - self.gpu.unwrap_or(0) as i64 - wasm),
+            GpuPlacement::Device => Some(pss - wasm),
+            GpuPlacement::Unknown => None,
+        }
+    }
+}
+
+/// A run's phases, in the order they began, less `startup` (before the page's first mark:
+/// no page sample and no floor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decomposition {
+    pub placement: GpuPlacement,
+    /// Whether driver VRAM was read in this run.
+    pub driver_read: bool,
+    pub phases: Vec<PhaseShare>,
+}
+
+impl Decomposition {
+    pub fn phase(&self, name: &str) -> Option<&PhaseShare> {
+        self.phases.iter().find(|p| p.phase == name)
+    }
+}
+
+/// The decomposition of one finished run; `None` without the runner's process memory.
+pub fn decompose(run: &FinishedRun<'_>) -> Option<Decomposition> {
+    let memory = run.memory?;
+    let gpu = page_gpu::gpu_bytes_by_phase(&run.summary.memory_samples);
+    let wasm = page_gpu::wasm_bytes_by_phase(&run.summary.memory_samples);
+    let floor = memory.beside.floor.as_ref().filter(|f| f.available);
+    let driver_read = memory
+        .beside
+        .driver_gpu_memory
+        .as_ref()
+        .is_some_and(|d| d.available);
+    let phases = memory
+        .phases
+        .iter()
+        .filter(|(name, _)| name != "startup")
+        .map(|(name, phase)| PhaseShare {
+            phase: name.clone(),
+            pss: phase.total.peak_pss,
+            gpu: gpu.get(name.as_str()).copied(),
+            wasm: wasm.get(name.as_str()).copied(),
+            driver_vram: phase.total.peak_driver_gpu.filter(|_| driver_read),
+            floor: floor.and_then(|f| f.phase(name)).map(|f| f.bytes),
+        })
+        .collect();
+    Some(Decomposition {
+        placement: gpu_placement(run.summary),
+        driver_read,
+        phases,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_adapter_says_whether_gpu_bytes_are_process_memory() {
+        let cases = [
+            (
+                json!({ "software": true, "isFallbackAdapter": false }),
+                Some(true),
+            ),
+            (
+                json!({ "software": false, "description": "llvmpipe" }),
+                Some(false),
+            ),
+            (
+                json!({ "isFallbackAdapter": true, "description": "" }),
+                Some(true),
+            ),
+            (
+                json!({ "isFallbackAdapter": null, "description": "Google SwiftShader" }),
+                Some(true),
+            ),
+            (
+                json!({ "vendor": "mesa", "device": "LLVMPIPE (LLVM 15)" }),
+                Some(true),
+            ),
+            (
+                json!({ "isFallbackAdapter": false, "description": "NVIDIA H200" }),
+                Some(false),
+            ),
+            (json!({ "description": "NVIDIA H200" }), None),
+            (Value::Null, None),
+        ];
+        for (adapter, expected) in cases {
+            assert_eq!(adapter_is_software(&adapter), expected, "{adapter}");
+        }
+    }
+
+    #[test]
+    fn the_rest_is_pss_less_what_it_holds_of_the_gpu_and_the_heaps() {
+        let share = PhaseShare {
+            phase: "decoder-run".into(),
+            pss: Some(1000),
+            gpu: Some(300),
+            wasm: Some(100),
+            driver_vram: None,
+            floor: Some(50),
+        };
+        assert_eq!(share.rest(GpuPlacement::Software), Some(600));
+        // On a real GPU the buffers are not in PSS.
+        assert_eq!(share.rest(GpuPlacement::Device), Some(900));
+        assert_eq!(share.rest(GpuPlacement::Unknown), None);
+        let no_pss = PhaseShare { pss: None, ..share };
+        assert_eq!(no_pss.rest(GpuPlacement::Software), None);
+    }
+}
