@@ -130,7 +130,7 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 		chooser?.reset();
 		const prefillLogits = await runner.prefill(visionEmbeds);
 		const prefillSubmitMs = performance.now() - started;
-		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [] };
+		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [], stepsPerReadback: sync };
 		const tokens = [];
 		let decodeSteps = 0;
 		let decodeStarted = performance.now();

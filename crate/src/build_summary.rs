@@ -114,7 +114,7 @@ pub struct CompletionFloors {
 /// `submit + sync + the choice that read it`, one per decode step; NaN where a step has no
 /// sync or choice time (the statistics drop it, as the page's `Number.isFinite` did).
 pub fn token_latencies(probe: &CaseProbe) -> Vec<f64> {
-    probe
+    let steps: Vec<f64> = probe
         .submit_ms
         .iter()
         .enumerate()
@@ -122,6 +122,18 @@ pub fn token_latencies(probe: &CaseProbe) -> Vec<f64> {
             let sync = probe.sync_ms.get(step).copied().unwrap_or(f64::NAN);
             let choose = probe.choose_ms.get(step + 1).copied().unwrap_or(f64::NAN);
             submit + sync + choose
+        })
+        .collect();
+    // With K steps queued per readback the batch's one wait sits on its last step, so a
+    // step's own figure says nothing (measured: a p50 of 4.85 ms for steps of 5.7 s); each
+    // step of a batch gets the batch's time over its steps. Batches start right after the
+    // prefill's token and hold K steps, the last fewer where EOS or maxTokens ends it.
+    let batch = probe.steps_per_readback.unwrap_or(1).max(1) as usize;
+    steps
+        .chunks(batch)
+        .flat_map(|chunk| {
+            let share = chunk.iter().sum::<f64>() / chunk.len() as f64;
+            std::iter::repeat_n(share, chunk.len())
         })
         .collect()
 }

@@ -29,6 +29,8 @@ export interface CaseProbe {
     syncMs: number[];
     /** One more than the steps: the prefill's choice comes first. */
     chooseMs: number[];
+    /** choose = "gpu": the steps queued per readback (sync); absent where every step is read back. */
+    stepsPerReadback?: number;
 }
 
 /** One finished case: /benchmark-progress's `case`, an entry of `results`. */

@@ -247,6 +247,10 @@ pub struct CaseProbe {
     pub sync_ms: Vec<f64>,
     /// One more than the steps: the prefill's choice comes first.
     pub choose_ms: Vec<f64>,
+    /// choose=gpu: the steps queued per readback (`sync`), whose one wait sits on the last
+    /// step of each batch; absent where every step is read back (and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_per_readback: Option<u32>,
 }
 
 /// Who measured: the browser, its adapter(s) and ORT.

@@ -182,11 +182,13 @@ fn every_interface_names_the_fields_of_its_rust_type() {
     summary_with_gpu.verification = Some(verified.clone());
     let mut input_with_all = input_of(&summary_with_gpu);
     input_with_all.verification = Some(verify_input.clone());
+    let mut batched_probe = case.decode_probe.clone();
+    batched_probe.steps_per_readback = Some(4);
     let mut resident_case = case.clone();
     resident_case.vision_call_ms = Some(1.0);
     let samples: Vec<(&str, Vec<BTreeSet<String>>)> = vec![
         ("CaseRun", vec![keys(&measured(case, true))]),
-        ("CaseProbe", vec![keys(&case.decode_probe)]),
+        ("CaseProbe", vec![keys(&case.decode_probe), keys(&batched_probe)]),
         ("CaseResult", vec![keys(case), keys(&resident_case)]),
         (
             "SummaryInput",

@@ -87,15 +87,23 @@
 		return Object.keys(extent ?? {}).filter((key) => /^peak.*Bytes$/.test(key) && key !== "peakRssBytes" && key !== "peakPssBytes" && typeof extent[key] === "number");
 	}
 
-	/** Token times of every case of a run: submit + sync + the next choice, as the core counts them. */
+	/**
+	 * Token times of every case of a run as the core counts them: submit + sync +
+	 * the next choice, each batch of stepsPerReadback steps (choose=gpu; an older
+	 * record: its config's sync) sharing its one readback wait.
+	 */
 	function tokenTimes(summary) {
 		const times = [];
+		const configured = summary.config?.choose === "gpu" ? summary.config?.sync ?? 1 : 1;
 		for (const result of summary.results ?? []) {
 			const probe = result.decodeProbe ?? {};
-			(probe.submitMs ?? []).forEach((submit, step) => {
-				const value = submit + (probe.syncMs?.[step] ?? NaN) + (probe.chooseMs?.[step + 1] ?? NaN);
-				if (Number.isFinite(value)) times.push(value);
-			});
+			const batch = Math.max(1, probe.stepsPerReadback ?? configured);
+			const own = (probe.submitMs ?? []).map((submit, step) => submit + (probe.syncMs?.[step] ?? NaN) + (probe.chooseMs?.[step + 1] ?? NaN));
+			for (let start = 0; start < own.length; start += batch) {
+				const chunk = own.slice(start, start + batch);
+				const share = chunk.reduce((sum, value) => sum + value, 0) / chunk.length;
+				if (Number.isFinite(share)) for (let k = 0; k < chunk.length; k += 1) times.push(share);
+			}
 		}
 		return times;
 	}

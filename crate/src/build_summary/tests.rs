@@ -210,11 +210,35 @@ fn a_step_without_its_choice_is_left_out_of_the_latencies() {
         submit_ms: vec![1.0, 2.0],
         sync_ms: vec![3.0, 4.0],
         choose_ms: vec![0.5, 0.25],
+        steps_per_readback: None,
     };
     let latencies = token_latencies(&probe);
     assert_eq!(latencies[0], 4.25);
     assert!(latencies[1].is_nan());
     assert_eq!(latency_stats(&latencies).unwrap().count, 1);
+}
+
+#[test]
+fn a_batch_of_steps_shares_its_one_wait() {
+    // sync=4 over 6 steps: one batch of 4 (its wait, 40 ms, on the 4th), one of 2 that EOS
+    // ended (its wait, 10 ms, on the last kept step).
+    let probe = CaseProbe {
+        prefill_submit_ms: 1.0,
+        prefill_sync_ms: 1.0,
+        submit_ms: vec![1.0; 6],
+        sync_ms: vec![0.0, 0.0, 0.0, 40.0, 0.0, 10.0],
+        choose_ms: vec![0.0; 7],
+        steps_per_readback: Some(4),
+    };
+    assert_eq!(token_latencies(&probe), [11.0, 11.0, 11.0, 11.0, 6.0, 6.0]);
+    let unbatched = CaseProbe {
+        steps_per_readback: Some(1),
+        ..probe.clone()
+    };
+    assert_eq!(
+        token_latencies(&unbatched),
+        [1.0, 1.0, 1.0, 41.0, 1.0, 11.0]
+    );
 }
 
 /// A verify=wasm input for the legacy run: every case's reference as given by `reference`,
