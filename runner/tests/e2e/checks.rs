@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use ocr_bench_core::config::{
-    Config, Decoder, Memory, Profile, Schedule, Scope, Tier, Verify, Weights,
+    Capture, Config, Decoder, Memory, Profile, Schedule, Scope, Tier, Verify, Weights,
 };
 use serde_json::{json, Value};
 
@@ -576,6 +576,10 @@ fn expected_sessions(config: &Config) -> Vec<(&'static str, &'static str)> {
         sessions.push(("vision", "vision"));
     }
     sessions.push(("decoder", "decoder"));
+    // capture=on: the steps' own session of the same file, created with enableGraphCapture.
+    if config.capture == Capture::On {
+        sessions.push(("decoder", "decoder"));
+    }
     if config.verify == Verify::Wasm {
         if config.scope == Scope::Full {
             sessions.push(("verify", "vision"));
@@ -614,11 +618,15 @@ pub fn check_sessions(root: &Path, summary: &Value, config: &Config, page_url: &
     );
     let lean = config.memory == Memory::Lean;
     let layers = count(&manifest["capability"]["layers"], "capability.layers");
+    let mut decoder_sessions = 0;
     for session in sessions {
         let (role, graph) = (
             text(&session["role"], "role"),
             text(&session["graph"], "graph"),
         );
+        decoder_sessions += usize::from(role == "decoder");
+        // With capture=on the second decoder session is the one whose steps are captured.
+        let captured = config.capture == Capture::On && role == "decoder" && decoder_sessions == 2;
         let what = format!("session {role}/{graph}");
         let name = match graph {
             "vision" => config.get("tier").unwrap(),
@@ -688,7 +696,7 @@ pub fn check_sessions(root: &Path, summary: &Value, config: &Config, page_url: &
             "preferredOutputLocation": on_gpu,
             "freeDimensionOverrides": {},
             "enableProfiling": profiled,
-            "enableGraphCapture": false,
+            "enableGraphCapture": captured,
             "enableCpuMemArena": if lean { json!(false) } else { Value::Null },
             // onnxruntime-web 1.30 turns it off itself when the WebGPU EP is listed.
             "enableMemPattern": if lean || !verify { json!(false) } else { Value::Null },
