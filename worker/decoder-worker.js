@@ -24,6 +24,7 @@ import { serveWorker } from "../browser/worker-host.js";
 import { createDecoder } from "../www/decode.js";
 import { createGpuDecoder } from "../www/decode-gpu.js";
 import { createCapturedSteps } from "../www/decode-capture.js";
+import { decoderOutputLocations } from "../www/decoder-tensors.js";
 
 let device = null;
 let waiter = null;
@@ -62,9 +63,7 @@ const handlers = {
 		gpuMemory = trackGpuMemory(device);
 		waiter = createGpuWaiter(device, { poll, kickMs });
 		const completionFloor = await measureCompletionFloor(device, waiter);
-		// Logits too stay on the GPU until the decode probe reads them (decode.js).
-		const outputs = { logits: "gpu-buffer" };
-		for (let layer = 0; layer < capability.layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
+		const outputs = decoderOutputLocations(capability.layers);
 		const created = await createSession({ model: entry.model, loader, memory, device, preferredOutputLocation: outputs, what: `decoder "${name}"`, profile, role: "decoder", graph: "decoder" });
 		decoder = created.session;
 		placementLines = created.placementLines;

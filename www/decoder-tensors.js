@@ -4,6 +4,16 @@
 // disposal of a run's outputs.
 import { ort } from "../browser/ort.js";
 
+/**
+ * Where a decoder session keeps its outputs, in either realm: every one on the
+ * GPU, logits too, until the decode probe reads them (decode.js).
+ */
+export function decoderOutputLocations(layers) {
+	const outputs = { logits: "gpu-buffer" };
+	for (let layer = 0; layer < layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
+	return outputs;
+}
+
 /** spec: { layers, kvHeads, headDim, kvSlots, fixedKv } of the decoder. */
 export function decoderTensors(spec) {
 	const presentNames = [];

@@ -18,6 +18,7 @@ import { loadPixels } from "./images.js";
 import { createDecoder } from "./decode.js";
 import { createGpuDecoder } from "./decode-gpu.js";
 import { createCapturedSteps } from "./decode-capture.js";
+import { decoderOutputLocations } from "./decoder-tensors.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
@@ -177,9 +178,7 @@ async function run() {
 				await memory.sample("decoder-session-ready");
 				return;
 			}
-			// Logits too stay on the GPU until the decode probe reads them (decode.js).
-			const outputs = { logits: "gpu-buffer" };
-			for (let layer = 0; layer < capability.layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
+			const outputs = decoderOutputLocations(capability.layers);
 			const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"`, profile: config.profile, role: "decoder", graph: "decoder" });
 			owned.decoder = created.session;
 			sessions.push(created.record);

@@ -17,6 +17,18 @@ const calibrate = (run, batchMs) => {
 
 const median = (sorted) => sorted[Math.floor(sorted.length / 2)];
 
+// Per contender: the median, p10 and p90 of its samples (ms per call), its batch size.
+const summarize = (names, samples, batches) => Object.fromEntries(names.map((name) => {
+	const sorted = samples[name].sort((left, right) => left - right);
+	return [name, {
+		medianMs: median(sorted),
+		p10Ms: sorted[Math.floor(sorted.length * 0.1)],
+		p90Ms: sorted[Math.floor(sorted.length * 0.9)],
+		batch: batches[name],
+		samples: sorted.length,
+	}];
+}));
+
 // contenders: { name: () => value }. Returns { name: { medianMs, p10Ms, p90Ms,
 // batch, samples } } with per-call milliseconds. Calibration doubles as the
 // warm-up (JIT tiers, wasm compilation tiers, caches).
@@ -35,16 +47,7 @@ export const compare = (contenders, { rounds = 31, batchMs = 20, warmupMs = 200 
 			samples[name].push((performance.now() - started) / batch);
 		}
 	}
-	return Object.fromEntries(names.map((name) => {
-		const sorted = samples[name].sort((left, right) => left - right);
-		return [name, {
-			medianMs: median(sorted),
-			p10Ms: sorted[Math.floor(sorted.length * 0.1)],
-			p90Ms: sorted[Math.floor(sorted.length * 0.9)],
-			batch: batches[name],
-			samples: sorted.length,
-		}];
-	}));
+	return summarize(names, samples, batches);
 };
 
 const calibrateAsync = async (run, batchMs) => {
@@ -75,14 +78,5 @@ export const compareAsync = async (contenders, { rounds = 21, batchMs = 30, warm
 			samples[name].push((performance.now() - started) / batch);
 		}
 	}
-	return Object.fromEntries(names.map((name) => {
-		const sorted = samples[name].sort((left, right) => left - right);
-		return [name, {
-			medianMs: median(sorted),
-			p10Ms: sorted[Math.floor(sorted.length * 0.1)],
-			p90Ms: sorted[Math.floor(sorted.length * 0.9)],
-			batch: batches[name],
-			samples: sorted.length,
-		}];
-	}));
+	return summarize(names, samples, batches);
 };

@@ -187,14 +187,12 @@ fn a_worker_that_throws_during_encode_fails_the_run() {
     fault.assert_nothing_left();
 }
 
-/// The vision worker's own device is lost in the middle of an encode: the failure it causes is
-/// reported as the loss, from the worker.
-#[test]
-fn a_worker_whose_device_is_lost_reports_the_loss() {
+/// A fault in the vision worker during the first encode: the run fails with exit 1 and a
+/// message that says `expected` and names the injected fault, keeping no case.
+fn a_worker_fault_during_encode_is_named(spec: &str, expected: &str) {
     let Some((_one, fault)) = firefox_fault().filter(|_| page_built()) else {
         return;
     };
-    let spec = "worker-device-lost@encode:1";
     let run = run_page(
         &fault,
         &checkout(),
@@ -206,7 +204,7 @@ fn a_worker_whose_device_is_lost_reports_the_loss() {
     assert_eq!(code, Some(1), "{stderr}");
     let message = page_error(&fault);
     assert!(
-        message.contains("The WebGPU device was lost (reason: destroyed")
+        message.contains(expected)
             && message.contains(&format!("[after the injected fault inject={spec}]")),
         "{message}"
     );
@@ -214,31 +212,24 @@ fn a_worker_whose_device_is_lost_reports_the_loss() {
     fault.assert_nothing_left();
 }
 
+/// The vision worker's own device is lost in the middle of an encode: the failure it causes is
+/// reported as the loss, from the worker.
+#[test]
+fn a_worker_whose_device_is_lost_reports_the_loss() {
+    a_worker_fault_during_encode_is_named(
+        "worker-device-lost@encode:1",
+        "The WebGPU device was lost (reason: destroyed",
+    );
+}
+
 /// The vision worker closes itself in the middle of an encode, answering nothing: the page
 /// learns it from the worker's lifetime lock at once, not from a call limit minutes later.
 #[test]
 fn a_worker_that_ends_during_encode_fails_the_run_at_once() {
-    let Some((_one, fault)) = firefox_fault().filter(|_| page_built()) else {
-        return;
-    };
-    let spec = "worker-terminate@encode:1";
-    let run = run_page(
-        &fault,
-        &checkout(),
-        "cases=smoke2&maxTokens=1",
-        Some(spec),
-        300,
+    a_worker_fault_during_encode_is_named(
+        "worker-terminate@encode:1",
+        "The vision worker ended without answering \"encode\"",
     );
-    let (code, stderr) = run.finish(Duration::from_secs(320));
-    assert_eq!(code, Some(1), "{stderr}");
-    let message = page_error(&fault);
-    assert!(
-        message.contains("The vision worker ended without answering \"encode\"")
-            && message.contains(&format!("[after the injected fault inject={spec}]")),
-        "{message}"
-    );
-    assert_failed_run(&fault, 0, "error");
-    fault.assert_nothing_left();
 }
 
 /// The page stops reporting at its first case: `--timeout` ends the run with exit 3, and

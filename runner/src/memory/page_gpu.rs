@@ -231,13 +231,10 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_real_realm_worker_run_counts_its_decoder_worker() {
-        // Firefox, smoke1, realm=worker: the page made no device; the vision worker's
-        // report stops counting once it is terminated, the decoder worker's counts from its
-        // load to its close (then 0 live, its window the 211996976 bytes it held).
+    /// The summary of a real Firefox run of smoke1 with realm=worker.
+    fn realm_worker_run() -> Box<ocr_bench_core::record::PageSummary> {
         let text = include_str!("../../tests/data/realm-worker-smoke1.jsonl");
-        let summary = crate::record::parse_lines(text)
+        crate::record::parse_lines(text)
             .find_map(|line| match line.unwrap().1.record {
                 crate::record::Record::Result {
                     summary: crate::record::Posted::Benchmark(summary),
@@ -245,7 +242,15 @@ mod tests {
                 } => Some(summary),
                 _ => None,
             })
-            .unwrap();
+            .unwrap()
+    }
+
+    #[test]
+    fn a_real_realm_worker_run_counts_its_decoder_worker() {
+        // Firefox, smoke1, realm=worker: the page made no device; the vision worker's
+        // report stops counting once it is terminated, the decoder worker's counts from its
+        // load to its close (then 0 live, its window the 211996976 bytes it held).
+        let summary = realm_worker_run();
         let by_phase = gpu_bytes_by_phase(&summary.memory_samples);
         assert_eq!(by_phase["decoder-load"], 26580448);
         assert_eq!(by_phase["decoder-run"], 212055504);
@@ -258,16 +263,7 @@ mod tests {
         // Firefox, smoke1, realm=worker: the page's core heap always; the vision worker's
         // onnxruntime heap until it is terminated (its report stays in the later samples);
         // the decoder worker's core and onnxruntime heaps from its load to its close.
-        let text = include_str!("../../tests/data/realm-worker-smoke1.jsonl");
-        let summary = crate::record::parse_lines(text)
-            .find_map(|line| match line.unwrap().1.record {
-                crate::record::Record::Result {
-                    summary: crate::record::Posted::Benchmark(summary),
-                    ..
-                } => Some(summary),
-                _ => None,
-            })
-            .unwrap();
+        let summary = realm_worker_run();
         let heaps = |label: &str, realm: fn(&MemorySample) -> Option<&Vec<WasmHeap>>| {
             let sample = summary
                 .memory_samples
