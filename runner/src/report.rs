@@ -480,6 +480,8 @@ mod tests {
             source: None,
             devices: None,
             samples: 0,
+            pids_outside_tree: None,
+            peak_bytes_outside_tree: None,
         });
         let text = run_table("firefox", "", &summary, &answer, 1.0);
         let row = text
@@ -498,6 +500,8 @@ mod tests {
             source: None,
             devices: Some(1),
             samples: 9,
+            pids_outside_tree: None,
+            peak_bytes_outside_tree: None,
         });
         let run = memory.phases.iter_mut().find(|(n, _)| n == "decoder-run");
         run.unwrap().1.total.peak_driver_gpu = Some(300 << 20);

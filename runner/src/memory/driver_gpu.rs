@@ -89,6 +89,7 @@ pub enum DriverGpu {
     Reading {
         source: Box<dyn GpuProcessMemory>,
         samples: u64,
+        outside: Outside,
     },
     Unavailable {
         reason: String,
@@ -109,19 +110,29 @@ impl DriverGpu {
     }
 
     pub fn from_source(source: Box<dyn GpuProcessMemory>) -> Self {
-        Self::Reading { source, samples: 0 }
+        Self::Reading {
+            source,
+            samples: 0,
+            outside: Outside::default(),
+        }
     }
 
     /// The driver bytes of each of `pids` (those it does not list hold none), or `None` once
     /// the driver is unavailable. A failure is kept as the reason and ends the sampling: a
     /// driver that failed once is not asked again on every tick.
     pub fn sample(&mut self, pids: &HashSet<u32>) -> Option<HashMap<u32, u64>> {
-        let Self::Reading { source, samples } = self else {
+        let Self::Reading {
+            source,
+            samples,
+            outside,
+        } = self
+        else {
             return None;
         };
         match source.bytes_by_pid() {
             Ok(mut by_pid) => {
                 *samples += 1;
+                outside.note(&by_pid, pids);
                 by_pid.retain(|pid, _| pids.contains(pid));
                 Some(by_pid)
             }
@@ -143,12 +154,18 @@ impl DriverGpu {
     /// The `driverGpuMemory` answer.
     pub fn answer(&self) -> DriverGpuMemory {
         match self {
-            Self::Reading { source, samples } => DriverGpuMemory {
+            Self::Reading {
+                source,
+                samples,
+                outside,
+            } => DriverGpuMemory {
                 available: true,
                 reason: None,
                 source: Some(SOURCE.to_owned()),
                 devices: Some(source.devices()),
                 samples: *samples,
+                pids_outside_tree: Some(outside.pids.len()),
+                peak_bytes_outside_tree: Some(outside.peak_bytes),
             },
             Self::Unavailable { reason, samples } => DriverGpuMemory {
                 available: false,
@@ -156,14 +173,37 @@ impl DriverGpu {
                 source: None,
                 devices: None,
                 samples: *samples,
+                pids_outside_tree: None,
+                peak_bytes_outside_tree: None,
             },
         }
+    }
+}
+
+/// What the driver listed beyond the browser's tree: other programs on a shared GPU, or the
+/// browser itself when the driver's pids are of another pid namespace than ours (a container),
+/// so that a run whose driver figures are all zero says which of the two it was.
+#[derive(Default)]
+pub struct Outside {
+    pids: HashSet<u32>,
+    peak_bytes: u64,
+}
+
+impl Outside {
+    fn note(&mut self, by_pid: &HashMap<u32, u64>, tree: &HashSet<u32>) {
+        let mut bytes = 0;
+        for (pid, held) in by_pid.iter().filter(|(pid, _)| !tree.contains(pid)) {
+            self.pids.insert(*pid);
+            bytes += held;
+        }
+        self.peak_bytes = self.peak_bytes.max(bytes);
     }
 }
 
 /// `processMemory.driverGpuMemory`: whether the driver's per-process VRAM was read, and if
 /// not, why (once per run; the phases then carry no driver figures).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DriverGpuMemory {
     pub available: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,6 +213,12 @@ pub struct DriverGpuMemory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<u32>,
     pub samples: u64,
+    /// How many other pids the driver listed during the run, and the most bytes they held
+    /// together in one sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids_outside_tree: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_bytes_outside_tree: Option<u64>,
 }
 
 #[cfg(test)]
@@ -247,7 +293,10 @@ mod tests {
         let mut driver = DriverGpu::from_source(Box::new(script));
         let tree = HashSet::from([2, 3]);
         assert_eq!(driver.sample(&tree), Some(HashMap::from([(2, 20)])));
-        assert!(driver.answer().available);
+        let answer = driver.answer();
+        assert!(answer.available);
+        assert_eq!(answer.pids_outside_tree, Some(1));
+        assert_eq!(answer.peak_bytes_outside_tree, Some(10));
         assert_eq!(driver.sample(&tree), None);
         // Not asked again: the script has no third answer.
         assert_eq!(driver.sample(&tree), None);

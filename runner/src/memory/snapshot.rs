@@ -250,6 +250,8 @@ mod tests {
             source: Some(super::super::driver_gpu::SOURCE.to_owned()),
             devices: Some(1),
             samples: 1,
+            pids_outside_tree: None,
+            peak_bytes_outside_tree: None,
         };
         let answer = ProcessMemory::from_measured(&m, Duration::from_millis(25), driver);
         let text = serde_json::to_string(&answer).unwrap();
