@@ -10,14 +10,20 @@ import { ort } from "../browser/ort.js";
  */
 export function decoderOutputLocations(layers) {
 	const outputs = { logits: "gpu-buffer" };
-	for (let layer = 0; layer < layers; layer += 1) outputs[`present_k${layer}`] = outputs[`present_v${layer}`] = "gpu-buffer";
+	for (const name of presentNamesOf(layers)) outputs[name] = "gpu-buffer";
 	return outputs;
+}
+
+/** present_k0, present_v0, present_k1, … : the cache outputs of a decoder of `layers` blocks. */
+function presentNamesOf(layers) {
+	const names = [];
+	for (let layer = 0; layer < layers; layer += 1) names.push(`present_k${layer}`, `present_v${layer}`);
+	return names;
 }
 
 /** spec: { layers, kvHeads, headDim, kvSlots, fixedKv } of the decoder. */
 export function decoderTensors(spec) {
-	const presentNames = [];
-	for (let layer = 0; layer < spec.layers; layer += 1) presentNames.push(`present_k${layer}`, `present_v${layer}`);
+	const presentNames = presentNamesOf(spec.layers);
 	return {
 		presentNames,
 		int32: (values, dims) => new ort.Tensor("int32", Int32Array.from(values), dims),
