@@ -53,8 +53,8 @@ def photometric(pixels: torch.Tensor, generator: torch.Generator) -> torch.Tenso
 
     values = pixels.float()
     values = (values - 128.0) * uniform(0.6, 1.2) + 128.0 + uniform(-30.0, 30.0)
-    sigma = uniform(0.0, 10.0) * (torch.rand(shape, device=pixels.device, generator=generator) < 0.5)
+    sigma = uniform(0.0, 10.0) * (uniform(0.0, 1.0) < 0.5)
     values = values + sigma * torch.randn(values.shape, device=pixels.device, generator=generator)
-    inverted = torch.rand(shape, device=pixels.device, generator=generator) < 0.1
+    inverted = uniform(0.0, 1.0) < 0.1
     values = torch.where(inverted, 255.0 - values, values)
     return values.round().clamp(0, 255).to(pixels.dtype)
