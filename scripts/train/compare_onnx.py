@@ -13,7 +13,8 @@ ocrmodel.resize, the harness's current resize).
 `--decoder` takes any name of ocrmodel.variants.DECODER_VARIANTS (an unknown one is refused
 with the list).
 
-`--limit N` reads only the first N cases (test_compare_onnx.py runs 3 of hayai13).
+`--limit N` reads only the first N cases (test_compare_onnx.py runs 3 of hayai13). `--threads 1`
+for several runs side by side (onnxruntime otherwise starts one thread per core in each).
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ VOCAB = REPO / "models" / "vocab.json"
 PYTORCH_REPORT = REPO / "models" / "checkpoint" / "eval-pytorch.json"
 
 
-def session(path: Path) -> ort.InferenceSession:
+def session(path: Path, threads: int = 0) -> ort.InferenceSession:
     if not path.is_file():
         raise ValueError(f"{path} is missing: build the models there first "
                          f"(cd scripts && ../.venv/bin/python -m ocrmodel.build_models --out {path.parent})")
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    options.intra_op_num_threads = threads
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
@@ -55,7 +57,8 @@ def pytorch_tokens(set_name: str) -> dict[str, list[int]]:
     return {r["id"]: r["tokens"] for r in report["eval"].get(set_name, {}).get("results", [])}
 
 
-def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], limit: int = 0) -> list[dict]:
+def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], limit: int = 0,
+            threads: int = 0) -> list[dict]:
     """One scoring.score_set result per (tier, decoder), with "tier", "decoder", "seconds" and
     "samePyTorchTokens" (cases whose tokens equal PyTorch's) added; progress is printed."""
     characters = json.loads(VOCAB.read_text(encoding="utf-8"))
@@ -65,11 +68,11 @@ def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], l
     pixels = {case["id"]: preprocess(EVAL_DIR / set_name / case["image"]) for case in cases}
     results = []
     for tier in tiers:
-        vision = session(build / vision_variant(tier).file)
+        vision = session(build / vision_variant(tier).file, threads)
         embeds = {cid: vision.run(None, {"pixel_values": p})[0] for cid, p in pixels.items()}
         for name in decoders:
             variant = decoder_variant(name)
-            decoder = OnnxDecoder(session(build / variant.file), variant.fixed_kv)
+            decoder = OnnxDecoder(session(build / variant.file, threads), variant.fixed_kv)
             started = time.perf_counter()
             tokens = [greedy_loop(lambda: decoder.prefill(embeds[case["id"]]), decoder.step, spec.MAX_TOKENS, content)
                       for case in cases]
@@ -95,9 +98,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--vision", nargs="+", default=["121"], help="vision tiers")
     parser.add_argument("--decoder", nargs="+", default=["baseline"], help="decoder variants")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="onnxruntime's intra-op threads per session (0: its default, one per core); "
+                             "1 when several of these run side by side")
     args = parser.parse_args(argv)
     try:
-        return compare(args.build, args.set, args.vision, args.decoder, args.limit)
+        if args.threads < 0:
+            raise ValueError(f"--threads {args.threads}: give 0 (onnxruntime's default) or a positive count")
+        return compare(args.build, args.set, args.vision, args.decoder, args.limit, args.threads)
     except (KeyError, ValueError) as error:  # an unknown tier, decoder or set, a negative limit
         parser.error(str(error))
 
