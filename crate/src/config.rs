@@ -75,7 +75,7 @@ parameters! {
     capture: Capture = Capture::Off, "capture", OneOf,
         "on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) \
          instead of encoding each again; needs choose=gpu and a static-shape decoder \
-         (fixed-kv-gpu)";
+         (fixed-kv-gpu, fixed-kv-fused)";
     realm: Realm = Realm::Page, "realm", OneOf,
         "where the decoder session, its decode loop and the token choice run: page = in the page, \
          worker = in a dedicated worker of their own (worker/decoder-worker.js)";
@@ -118,6 +118,7 @@ choice! {
         NbitsInt4 = "nbits-int4",
         Gqa = "gqa",
         FixedKvGpu = "fixed-kv-gpu",
+        FixedKvFused = "fixed-kv-fused",
     }
 }
 
@@ -126,7 +127,7 @@ impl Decoder {
     /// and every node runs on WebGPU: what onnxruntime-web's graph capture needs. fixed-kv has
     /// the static shapes but int64 slot bookkeeping on the CPU, which capture refuses.
     pub fn capturable(self) -> bool {
-        self == Decoder::FixedKvGpu
+        matches!(self, Decoder::FixedKvGpu | Decoder::FixedKvFused)
     }
 }
 

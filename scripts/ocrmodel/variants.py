@@ -48,6 +48,10 @@ class DecoderVariant:
     gpu_only: bool = False
     # "matmul": attention written out as MatMul/Softmax; "gqa": com.microsoft GroupQueryAttention.
     attention: str = "matmul"
+    # "decomposed": each RMS norm written out as Pow/ReduceMean/Add/Sqrt/Div/Mul (six dispatches:
+    # onnxruntime-web 1.30 does not fuse them on WebGPU); "simplified": one
+    # SimplifiedLayerNormalization node, which onnxruntime registers for CPU and WebGPU.
+    norm: str = "decomposed"
 
     def layer_precision(self, layer: int) -> str:
         return "fp16" if layer in self.fp16_layers else self.linear_format
@@ -104,6 +108,12 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
                    f"gpu-gather with fixed {spec.KV_SLOTS}-slot KV I/O: the new K/V placed by slots compared with "
                    "position_ids in float, past_length unused; static step shapes, every node on WebGPU, "
                    "so onnxruntime-web can capture a step (capture=on)", (), head="pre-transposed", gpu_only=True),
+    DecoderVariant("fixed-kv-fused", "decoder_nbits_int8_fixed_kv_fused.onnx", "gather-block-quantized", (), True,
+                   f"nbits-int8 with fixed-kv-gpu's {spec.KV_SLOTS}-slot KV I/O and each RMS norm as one "
+                   "SimplifiedLayerNormalization: fewer dispatches per step than fixed-kv-gpu (no per-step "
+                   "DequantizeLinear of the weights, one node per norm), static step shapes, every node on "
+                   "WebGPU, so capture=on applies", (),
+                   linear_format="nbits8", head="nbits", gpu_only=True, norm="simplified"),
 )
 
 DECODER_LINEARS = ("attn.q", "attn.k", "attn.v", "attn.o", "mlp.gate", "mlp.up", "mlp.down")

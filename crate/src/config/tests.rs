@@ -168,7 +168,8 @@ fn parameter_descriptions_cover_every_parameter() {
             "nbits-int8",
             "nbits-int4",
             "gqa",
-            "fixed-kv-gpu"
+            "fixed-kv-gpu",
+            "fixed-kv-fused"
         ]
     );
 }
@@ -256,7 +257,9 @@ fn capture_needs_the_gpu_chooser_and_a_capturable_decoder() {
         "decoder=fixed-kv-gpu&choose=gpu&sync=4&capture=on"
     );
     assert!(parse_query("decoder=fixed-kv-gpu&choose=gpu&capture=off").is_ok());
-    assert_eq!(Decoder::ALL.iter().filter(|d| d.capturable()).count(), 1);
+    assert!(parse_query("decoder=fixed-kv-fused&choose=gpu&sync=16&capture=on").is_ok());
+    let capturable: Vec<Decoder> = Decoder::ALL.iter().copied().filter(|d| d.capturable()).collect();
+    assert_eq!(capturable, [Decoder::FixedKvGpu, Decoder::FixedKvFused]);
     for (query, words) in [
         (
             "decoder=fixed-kv-gpu&capture=on",
@@ -264,7 +267,7 @@ fn capture_needs_the_gpu_chooser_and_a_capturable_decoder() {
         ),
         (
             "decoder=fixed-kv-gpu&choose=cpu&capture=on",
-            "give choose=gpu (decoder=fixed-kv-gpu)",
+            "give choose=gpu (decoder=fixed-kv-gpu or decoder=fixed-kv-fused)",
         ),
         (
             "decoder=fixed-kv&choose=gpu&capture=on",
@@ -276,7 +279,7 @@ fn capture_needs_the_gpu_chooser_and_a_capturable_decoder() {
         ),
         (
             "choose=gpu&capture=on",
-            "give decoder=fixed-kv-gpu, or leave capture at off",
+            "give decoder=fixed-kv-gpu or decoder=fixed-kv-fused, or leave capture at off",
         ),
         ("decoder=fixed-kv-gpu&choose=gpu&capture=yes", "off, on"),
     ] {

@@ -150,9 +150,14 @@ class _DecoderGraph:
         return b.op("LessOrEqual", [key_count, grouped], hint="mask.allowed")
 
     def rms_norm(self, x: str, weight_name: str) -> str:
-        # The Pow/ReduceMean/Add/Sqrt/Div/Mul chain that onnxruntime fuses into
-        # SimplifiedLayerNormalization at session creation.
+        # The Pow/ReduceMean/Add/Sqrt/Div/Mul chain that onnxruntime's CPU EP fuses into
+        # SimplifiedLayerNormalization at session creation (its WebGPU EP does not), or that node.
         b = self.b
+        if self.variant.norm == "simplified":
+            return b.op("SimplifiedLayerNormalization", [x, b.initializer(weight_name, self.w[weight_name])],
+                        hint="rms", axis=-1, epsilon=spec.RMS_NORM_EPS)
+        if self.variant.norm != "decomposed":
+            raise ValueError(f"{self.variant.name}: unknown norm {self.variant.norm!r}")
         square = b.op("Pow", [x, b.const(2.0, np.float32)], hint="rms.sq")
         mean = b.op("ReduceMean", [square], hint="rms.mean", axes=[-1], keepdims=1)
         root = b.op("Sqrt", [b.op("Add", [mean, b.const(spec.RMS_NORM_EPS, np.float32)], hint="rms.eps")],
