@@ -51,7 +51,7 @@ VOCAB_PATH = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 
 
 # The sample kinds and their shares: the clean style, then manga_styles.KINDS.
-# The kinds the previous run read worst (low resolution, long strings, horizontal lines) have
+# The kinds the previous runs read worst (low resolution, long strings) have
 # the larger shares.
 KIND_WEIGHTS = {"clean": 0.18, "balloon": 0.15, "narration": 0.07, "inverted": 0.08, "art": 0.06,
                 "horizontal": 0.1, "lowres": 0.19, "long": 0.17}
