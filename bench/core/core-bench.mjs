@@ -12,12 +12,14 @@
 //               the seed's (createImageBitmap, its canvas, its loop), the page's
 //               former one (createImageBitmap, 1:1 canvas, getImageData,
 //               preprocess) and the core's imageTensor, on a 1024x768 page as a
-//               grey and an RGB PNG, an evaluation image and the page as a JPEG.
+//               grey and an RGB PNG, an evaluation image and the page as a JPEG;
+//               beside them the browser's full-size decode alone, the floor of
+//               any path that decodes in the browser and keeps the tensor.
 // The SHA-256 of each tensor lets runs in different browsers be compared:
 // the core's must be bit-identical everywhere.
 import init, * as core from "../../www/pkg/ocr_bench_core.js";
 import { createSeedPreprocess, createSeedTokenChoice } from "../../tests/parity/seed-reference.mjs";
-import { formerImageTensor, pageJpeg, pagePngs, seedImageTensor, sha256 } from "./image-paths.mjs";
+import { browserDecode, formerImageTensor, pageJpeg, pagePngs, seedImageTensor, sha256 } from "./image-paths.mjs";
 import { compare, compareAsync } from "./measure.mjs";
 import { IMAGE_HEIGHT, IMAGE_WIDTH, chooseContenders, sampleImage } from "./workload.mjs";
 import { standalonePage } from "../../tests/standalone-page.mjs";
@@ -103,6 +105,7 @@ const benchmarkImageInput = async () => {
 			seed: () => seedImageTensor(seedPreprocess, file),
 			former: () => formerImageTensor(core, file),
 			core: () => core.imageTensor(file),
+			decodeOnly: () => browserDecode(file),
 		});
 		figures[name] = {
 			bytes: file.size,
@@ -114,6 +117,8 @@ const benchmarkImageInput = async () => {
 			ratioP10: timings.core.p10Ms / timings.seed.p10Ms,
 			formerRatio: timings.former.medianMs / timings.seed.medianMs,
 			formerRatioP10: timings.former.p10Ms / timings.seed.p10Ms,
+			decodeOnlyMedianMs: timings.decodeOnly.medianMs,
+			decodeOnlyRatio: timings.decodeOnly.medianMs / timings.seed.medianMs,
 			tensorSha256: ours,
 			detail: timings,
 		};
@@ -131,7 +136,7 @@ const run = async () => {
 	log(`tensor sha256 core ${preprocess.tensorSha256}, seed ${preprocess.seedTensorSha256}`);
 	const imageInput = await benchmarkImageInput();
 	for (const [name, figure] of Object.entries(imageInput.files)) {
-		log(`image input ${name} (${figure.decode}): core ${figure.coreMedianMs.toFixed(2)} ms, seed ${figure.seedMedianMs.toFixed(2)} ms, former ${figure.formerMedianMs.toFixed(2)} ms; core/seed ${figure.ratio.toFixed(2)} (target <= 1.0; p10 ${figure.ratioP10.toFixed(2)}), former/seed ${figure.formerRatio.toFixed(2)} (p10 ${figure.formerRatioP10.toFixed(2)})`);
+		log(`image input ${name} (${figure.decode}): core ${figure.coreMedianMs.toFixed(2)} ms, seed ${figure.seedMedianMs.toFixed(2)} ms, former ${figure.formerMedianMs.toFixed(2)} ms; core/seed ${figure.ratio.toFixed(2)} (target <= 1.0; p10 ${figure.ratioP10.toFixed(2)}), former/seed ${figure.formerRatio.toFixed(2)} (p10 ${figure.formerRatioP10.toFixed(2)}); the browser's decode alone ${figure.decodeOnlyMedianMs.toFixed(2)} ms, ${figure.decodeOnlyRatio.toFixed(2)}× the seed's whole path`);
 	}
 	const result = {
 		runId,

@@ -7,6 +7,8 @@
 //                      onto an OffscreenCanvas, getImageData, the core's preprocess.
 //                      The reference the new path's tensor must equal bit for bit.
 //   core.imageTensor   the new path (crate/src/image_input/).
+//   browserDecode      createImageBitmap alone, with the former path's options: no path
+//                      that decodes in the browser at full size can be faster.
 // Also the files the test and the benchmark make: a 1024x768 page as a PNG
 // (encoded here, so that its bytes are the same in every browser), as a JPEG, and
 // an RGBA PNG with transparent pixels.
@@ -38,6 +40,13 @@ export const formerLoadRgba = async (file) => {
 	} finally {
 		bitmap.close();
 	}
+};
+
+// The decode alone, at full size, as the former path and imageTensor's browser fallback ask for
+// it: the floor of any path that lets the browser decode the file and keeps their tensor.
+export const browserDecode = async (file) => {
+	const bitmap = await createImageBitmap(file, { premultiplyAlpha: "none", colorSpaceConversion: "none" });
+	bitmap.close();
 };
 
 export const formerImageTensor = async (core, file) => {
