@@ -119,6 +119,7 @@ choice! {
         Gqa = "gqa",
         FixedKvGpu = "fixed-kv-gpu",
         FixedKvFused = "fixed-kv-fused",
+        EinsumInt8 = "einsum-int8",
     }
 }
 

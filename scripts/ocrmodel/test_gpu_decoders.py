@@ -1,5 +1,5 @@
-"""The decoders without CPU round trips (gpu-gather, nbits-int8, nbits-int4, gqa, fixed-kv-gpu; graphs/decoder.py
-says why): what they store, which nodes they use, and that they read like baseline.
+"""The decoders without CPU round trips (gpu-gather, nbits-int8, nbits-int4, gqa, fixed-kv-gpu, fixed-kv-fused,
+einsum-int8; graphs/decoder.py says why): what they store, which nodes they use, and that they read like baseline.
 
 - Stored weights, checked against the build's float weights without the builder's quantizer:
   the pre-transposed head [H, N] holds the very int8 codes and scales baseline's embedding
@@ -15,7 +15,9 @@ says why): what they store, which nodes they use, and that they read like baseli
   checkpoint: logits within 0.15 of baseline's for nbits-int8 and 2.6 for nbits-int4, tokens
   the same, and the same on all 13 hayai13 cases with compare_onnx.py); gpu-gather and gqa
   compute with baseline's int8 values and stay within SAME_WEIGHTS_ATOL of its logits (seen:
-  0 for gpu-gather, 1.5e-5 for gqa). With synthetic weights (OCRMODEL_TEST_SYNTHETIC=1) the
+  0 for gpu-gather, 1.5e-5 for gqa); so does einsum-int8, whose int8 codes onnxruntime casts to
+  float32 once (its linears are Einsums over a Cast and a Mul of initializers alone, which
+  the session folds, so no step dequantizes). With synthetic weights (OCRMODEL_TEST_SYNTHETIC=1) the
   near ties of untrained logits let nbits-int4 choose other tokens, so there it is fed
   baseline's tokens and held to NBITS4_SYNTHETIC_ATOL instead.
 """
@@ -37,6 +39,8 @@ from ocrmodel.variants import DECODER_VARIANTS, NBITS_BLOCK_SIZE, decoder_varian
 GPU_VARIANTS = [variant for variant in DECODER_VARIANTS if variant.gpu_only]
 GPU_IDS = [variant.name for variant in GPU_VARIANTS]
 NBITS_VARIANTS = [variant for variant in GPU_VARIANTS if variant.head == "nbits"]
+# Heads that store baseline's int8 table transposed, [H, N] with one scale per column.
+INT8_TABLE_HEADS = ("pre-transposed", "einsum")
 STEP_SLACK = 1e-5
 SCALE_RTOL = 1e-6
 LOOP_TOKENS = 12
@@ -104,7 +108,7 @@ def truth(build) -> dict[str, np.ndarray]:
     return build.weights
 
 
-@pytest.mark.parametrize("variant", [v for v in GPU_VARIANTS if v.head == "pre-transposed"],
+@pytest.mark.parametrize("variant", [v for v in GPU_VARIANTS if v.head in INT8_TABLE_HEADS],
                          ids=lambda v: v.name)
 def test_pre_transposed_head_holds_baselines_int8_table(build, variant):
     ours = stored_tensors(build.embedded(variant.file))
@@ -259,5 +263,24 @@ def test_greedy_tokens_equal_baselines(build, variant, vision_embeds, baseline_r
     assert len(tokens) >= 8 and tokens == expected_tokens
     worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
     print(f"{variant.name}: {len(tokens)} tokens as baseline's, max |logit difference| {worst:.2e}")
-    if variant.head == "pre-transposed":
+    if variant.head in INT8_TABLE_HEADS:
         assert worst <= SAME_WEIGHTS_ATOL
+
+
+@pytest.mark.parametrize("variant", [v for v in GPU_VARIANTS if v.linear_format == "einsum8"], ids=lambda v: v.name)
+def test_einsum_weights_are_folded_from_initializers_alone(build, variant):
+    """Every Einsum's weight operand is Mul(Cast(int8 initializer), scale initializer): inputs
+    the session can fold once, so no per-step node dequantizes; no DequantizeLinear or Gemm is
+    left."""
+    graph = onnx.load(str(build.embedded(variant.file))).graph
+    initializers = {t.name: t for t in graph.initializer}
+    producers = {output: node for node in graph.node for output in node.output}
+    einsums = [node for node in graph.node if node.op_type == "Einsum"]
+    assert len(einsums) == 4 * spec.LAYERS + 1  # qkv, o, gate/up, down per block; the head
+    for node in einsums:
+        mul = producers[node.input[1]]
+        assert mul.op_type == "Mul" and mul.input[1] in initializers, node.name
+        cast = producers[mul.input[0]]
+        assert cast.op_type == "Cast" and cast.input[0] in initializers, node.name
+        assert initializers[cast.input[0]].data_type == onnx.TensorProto.INT8, node.name
+    assert not {"DequantizeLinear", "Gemm"} & {node.op_type for node in graph.node}

@@ -16,7 +16,7 @@ FILES = [variant.file for variant in VISION_VARIANTS] + [variant.file for varian
 
 def weight_bytes(path) -> dict[str, list[int]]:
     """Per storage format: [stored bytes, fp32 bytes of the same weights] over the weights that
-    feed MatMul, MatMulNBits, Gemm and Gather (scales counted with their weights)."""
+    feed MatMul, MatMulNBits, Gemm, Gather and Einsum (scales counted with their weights)."""
     model = onnx.load(str(path))
     tensors = {t.name: t for t in model.graph.initializer}
     size = lambda name: numpy_helper.to_array(tensors[name]).nbytes  # noqa: E731
@@ -27,8 +27,15 @@ def weight_bytes(path) -> dict[str, list[int]]:
         entry[0] += stored
         entry[1] += elements * 4
 
+    casts = {node.output[0]: node.input[0] for node in model.graph.node
+             if node.op_type == "Cast" and node.input[0] in tensors}
     for node in model.graph.node:
-        if node.op_type == "DequantizeLinear" and node.input[0] in tensors:
+        if node.op_type == "Mul" and node.input[0] in casts and node.input[1] in tensors:
+            # einsum-int8's weights: int8 codes cast to float and scaled, folded at load.
+            weight = numpy_helper.to_array(tensors[casts[node.input[0]]])
+            assert weight.dtype == np.int8, node.name
+            add("int8", weight.nbytes + size(node.input[1]), weight.size)
+        elif node.op_type == "DequantizeLinear" and node.input[0] in tensors:
             weight = numpy_helper.to_array(tensors[node.input[0]])
             assert weight.dtype == np.int8, node.name
             add("int8", weight.nbytes + size(node.input[1]), weight.size)

@@ -108,6 +108,11 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
                    f"gpu-gather with fixed {spec.KV_SLOTS}-slot KV I/O: the new K/V placed by slots compared with "
                    "position_ids in float, past_length unused; static step shapes, every node on WebGPU, "
                    "so onnxruntime-web can capture a step (capture=on)", (), head="pre-transposed", gpu_only=True),
+    DecoderVariant("einsum-int8", "decoder_einsum_int8.onnx", "gather-head-column", (), False,
+                   "every linear and the pre-transposed tied head as an Einsum over int8 weights that "
+                   "onnxruntime casts to float32 once, when the session is created (Cast and Mul of "
+                   "initializers, folded): a plain loop per output value, gpu-gather structure", (),
+                   head="einsum", gpu_only=True, linear_format="einsum8"),
     DecoderVariant("fixed-kv-fused", "decoder_nbits_int8_fixed_kv_fused.onnx", "gather-block-quantized", (), True,
                    f"nbits-int8 with fixed-kv-gpu's {spec.KV_SLOTS}-slot KV I/O and each RMS norm as one "
                    "SimplifiedLayerNormalization: fewer dispatches per step than fixed-kv-gpu (no per-step "
@@ -142,7 +147,7 @@ def stored_decoder_weights(weights: dict[str, np.ndarray], variant: DecoderVaria
     def roundtrip(matrix: np.ndarray, precision: str) -> np.ndarray:
         if precision == "fp16":
             return fp16_roundtrip(matrix)
-        if precision == "int8":
+        if precision in ("int8", "einsum8"):
             return int8_roundtrip(matrix)
         return nbits.roundtrip(matrix, int(precision.removeprefix("nbits")), NBITS_BLOCK_SIZE)
 

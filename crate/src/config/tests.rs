@@ -169,7 +169,8 @@ fn parameter_descriptions_cover_every_parameter() {
             "nbits-int4",
             "gqa",
             "fixed-kv-gpu",
-            "fixed-kv-fused"
+            "fixed-kv-fused",
+            "einsum-int8"
         ]
     );
 }
