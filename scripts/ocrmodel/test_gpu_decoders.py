@@ -275,7 +275,9 @@ def test_einsum_weights_are_folded_from_initializers_alone(build, variant):
     graph = onnx.load(str(build.embedded(variant.file))).graph
     initializers = {t.name: t for t in graph.initializer}
     producers = {output: node for node in graph.node for output in node.output}
-    einsums = [node for node in graph.node if node.op_type == "Einsum"]
+    initializer_fed = {node.output[0] for node in graph.node if node.op_type == "Mul"
+                       and node.input[1] in initializers}
+    einsums = [node for node in graph.node if node.op_type == "Einsum" and node.input[1] in initializer_fed]
     assert len(einsums) == 4 * spec.LAYERS + 1  # qkv, o, gate/up, down per block; the head
     for node in einsums:
         mul = producers[node.input[1]]
@@ -284,3 +286,16 @@ def test_einsum_weights_are_folded_from_initializers_alone(build, variant):
         assert cast.op_type == "Cast" and cast.input[0] in initializers, node.name
         assert initializers[cast.input[0]].data_type == onnx.TensorProto.INT8, node.name
     assert not {"DequantizeLinear", "Gemm"} & {node.op_type for node in graph.node}
+
+
+@pytest.mark.parametrize("variant", [v for v in GPU_VARIANTS if v.attention == "einsum"], ids=lambda v: v.name)
+def test_einsum_attention_has_no_matmul_and_no_key_transpose(build, variant):
+    """Scores, context and RoPE's rotation are Einsums: no MatMul is left in the graph, and the
+    keys are contracted as they are stored (no per-step Transpose of present_k)."""
+    graph = onnx.load(str(build.embedded(variant.file))).graph
+    ops = [node.op_type for node in graph.node]
+    assert "MatMul" not in ops
+    equations = [onnx.helper.get_attribute_value(a).decode() for node in graph.node if node.op_type == "Einsum"
+                 for a in node.attribute if a.name == "equation"]
+    assert equations.count("bgqd,bgtd->bgqt") == spec.LAYERS and equations.count("bgqt,bgtd->bgqd") == spec.LAYERS
+    assert not any(node.op_type == "Transpose" and node.input[0].startswith("present_k") for node in graph.node)

@@ -46,7 +46,8 @@ class DecoderVariant:
     # True: every node of a step has a WebGPU kernel for its types (no int64 Range/Tile/
     # LessOrEqual/Squeeze, int32 indices), see graphs/decoder.py.
     gpu_only: bool = False
-    # "matmul": attention written out as MatMul/Softmax; "gqa": com.microsoft GroupQueryAttention.
+    # "matmul": attention written out as MatMul/Softmax; "gqa": com.microsoft GroupQueryAttention;
+    # "einsum": as "matmul" with the scores, the context and RoPE's rotation as Einsum.
     attention: str = "matmul"
     # "decomposed": each RMS norm written out as Pow/ReduceMean/Add/Sqrt/Div/Mul (six dispatches:
     # onnxruntime-web 1.30 does not fuse them on WebGPU); "simplified": one
@@ -111,8 +112,9 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
     DecoderVariant("einsum-int8", "decoder_einsum_int8.onnx", "gather-head-column", (), False,
                    "every linear and the pre-transposed tied head as an Einsum over int8 weights that "
                    "onnxruntime casts to float32 once, when the session is created (Cast and Mul of "
-                   "initializers, folded): a plain loop per output value, gpu-gather structure", (),
-                   head="einsum", gpu_only=True, linear_format="einsum8"),
+                   "initializers, folded), and the attention's products and RoPE's rotation as Einsum "
+                   "too: a plain loop per output value, gpu-gather structure", (),
+                   head="einsum", gpu_only=True, linear_format="einsum8", attention="einsum"),
     DecoderVariant("fixed-kv-fused", "decoder_nbits_int8_fixed_kv_fused.onnx", "gather-block-quantized", (), True,
                    f"nbits-int8 with fixed-kv-gpu's {spec.KV_SLOTS}-slot KV I/O and each RMS norm as one "
                    "SimplifiedLayerNormalization: fewer dispatches per step than fixed-kv-gpu (no per-step "

@@ -192,7 +192,10 @@ class _DecoderGraph:
 
     def rope(self, x: str, cos: str, sin: str, rotation: str) -> str:
         b = self.b
-        rotated = b.op("MatMul", [x, rotation], hint="rope.rot")
+        # Einsum for the einsum decoder: a tiled MatMul over a step's 2-8 rows computes mostly
+        # padding, which a CPU rasteriser pays for.
+        rotated = (b.op("Einsum", [x, rotation], hint="rope.rot", equation="bshd,de->bshe")
+                   if self.variant.attention == "einsum" else b.op("MatMul", [x, rotation], hint="rope.rot"))
         return b.op("Add", [b.op("Mul", [x, cos], hint="rope.cos"), b.op("Mul", [rotated, sin], hint="rope.sin")],
                     hint="rope")
 
@@ -303,11 +306,16 @@ class _DecoderGraph:
             present_v = b.op("Concat", [past_v, v], outputs=[f"present_v{layer}"], axis=2)
         if masking["allowed"] is None:
             masking["allowed"] = self.float_mask(present_k, masking["position_ids"])
-        scores = b.op("MatMul", [q, b.op("Transpose", [present_k], hint=f"l{layer}.kt", perm=[0, 1, 3, 2])],
-                      hint=f"l{layer}.scores")
+        if variant.attention == "einsum":  # contracts over d of present_k as it is: no Transpose
+            scores = b.op("Einsum", [q, present_k], hint=f"l{layer}.scores", equation="bgqd,bgtd->bgqt")
+        else:
+            scores = b.op("MatMul", [q, b.op("Transpose", [present_k], hint=f"l{layer}.kt", perm=[0, 1, 3, 2])],
+                          hint=f"l{layer}.scores")
         probabilities = b.op("Softmax", [b.op("Where", [masking["allowed"], scores, masking["masked"]],
                                               hint=f"l{layer}.masked")], hint=f"l{layer}.probs", axis=-1)
-        context = b.op("MatMul", [probabilities, present_v], hint=f"l{layer}.context")
+        context = (b.op("Einsum", [probabilities, present_v], hint=f"l{layer}.context", equation="bgqt,bgtd->bgqd")
+                   if variant.attention == "einsum"
+                   else b.op("MatMul", [probabilities, present_v], hint=f"l{layer}.context"))
         context = b.op("Reshape", [context, b.const([0, spec.HEADS, -1, spec.HEAD_DIM])], hint=f"l{layer}.ctx4")
         context = b.op("Reshape", [b.op("Transpose", [context], hint=f"l{layer}.ctxT", perm=[0, 2, 1, 3]),
                                    b.const([0, 0, spec.HEADS * spec.HEAD_DIM])], hint=f"l{layer}.ctx")
