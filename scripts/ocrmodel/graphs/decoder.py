@@ -41,12 +41,6 @@ MASKED_SCORE = -1e9
 QUERY_GROUP = spec.HEADS // spec.KV_HEADS
 
 
-def quantize_t(weight_out_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The per-output-row int8 codes transposed to [K, N], and their N scales."""
-    codes, scale = int8_per_row(weight_out_in)
-    return np.ascontiguousarray(codes.T), scale
-
-
 def _rotate_half_matrix() -> np.ndarray:
     """R with x @ R == cat(-x[32:], x[:32]): one MatMul instead of Slice, Slice, Neg, Concat."""
     half = spec.HEAD_DIM // 2
@@ -78,17 +72,17 @@ class _DecoderGraph:
         if precision.startswith("nbits"):
             return self.matmul_nbits(x, weight_out_in, name, int(precision.removeprefix("nbits")))
         if precision == "einsum8":
-            return b.op("Einsum", [x, self.folded_int8(quantize_t(weight_out_in), name)], hint=name,
+            return b.op("Einsum", [x, self.folded_int8(weight_out_in, name)], hint=name,
                         equation="bsk,kn->bsn")
         raise ValueError(f"{name}: unknown precision {precision!r}")
 
-    def folded_int8(self, codes_scale: tuple[np.ndarray, np.ndarray], name: str) -> str:
-        """[K, N] float32 from int8 codes and one scale per column N, as Cast and Mul of
-        initializers alone: onnxruntime folds them into one float32 initializer when the session
+    def folded_int8(self, weight_out_in: np.ndarray, name: str) -> str:
+        """weight.T as [K, N] float32 from its per-output-row int8 codes and scales, as Cast and Mul
+        of initializers alone: onnxruntime folds them into one float32 initializer when the session
         is created, so the file keeps int8 and no step dequantizes (DequantizeLinear is never folded)."""
         b = self.b
-        codes, scale = codes_scale
-        return b.op("Mul", [b.op("Cast", [b.initializer(name + ".int8", codes)], hint=name + ".f32", to=FLOAT),
+        codes, scale = int8_per_row(weight_out_in)
+        return b.op("Mul", [b.op("Cast", [b.initializer(name + ".int8", codes.T)], hint=name + ".f32", to=FLOAT),
                             b.initializer(name + ".scale", scale)], hint=name + ".weight")
 
     def matmul_nbits(self, x: str, weight_out_in: np.ndarray, name: str, bits: int) -> str:
@@ -153,7 +147,7 @@ class _DecoderGraph:
         if variant.head == "einsum":
             if variant.embedding != "gather-head-column":
                 raise ValueError(f"{variant.name}: embedding {variant.embedding!r} with an einsum head")
-            table = self.folded_int8(quantize_t(embed), "decoder.head")
+            table = self.folded_int8(embed, "decoder.head")
             column = b.op("Gather", [table, token_ids], hint="embed.gather_column", axis=1)  # [H, 1, 1]
             token = b.op("Reshape", [column, b.const([1, 1, spec.HIDDEN])], hint="embed.row")
             return token, lambda normed: b.op("Einsum", [normed, table], outputs=["logits"], equation="bh,hn->bn")
