@@ -24,6 +24,7 @@ import numpy as np
 import onnx
 import onnxruntime
 
+from . import spec
 from .graphs.decoder import build_decoder
 from .graphs.vision import build_vision, quantize_int4
 from .manifest import build_manifest, graph_facts
@@ -35,12 +36,15 @@ DEFAULT_CHECKPOINT = REPO / "models" / "checkpoint" / "ocr-bench-default.npz"
 DEFAULT_OUT = REPO / "models" / "generated"
 DEFAULT_MANIFEST = REPO / "models" / "manifest.json"
 VOCAB = REPO / "models" / "vocab.json"
+# Grey 224x224 training samples that the int4 vision tier's rounding is fitted to
+# (train/calibration_set.py writes them; models/calibration/README.md).
+CALIBRATION = REPO / "models" / "calibration" / "vision-pixels.npz"
 DEFAULT_SYNTHETIC_SEED = 0
 # Tensors below this many bytes (shape constants, norms) stay inside the external .onnx.
 EXTERNAL_THRESHOLD_BYTES = 1024
 # Files whose content decides what a build produces: a build-info with another digest is stale.
 BUILDER_SOURCES = ("spec.py", "weights.py", "quantize.py", "variants.py", "manifest.py", "build_models.py",
-                   "graphs/builder.py", "graphs/decoder.py", "graphs/nbits.py", "graphs/vision.py")
+                   "graphs/builder.py", "graphs/decoder.py", "graphs/gptq.py", "graphs/nbits.py", "graphs/vision.py")
 
 
 def builder_digest() -> str:
@@ -48,7 +52,19 @@ def builder_digest() -> str:
     for name in BUILDER_SOURCES:
         digest.update(name.encode())
         digest.update((Path(__file__).parent / name).read_bytes())
+    digest.update(CALIBRATION.read_bytes())
     return digest.hexdigest()
+
+
+def calibration_feeds() -> list[dict[str, np.ndarray]]:
+    """The calibration images as the vision graph's input: grey to three equal channels,
+    (x/255 - mean)/std, [1,3,224,224] each."""
+    with np.load(CALIBRATION) as stored:
+        pixels = stored["pixels"]
+    mean = np.array(spec.MEAN, np.float32).reshape(1, 3, 1, 1)
+    std = np.array(spec.STD, np.float32).reshape(1, 3, 1, 1)
+    return [{"pixel_values": ((np.float32(image[None, None]) / 255.0 - mean) / std).astype(np.float32)}
+            for image in pixels]
 
 
 def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
@@ -70,7 +86,7 @@ def build_all(weights: dict[str, np.ndarray], out: Path) -> tuple[list[Path], di
     graphs: dict[str, dict] = {}
     for vision in VISION_VARIANTS:
         if vision.precision == "int4":
-            model = quantize_int4(build_vision(weights, fp16=False), INT4_BLOCK_SIZE)
+            model = quantize_int4(build_vision(weights, fp16=False), INT4_BLOCK_SIZE, calibration_feeds())
         elif vision.precision == "fp16":
             model = build_vision(weights, fp16=True)
         else:

@@ -6,10 +6,11 @@ by conftest.read_checkpoint, or the synthetic seed's:
   and each code the nearest one, |code * scale - w| <= scale / 2; from the trained checkpoint,
   whose matrices are already int8 per row, the very codes of the checkpoint come back;
 - fp16 (fp16-matmul's first blocks, tier 242): the nearest fp16 of each weight;
-- int4 MatMulNBits (tier 121, symmetric, blocks of 32 along K): |scale| = max |block| / 8, so
-  the codes -8..7 reach the block's largest magnitude on one side; each weight within
-  |scale| / 2 of its value, or within |scale| where the other side's 7 is clipped (|w| > 7.5
-  |scale|);
+- int4 MatMulNBits (tier 121, symmetric, blocks of 32 along K, codes rounded by GPTQ): every
+  MatMul's stored weight changes that layer's output over the calibration images' inputs by
+  less than half as much as plain rounding would (|scale| = max |block| / 8, each weight at its
+  nearest code), the output error measured as trace(ΔW H ΔWᵀ) with H the inputs' XᵀX (seen:
+  0.03-0.31 of it with the checkpoint, at most 0.05 with synthetic weights);
 - everything else (norms, biases, convolutions, positions) unchanged.
 
 Both towers store q divided by 8 (the attention scale 1/sqrt(64) folded in), so the truth for
@@ -24,7 +25,10 @@ import onnx
 import pytest
 
 from ocrmodel import reference, spec
+from ocrmodel.build_models import calibration_feeds
 from ocrmodel.conftest import Q_FOLD, read_checkpoint, stored_tensors
+from ocrmodel.graphs import gptq
+from ocrmodel.graphs.vision import build_vision
 from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
 
 STEP_SLACK = 1e-5
@@ -120,11 +124,23 @@ def vision_truth(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return truth
 
 
-def test_int4_vision_stores_symmetric_blocks_of_its_weights(build, truth):
+def plain_rounding(w: np.ndarray, block: int) -> np.ndarray:
+    """w [n, k] -> its values at the nearest symmetric int4 code of blocks of `block` along k,
+    |scale| = max |block| / 8, the largest magnitude at code -8."""
+    n, k = w.shape
+    blocks = w.reshape(n, k // block, block).astype(np.float64)
+    largest = np.take_along_axis(blocks, np.abs(blocks).argmax(axis=-1)[..., None], axis=-1)
+    scales = largest / -8.0
+    scales[scales == 0] = 1.0
+    return (np.clip(np.rint(blocks / scales), -8, 7) * scales).reshape(n, k)
+
+
+def test_int4_vision_stores_symmetric_blocks_closer_to_its_layers_than_plain_rounding(build, truth):
     variant = next(v for v in VISION_VARIANTS if v.precision == "int4")
     path = build.embedded(variant.file)
     tensors = stored_tensors(path)
     stored_truth = vision_truth(truth)
+    hessians = gptq.input_hessians(build_vision(build.weights, fp16=False), calibration_feeds())
     quantised = set()
     for node in onnx.load(str(path)).graph.node:
         if node.op_type != "MatMulNBits":
@@ -133,16 +149,17 @@ def test_int4_vision_stores_symmetric_blocks_of_its_weights(build, truth):
         assert (attributes["bits"], len([i for i in node.input if i])) == (4, 3), f"{node.name}: not symmetric int4"
         linear = node.input[1].removesuffix("_Q4").removesuffix(".weight_t")
         k, n, block = attributes["K"], attributes["N"], attributes["block_size"]
-        w = stored_truth[linear + ".weight"]
+        w = stored_truth[linear + ".weight"].astype(np.float64)
         assert w.shape == (n, k) and k % block == 0, linear
-        scales = np.abs(tensors[node.input[2]].reshape(n, k // block)).astype(np.float64)
-        np.testing.assert_allclose(scales, np.abs(w.reshape(n, -1, block)).max(axis=-1) / 8.0, rtol=SCALE_RTOL,
-                                   err_msg=f"{linear}: |scale| is not max |block| / 8")
         values = reference.unpack_matmulnbits(tensors[node.input[1]], tensors[node.input[2]], None, k, n, 4, block)
-        steps = (np.abs(values.astype(np.float64) - w).reshape(n, -1, block) / scales[..., None]).reshape(n, k)
-        clippable = np.abs(w) > 7.5 * np.repeat(scales, block, axis=1)
-        assert steps[~clippable].max() <= 0.5 + STEP_SLACK, f"{linear}: a weight is not at its nearest code"
-        assert steps.max() <= 1.0 + STEP_SLACK, f"{linear}: a clipped weight is more than one step off"
+        hessian = hessians[node.input[1].removesuffix("_Q4")]
+
+        def output_error(delta: np.ndarray) -> float:
+            return float(np.sum((delta @ hessian) * delta))
+
+        stored, plain = output_error(values.astype(np.float64) - w), output_error(plain_rounding(w, block) - w)
+        print(f"{linear}: output error {stored / plain:.2f} of plain rounding's")
+        assert stored < 0.5 * plain, f"{linear}: the stored codes keep {stored / plain:.2f} of plain rounding's output error"
         quantised.add(linear + ".weight")
     expected_linears = {name for name, shape in spec.parameter_shapes().items()
                         if name.startswith("vision.") and name.endswith(".weight") and len(shape) == 2

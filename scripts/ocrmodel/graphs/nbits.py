@@ -27,11 +27,17 @@ def quantize_blocks(weight_out_in: np.ndarray, bits: int, block_size: int) -> tu
     blocks = weight.reshape(n, k // block_size, block_size)
     scales = np.abs(blocks).max(axis=-1) / np.float32(largest)
     scales[scales == 0] = 1.0
-    codes = np.clip(np.rint(blocks / scales[..., None]), -largest, largest).astype(np.int16) + (1 << (bits - 1))
-    codes = codes.astype(np.uint8)
+    codes = np.clip(np.rint(blocks / scales[..., None]), -largest, largest).astype(np.int16)
+    return pack_codes(codes, bits), scales.astype(np.float32)
+
+
+def pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
+    """Signed codes [N, K / block_size, block_size] -> MatMulNBits' B: stored as code + 2^(bits-1),
+    two 4-bit codes to a byte, low bits first."""
+    stored = (np.asarray(codes, dtype=np.int16) + (1 << (bits - 1))).astype(np.uint8)
     if bits == 4:
-        codes = codes[..., 0::2] | (codes[..., 1::2] << 4)
-    return np.ascontiguousarray(codes), scales.astype(np.float32)
+        stored = stored[..., 0::2] | (stored[..., 1::2] << 4)
+    return np.ascontiguousarray(stored)
 
 
 def roundtrip(weight_out_in: np.ndarray, bits: int, block_size: int) -> np.ndarray:

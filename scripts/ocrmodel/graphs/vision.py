@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
 from .. import spec
+from . import gptq
 from .builder import FLOAT, FLOAT16, GraphBuilder
 
 
@@ -100,10 +102,30 @@ def build_vision(weights: dict[str, np.ndarray], fp16: bool) -> onnx.ModelProto:
     return _VisionGraph(weights, fp16).build()
 
 
-def quantize_int4(model: onnx.ModelProto, block_size: int) -> onnx.ModelProto:
-    """Every MatMul with a constant weight becomes MatMulNBits (4 bits, symmetric, blocks along K)."""
+def quantize_int4(model: onnx.ModelProto, block_size: int, calibration: list[dict[str, np.ndarray]]) -> onnx.ModelProto:
+    """Every MatMul with a constant weight becomes MatMulNBits (4 bits, symmetric, blocks along K):
+    the graph from onnxruntime's quantizer, the codes rounded by GPTQ (gptq.py) over the inputs
+    each MatMul sees when the model reads the calibration feeds."""
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-    quantizer = MatMulNBitsQuantizer(model, bits=4, block_size=block_size, is_symmetric=True)
+    hessians = gptq.input_hessians(model, calibration)
+    weights = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer if init.name in hessians}
+    source = onnx.ModelProto()
+    source.CopyFrom(model)  # the quantizer rewrites the graph it is given
+    quantizer = MatMulNBitsQuantizer(source, bits=4, block_size=block_size, is_symmetric=True)
     quantizer.process()
-    return quantizer.model.model
+    quantized = quantizer.model.model
+    initializers = {init.name: init for init in quantized.graph.initializer}
+    for node in quantized.graph.node:
+        if node.op_type != "MatMulNBits":
+            continue
+        # onnxruntime names B "<weight>_Q4" and the scales "<weight>_scales".
+        weight = node.input[1].removesuffix("_Q4")
+        codes, scales = gptq.round_blocks(weights[weight], hessians[weight], block_size)
+        packed, scales = gptq.matmulnbits_tensors(codes, scales, block_size)
+        for name, values in ((node.input[1], packed), (node.input[2], scales)):
+            stored = initializers[name]
+            if list(stored.dims) != list(values.shape):
+                raise ValueError(f"{name}: onnxruntime stored {list(stored.dims)}, GPTQ made {list(values.shape)}")
+            stored.CopyFrom(numpy_helper.from_array(values, name))
+    return quantized

@@ -1,0 +1,49 @@
+"""Write the calibration images the builder rounds the int4 vision tier with (ocrmodel/graphs/gptq.py):
+training samples, drawn by the training renderer with a seed of their own, already squashed to
+224x224 as the harness does, grey uint8.
+
+    cd scripts && ../.venv/bin/python train/calibration_set.py        # models/calibration/vision-pixels.npz
+
+Like every training sample they never hold an evaluation string. The kinds come in the training
+shares (data.KIND_WEIGHTS), so the rounding fits the inputs the model was trained for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from data import SampleMaker  # noqa: E402
+from ocrmodel.build_models import CALIBRATION  # noqa: E402
+from ocrmodel.fonts import FontLibrary  # noqa: E402
+
+SEED = "calibration/0"  # training workers draw from train/<seed>/<worker>
+COUNT = 32
+
+
+def calibration_pixels(count: int = COUNT, font_dir: Path | None = None) -> np.ndarray:
+    maker = SampleMaker(FontLibrary(font_dir), SEED)
+    return np.stack([maker.sample()[0] for _ in range(count)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=CALIBRATION)
+    parser.add_argument("--count", type=int, default=COUNT)
+    parser.add_argument("--font-dir", type=Path, default=None, help="as train.py's; default: the system's fonts")
+    args = parser.parse_args()
+    if args.count < 1:
+        raise SystemExit(f"--count {args.count}: allowed: 1 or more images")
+    pixels = calibration_pixels(args.count, args.font_dir)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(args.out, pixels=pixels)
+    print(f"wrote {args.out}: {pixels.shape[0]} images, {args.out.stat().st_size / 1e6:.2f} MB")
+
+
+if __name__ == "__main__":
+    main()
