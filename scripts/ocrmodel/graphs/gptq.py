@@ -10,7 +10,8 @@ block's scale is fixed from the updated rows when rounding reaches the block.
 
 onnxruntime ships GPTQ too, but its implementation needs torch, which the builder does not
 install. On the default checkpoint this rounding halves the int4 vision's error (relative error
-of vision_embeds 0.095 -> 0.054 on 30 evaluation images; models/MODEL_CARD.md has the sets).
+of vision_embeds 0.095 -> 0.054 on 30 evaluation images; docs/model-contract.md, "The int4 vision
+tier's rounding").
 """
 
 from __future__ import annotations
