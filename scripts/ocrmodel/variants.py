@@ -71,7 +71,7 @@ NBITS_BLOCK_SIZE = INT4_BLOCK_SIZE
 
 VISION_VARIANTS: tuple[VisionVariant, ...] = (
     VisionVariant("121", "vision_int4.onnx", "int4",
-                  "ViT encoder, int4 MatMulNBits weights (block 32, symmetric, GPTQ-rounded), fp32 convolutions", ()),
+                  "ViT encoder, int4 MatMulNBits weights (block 32, symmetric), fp32 convolutions", ()),
     VisionVariant("242", "vision_fp16.onnx", "fp16",
                   "ViT encoder computed in fp16 (fp32 pixel_values in, fp32 vision_embeds out)", ("shader-f16",)),
 )
