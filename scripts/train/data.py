@@ -53,8 +53,8 @@ VOCAB_PATH = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 # The sample kinds and their shares: the clean style, then manga_styles.KINDS.
 # The kinds the previous runs read worst (low resolution, long strings) have
 # the larger shares.
-KIND_WEIGHTS = {"clean": 0.15, "balloon": 0.12, "narration": 0.05, "inverted": 0.07, "art": 0.05,
-                "horizontal": 0.08, "lowres": 0.26, "long": 0.22}
+KIND_WEIGHTS = {"clean": 0.15, "balloon": 0.10, "narration": 0.04, "inverted": 0.06, "art": 0.04,
+                "horizontal": 0.08, "lowres": 0.29, "long": 0.24}
 assert set(KIND_WEIGHTS) == {"clean", *KINDS}
 # The previous model's four faces, for the clean style.
 CLEAN_FACES = ("noto-sans-bold", "noto-sans-regular", "noto-serif-bold", "noto-serif-regular")
