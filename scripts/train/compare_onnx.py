@@ -3,9 +3,8 @@
 Runs the seed's loop (ocrmodel.decode) on onnxruntime CPU over an evaluation set for each
 (vision tier, decoder variant) asked for, scores it as the page does (scoring.score_set), and
 prints nCER, exact cases and how many cases chose exactly the tokens that PyTorch chose in
-training's final evaluation (models/checkpoint/eval-pytorch.json; recorded with the plain
-Lanczos3 resize the checkpoint was trained with, while the images here go through
-ocrmodel.resize, the harness's current resize).
+training's final evaluation (models/checkpoint/eval-pytorch.json, through the same resize,
+ocrmodel.resize).
 
     cd scripts && ../.venv/bin/python train/compare_onnx.py --build /tmp/gen --set hayai13 \
         --vision 121 --decoder baseline gather-opt fp16-matmul fixed-kv gpu-gather nbits-int8 nbits-int4 gqa

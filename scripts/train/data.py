@@ -13,8 +13,7 @@ quarter of the bytes cross the worker pipes.
 The harness's preprocessing, reproduced exactly: composite over white (these canvases have no
 alpha), `ocrmodel.resize.resize_for_model` (Pillow's `resize((224, 224), Image.LANCZOS,
 reducing_gap=1.0)`: a box average over whole blocks, then Lanczos3, as the Rust core does), then
-`(x/255 - mean)/std` per channel (in train.py, on the GPU). The committed checkpoint was trained
-before the box pre-reduction, with a plain Lanczos3 resize.
+`(x/255 - mean)/std` per channel (in train.py, on the GPU).
 """
 
 from __future__ import annotations

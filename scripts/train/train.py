@@ -21,6 +21,7 @@ from data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, worker_seed
 from ocrmodel.fonts import FontLibrary
 from evaluate import evaluate_set
 from model import OcrModel, spec
+from penalty import penalised_logits
 from replay import ReplayRing
 from scoring import EVAL_DIR
 
@@ -54,7 +55,9 @@ def losses(model: OcrModel, pixels: torch.Tensor, inputs: torch.Tensor, targets:
         vision = model.vision(normalised)
         logits = model.decoder(vision, inputs)
         aux = model.aux_logits(vision, cells)
-    text_loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+    # Scored as the page's token choice sees them (penalty.py).
+    scored = penalised_logits(logits.float(), inputs)
+    text_loss = F.cross_entropy(scored.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
     aux_loss = F.cross_entropy(aux.float().flatten(0, 1), labels.flatten())
     return text_loss, aux_loss
 
