@@ -74,3 +74,29 @@ def evaluate_set(model: OcrModel, name: str, device: torch.device, batch: int = 
         pixels = torch.cat([preprocess(EVAL_DIR / name / case["image"]) for case in chunk]).to(device)
         tokens.extend(greedy(model, pixels, content))
     return score_set(name, cases, tokens, characters)
+
+
+def evaluate_all(model: OcrModel, names: list[str], device: torch.device) -> dict[str, dict]:
+    model.eval()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        return {name: evaluate_set(model, name, device) for name in names}
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+        model.train()
+
+
+def set_names() -> list[str]:
+    """Every evaluation set under models/eval."""
+    return sorted(path.parent.name for path in EVAL_DIR.glob("*/cases.json"))
+
+
+def summary_lines(results: dict[str, dict]) -> list[str]:
+    """nCER and exact per set, then what hayai13's cases read."""
+    lines = [f"{name}: nCER {result['nCER']:.4f} ({result['distance']}/{result['characters']}), "
+             f"exact {result['exact']}/{result['cases']}" for name, result in results.items()]
+    lines += [f"  {result['id']} {result['distance']} {result['actual']}"
+              for result in results.get("hayai13", {"results": []})["results"]]
+    return lines

@@ -19,11 +19,10 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, worker_seed
 from ocrmodel.fonts import FontLibrary
-from evaluate import evaluate_set
+from evaluate import evaluate_all, set_names, summary_lines
 from model import OcrModel, spec
 from penalty import penalised_logits
 from replay import ReplayRing
-from scoring import EVAL_DIR
 
 # The steps over which --minutes measures the step rate: late enough that the workers' queue,
 # full after compilation, no longer inflates it (measured over steps 50-200 it read 7.8 steps/s
@@ -67,18 +66,6 @@ def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
         return peak * (step + 1) / warmup
     progress = min(1.0, (step - warmup) / max(1, total - warmup))
     return peak * (0.03 + 0.97 * 0.5 * (1.0 + math.cos(math.pi * progress)))
-
-
-def evaluate_all(model: OcrModel, names: list[str], device: torch.device) -> dict[str, dict]:
-    model.eval()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    try:
-        return {name: evaluate_set(model, name, device) for name in names}
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-        model.train()
 
 
 def main() -> None:
@@ -191,16 +178,12 @@ def main() -> None:
     # Evaluate what was shipped: the int8 checkpoint read back, not the float weights.
     shipped = OcrModel().to(device)
     shipped.load_weights(spec.load_checkpoint(args.out))
-    sets = args.eval_sets or sorted(path.parent.name for path in EVAL_DIR.glob("*/cases.json"))
+    sets = args.eval_sets or set_names()
     report = {"steps": total, "batch": args.batch, "fresh": fresh, "train_minutes": round(train_minutes, 2), "curve": curve,
               "init": str(args.init) if args.init else None,
               "vocabularyDrawn": vocabulary_size - len(never), "neverDrawn": "".join(never),
               "eval": evaluate_all(shipped, sets, device)}
-    for name, result in report["eval"].items():
-        print(f"{name}: nCER {result['nCER']:.4f} ({result['distance']}/{result['characters']}), "
-              f"exact {result['exact']}/{result['cases']}", flush=True)
-    for result in report["eval"].get("hayai13", {"results": []})["results"]:
-        print(f"  {result['id']} {result['distance']} {result['actual']}", flush=True)
+    print("\n".join(summary_lines(report["eval"])), flush=True)
     if args.report:
         args.report.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
