@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ from ocrmodel.fonts import FontLibrary, drawable_vocabulary, face_named  # noqa:
 from ocrmodel.manga_styles import KINDS, scene_for, text_style  # noqa: E402
 from ocrmodel.render import Style, latin_heavy, render  # noqa: E402
 from ocrmodel.resize import resize_for_model  # noqa: E402
-from ocrmodel.scene import render_scene  # noqa: E402
+from ocrmodel.scene import Scene, render_scene  # noqa: E402
 
 MAX_CHARACTERS = 100
 CLEAN_MAX_CHARACTERS = 48  # the previous model's strings, for the clean style
@@ -52,9 +53,41 @@ VOCAB_PATH = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 # The sample kinds and their shares: the clean style, then manga_styles.KINDS.
 # The kinds the previous runs read worst (low resolution, long strings) have
 # the larger shares.
-KIND_WEIGHTS = {"clean": 0.15, "balloon": 0.10, "narration": 0.04, "inverted": 0.06, "art": 0.04,
-                "horizontal": 0.08, "lowres": 0.29, "long": 0.24}
+KIND_WEIGHTS = {"clean": 0.15, "balloon": 0.09, "narration": 0.04, "inverted": 0.06, "art": 0.04,
+                "horizontal": 0.07, "lowres": 0.36, "long": 0.19}
 assert set(KIND_WEIGHTS) == {"clean", *KINDS}
+
+
+def parse_shares(items: list[str]) -> dict[str, float]:
+    """KIND=SHARE strings, as train.py --shares takes them."""
+    shares = {}
+    for item in items:
+        kind, _, share = item.partition("=")
+        try:
+            shares[kind] = float(share)
+        except ValueError:
+            raise ValueError(f"{item!r} is not KIND=SHARE with a number for SHARE (say lowres=0.36)") from None
+    return shares
+
+
+def kind_weights(overrides: dict[str, float]) -> dict[str, float]:
+    """KIND_WEIGHTS with some kinds' shares replaced (train.py --shares); the shares must still add to 1."""
+    unknown = sorted(set(overrides) - set(KIND_WEIGHTS))
+    if unknown:
+        raise ValueError(f"unknown kind {', '.join(unknown)}; the kinds: {', '.join(KIND_WEIGHTS)}")
+    weights = {**KIND_WEIGHTS, **overrides}
+    if any(share < 0 for share in weights.values()):
+        raise ValueError(f"a share below 0: {overrides}")
+    if abs(sum(weights.values()) - 1) > 1e-6:
+        raise ValueError(f"the shares add to {sum(weights.values()):.4f}, not 1: {weights}")
+    return weights
+
+
+# Low-resolution misses are dakuten against handakuten and dense kanji at the
+# smallest sizes, so half of the low-resolution text over SMALLEST_EM[1] px is
+# redrawn at SMALLEST_EM.
+SMALLEST_EM = (10.0, 11.5)
+SMALLEST_SHARE = 0.5
 # The previous model's four faces, for the clean style.
 CLEAN_FACES = ("noto-sans-bold", "noto-sans-regular", "noto-serif-bold", "noto-serif-regular")
 
@@ -88,11 +121,19 @@ def training_style(text: str, rng: random.Random, faces: list[tuple[str, int]]) 
     )
 
 
+def smaller_text(scene: Scene, size: int, rng: random.Random) -> Scene:
+    """Redraws SMALLEST_SHARE of the low-resolution text over SMALLEST_EM[1] px at SMALLEST_EM."""
+    if size * scene.downscale <= SMALLEST_EM[1] or rng.random() >= SMALLEST_SHARE:
+        return scene
+    return replace(scene, downscale=rng.uniform(*SMALLEST_EM) / size)
+
+
 class SampleMaker:
-    def __init__(self, library: FontLibrary, seed: str):
+    def __init__(self, library: FontLibrary, seed: str, weights: dict[str, float] = KIND_WEIGHTS):
         vocabulary = json.loads(VOCAB_PATH.read_text(encoding="utf-8"))
         self.ids = {character: index + spec.VOCAB_OFFSET for index, character in enumerate(vocabulary)}
         self.library = library
+        self.weights = weights
         self.faces = [library.handle(face_named(name)) for name in CLEAN_FACES]
         self.rng = random.Random(seed)
         drawable, _ = drawable_vocabulary(library, vocabulary)
@@ -119,11 +160,14 @@ class SampleMaker:
         if kind == "clean":
             return render(text, training_style(text, rng, self.faces), rng)
         style = text_style(text, kind, rng, self.library)
-        return render_scene(text, style, scene_for(kind, style, rng), rng)
+        scene = scene_for(kind, style, rng)
+        if kind == "lowres":
+            scene = smaller_text(scene, style.size, rng)
+        return render_scene(text, style, scene, rng)
 
     def sample(self):
         rng = self.rng
-        kind = rng.choices(list(KIND_WEIGHTS), weights=list(KIND_WEIGHTS.values()))[0]
+        kind = rng.choices(list(self.weights), weights=list(self.weights.values()))[0]
         text = self.text(kind)
         rendered = self.render(kind, text)
         width, height = rendered.image.size

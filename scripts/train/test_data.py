@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
+import pytest
 
-from data import AUX_CELLS, IGNORE, KIND_WEIGHTS, MAX_CHARACTERS, TEXT_SLOTS, VOCAB_PATH, SampleMaker
+from data import (AUX_CELLS, IGNORE, KIND_WEIGHTS, MAX_CHARACTERS, SMALLEST_EM, TEXT_SLOTS, VOCAB_PATH, SampleMaker,
+                  kind_weights, parse_shares, smaller_text)
 from ocrmodel import spec
 from ocrmodel.eval_sets import evaluation_strings
 from ocrmodel.fonts import FontLibrary
+from ocrmodel.manga_styles import scene_for, text_style
 
 LIBRARY = FontLibrary()
 
@@ -60,3 +64,42 @@ def test_every_kind_renders_its_text_with_one_centre_per_character() -> None:
             assert sum(inside) >= 0.9 * len(text), f"{kind}: centres outside the crop"
             if kind == "long":
                 assert 49 <= len(text) <= MAX_CHARACTERS
+
+
+def test_low_resolution_text_leans_to_the_smallest_sizes() -> None:
+    """Half of the low-resolution text drawn over SMALLEST_EM[1] px is redrawn within SMALLEST_EM."""
+    rng = random.Random("smallest")
+    maker = SampleMaker(LIBRARY, "smallest")
+    heights, redrawn = [], 0
+    for _ in range(400):
+        text = maker.text("lowres")
+        style = text_style(text, "lowres", rng, LIBRARY)
+        scene = scene_for("lowres", style, rng)
+        smaller = smaller_text(scene, style.size, rng)
+        if smaller is not scene:
+            redrawn += 1
+            assert scene.downscale * style.size > SMALLEST_EM[1]
+            assert SMALLEST_EM[0] <= smaller.downscale * style.size <= SMALLEST_EM[1]
+        heights.append(smaller.downscale * style.size)
+    large = sum(height > SMALLEST_EM[1] for height in heights)
+    assert 0.3 < redrawn / (redrawn + large) < 0.7, (redrawn, large)  # about SMALLEST_SHARE
+    assert sum(height <= SMALLEST_EM[1] for height in heights) / len(heights) > 0.5
+
+
+def test_shares_replace_the_named_kinds_and_must_add_to_one() -> None:
+    weights = kind_weights(parse_shares(["clean=0.12", "long=0.22"]))
+    assert (weights["clean"], weights["long"]) == (0.12, 0.22)
+    assert {kind: share for kind, share in weights.items() if kind not in ("clean", "long")} == {
+        kind: share for kind, share in KIND_WEIGHTS.items() if kind not in ("clean", "long")}
+    assert kind_weights({}) == KIND_WEIGHTS
+    with pytest.raises(ValueError, match="add to 1.0300, not 1"):
+        kind_weights(parse_shares(["clean=0.18"]))
+    with pytest.raises(ValueError, match="unknown kind manga; the kinds: clean, balloon"):
+        kind_weights({"manga": 0.0})
+    with pytest.raises(ValueError, match="'lowres' is not KIND=SHARE"):
+        parse_shares(["lowres"])
+    # The same seed, one kind each: the makers draw their kind, so their first samples differ.
+    none = {kind: 0.0 for kind in KIND_WEIGHTS}
+    clean = SampleMaker(LIBRARY, "one-kind", kind_weights(none | {"clean": 1.0})).sample()
+    lowres = SampleMaker(LIBRARY, "one-kind", kind_weights(none | {"lowres": 1.0})).sample()
+    assert not np.array_equal(clean[0], lowres[0])

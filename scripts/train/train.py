@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, worker_seed
+from data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, kind_weights, parse_shares, worker_seed
 from ocrmodel.fonts import FontLibrary
 from evaluate import evaluate_all, set_names, summary_lines
 from model import OcrModel, spec
@@ -32,14 +32,15 @@ DEFAULT_OUT = Path(__file__).resolve().parents[2] / "models" / "checkpoint" / "o
 
 
 class RenderedStream(IterableDataset):
-    def __init__(self, font_dir: Path | None, seed: int):
+    def __init__(self, font_dir: Path | None, seed: int, weights: dict[str, float]):
         self.font_dir = font_dir
         self.seed = seed
+        self.weights = weights
 
     def __iter__(self):
         info = get_worker_info()
         worker = info.id if info else 0
-        maker = SampleMaker(FontLibrary(self.font_dir), worker_seed(self.seed, worker))
+        maker = SampleMaker(FontLibrary(self.font_dir), worker_seed(self.seed, worker), self.weights)
         while True:
             yield maker.sample()
 
@@ -86,6 +87,8 @@ def main() -> None:
     parser.add_argument("--font-dir", type=Path, default=None,
                         help="folder of the faces of ocrmodel/fonts.py by file name (font_subsets.py makes it); "
                              "default: the system's fonts")
+    parser.add_argument("--shares", nargs="+", default=[], metavar="KIND=SHARE",
+                        help="replace data.KIND_WEIGHTS's share of these kinds (the shares must add to 1)")
     parser.add_argument("--init", type=Path, default=None,
                         help="start from this checkpoint (spec.save_checkpoint format) instead of random weights")
     parser.add_argument("--eval-sets", nargs="+", default=None,
@@ -101,6 +104,11 @@ def main() -> None:
     if fresh < args.batch and args.replay_capacity < args.batch:
         raise SystemExit(f"--replay-capacity {args.replay_capacity} is below the batch ({args.batch})")
 
+    try:
+        weights = kind_weights(parse_shares(args.shares))
+    except ValueError as error:
+        raise SystemExit(f"--shares: {error}")
+    print(f"kind shares: {weights}", flush=True)
     if not torch.cuda.is_available():
         raise SystemExit("training needs a CUDA GPU")
     device = torch.device("cuda")
@@ -121,7 +129,7 @@ def main() -> None:
     step_losses = losses if args.no_compile else torch.compile(losses)
     replayed = args.batch - fresh
     ring = ReplayRing(args.replay_capacity, device, torch.Generator(device).manual_seed(args.seed)) if replayed else None
-    loader = DataLoader(RenderedStream(args.font_dir, args.seed), batch_size=fresh, num_workers=args.workers,
+    loader = DataLoader(RenderedStream(args.font_dir, args.seed, weights), batch_size=fresh, num_workers=args.workers,
                         pin_memory=True, prefetch_factor=6, persistent_workers=args.workers > 0)
     total = args.steps
     started = time.time()
