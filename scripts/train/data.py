@@ -57,6 +57,14 @@ KIND_WEIGHTS = {"clean": 0.15, "balloon": 0.09, "narration": 0.04, "inverted": 0
                 "horizontal": 0.07, "lowres": 0.36, "long": 0.19}
 assert set(KIND_WEIGHTS) == {"clean", *KINDS}
 
+# Low-resolution misses are dakuten against handakuten and dense kanji at the
+# smallest sizes, so half of the low-resolution text over SMALLEST_EM[1] px is
+# redrawn at SMALLEST_EM.
+SMALLEST_EM = (10.0, 11.5)
+SMALLEST_SHARE = 0.5
+# The previous model's four faces, for the clean style.
+CLEAN_FACES = ("noto-sans-bold", "noto-sans-regular", "noto-serif-bold", "noto-serif-regular")
+
 
 def parse_shares(items: list[str]) -> dict[str, float]:
     """KIND=SHARE strings, as train.py --shares takes them."""
@@ -81,15 +89,6 @@ def kind_weights(overrides: dict[str, float]) -> dict[str, float]:
     if abs(sum(weights.values()) - 1) > 1e-6:
         raise ValueError(f"the shares add to {sum(weights.values()):.4f}, not 1: {weights}")
     return weights
-
-
-# Low-resolution misses are dakuten against handakuten and dense kanji at the
-# smallest sizes, so half of the low-resolution text over SMALLEST_EM[1] px is
-# redrawn at SMALLEST_EM.
-SMALLEST_EM = (10.0, 11.5)
-SMALLEST_SHARE = 0.5
-# The previous model's four faces, for the clean style.
-CLEAN_FACES = ("noto-sans-bold", "noto-sans-regular", "noto-serif-bold", "noto-serif-regular")
 
 
 def training_style(text: str, rng: random.Random, faces: list[tuple[str, int]]) -> Style:

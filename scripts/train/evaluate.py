@@ -88,11 +88,6 @@ def evaluate_all(model: OcrModel, names: list[str], device: torch.device) -> dic
         model.train()
 
 
-def set_names() -> list[str]:
-    """Every evaluation set under models/eval."""
-    return sorted(path.parent.name for path in EVAL_DIR.glob("*/cases.json"))
-
-
 def summary_lines(results: dict[str, dict]) -> list[str]:
     """nCER and exact per set, then what hayai13's cases read."""
     lines = [f"{name}: nCER {result['nCER']:.4f} ({result['distance']}/{result['characters']}), "

@@ -8,14 +8,15 @@ and case, tokens included), so compare_onnx.py checks the ONNX files against it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 
 import torch
 
-from evaluate import evaluate_all, set_names, summary_lines
+from evaluate import evaluate_all, summary_lines
 from model import OcrModel, spec
+from ocrmodel.weights import sha256_of
+from scoring import set_names
 
 
 def main() -> None:
@@ -33,7 +34,7 @@ def main() -> None:
     results = evaluate_all(model, args.eval_sets or set_names(), device)
     print("\n".join(summary_lines(results)), flush=True)
     report = {"checkpoint": args.checkpoint.name,
-              "sha256": hashlib.sha256(args.checkpoint.read_bytes()).hexdigest(),
+              "sha256": sha256_of(args.checkpoint),
               "note": args.note, "eval": results}
     args.report.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 

@@ -26,12 +26,16 @@ from ocrmodel.resize import resize_for_model  # noqa: E402
 EVAL_DIR = Path(__file__).resolve().parents[2] / "models" / "eval"
 
 
+def set_names() -> list[str]:
+    """Every evaluation set under models/eval."""
+    return sorted(path.parent.name for path in EVAL_DIR.glob("*/cases.json"))
+
+
 def eval_cases(name: str, limit: int = 0) -> list[dict]:
     """The cases of the evaluation set models/eval/NAME; with `limit` > 0 only the first `limit`."""
     path = EVAL_DIR / name / "cases.json"
     if not path.is_file():
-        known = sorted(p.parent.name for p in EVAL_DIR.glob("*/cases.json"))
-        raise ValueError(f"no evaluation set {name!r} (no {path}); known: {known}")
+        raise ValueError(f"no evaluation set {name!r} (no {path}); known: {set_names()}")
     if limit < 0:
         raise ValueError(f"case limit {limit}: allowed: 0 (every case) or a positive count")
     cases = json.loads(path.read_text(encoding="utf-8"))
