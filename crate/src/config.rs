@@ -71,7 +71,8 @@ parameters! {
         "with choose=gpu: decode steps queued before one readback of their chosen ids";
     verify: Verify = Verify::Off, "verify", OneOf,
         "wasm = after the timed cases, decode each case again on onnxruntime-web's WASM (CPU) \
-         execution provider and compare tokens and logits step by step";
+         execution provider and compare tokens and logits step by step (not with nbits-int8, \
+         nbits-int4, fixed-kv-fused: that build has no CPU GatherBlockQuantized)";
     capture: Capture = Capture::Off, "capture", OneOf,
         "on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) \
          instead of encoding each again; needs choose=gpu and a static-shape decoder \
@@ -129,6 +130,18 @@ impl Decoder {
     /// the static shapes but int64 slot bookkeeping on the CPU, which capture refuses.
     pub fn capturable(self) -> bool {
         matches!(self, Decoder::FixedKvGpu | Decoder::FixedKvFused)
+    }
+
+    /// Whether `verify=wasm` can decode it again on the WASM (CPU) execution provider. The
+    /// decoders that embed tokens with com.microsoft GatherBlockQuantized cannot: the WebGPU
+    /// build of onnxruntime-web 1.30 (the one the page loads) has no CPU kernel for it, so
+    /// their WASM session is refused ("Could not find an implementation for
+    /// GatherBlockQuantized(1)"), after every timed case has run.
+    pub fn wasm_verifiable(self) -> bool {
+        !matches!(
+            self,
+            Decoder::NbitsInt8 | Decoder::NbitsInt4 | Decoder::FixedKvFused
+        )
     }
 }
 
@@ -216,6 +229,24 @@ impl Config {
                           choose=gpu keeps them on the GPU; verify with choose=cpu (the tokens of \
                           both choosers are the same), or leave verify at none"
                     .to_owned(),
+            });
+        }
+        if self.verify == Verify::Wasm && !self.decoder.wasm_verifiable() {
+            let verifiable: Vec<&str> = Decoder::ALL
+                .iter()
+                .filter(|decoder| decoder.wasm_verifiable())
+                .map(|decoder| decoder.as_str())
+                .collect();
+            return Err(CoreError::InvalidConfig {
+                field: "verify".to_owned(),
+                message: format!(
+                    "verify=wasm decodes every case again on onnxruntime-web's WASM (CPU) \
+                     execution provider, and decoder={} embeds its tokens with \
+                     GatherBlockQuantized, which the page's WebGPU build of onnxruntime-web has \
+                     no CPU kernel for; verify decoder={}, or leave verify at none",
+                    self.decoder.as_str(),
+                    verifiable.join(" or decoder=")
+                ),
             });
         }
         if self.capture == Capture::On {

@@ -259,7 +259,11 @@ fn capture_needs_the_gpu_chooser_and_a_capturable_decoder() {
     );
     assert!(parse_query("decoder=fixed-kv-gpu&choose=gpu&capture=off").is_ok());
     assert!(parse_query("decoder=fixed-kv-fused&choose=gpu&sync=16&capture=on").is_ok());
-    let capturable: Vec<Decoder> = Decoder::ALL.iter().copied().filter(|d| d.capturable()).collect();
+    let capturable: Vec<Decoder> = Decoder::ALL
+        .iter()
+        .copied()
+        .filter(|d| d.capturable())
+        .collect();
     assert_eq!(capturable, [Decoder::FixedKvGpu, Decoder::FixedKvFused]);
     for (query, words) in [
         (
@@ -611,8 +615,9 @@ fn any_config() -> impl Strategy<Value = Config> {
                 choose,
                 // sync above 1 is refused with choose=cpu (check_combination).
                 sync: if choose == Choose::Gpu { sync } else { 1 },
-                // verify=wasm is refused with choose=gpu (check_combination).
-                verify: if choose == Choose::Gpu {
+                // verify=wasm is refused with choose=gpu and with the decoders the WASM
+                // build cannot load (check_combination).
+                verify: if choose == Choose::Gpu || !decoder.wasm_verifiable() {
                     Verify::Off
                 } else {
                     verify
@@ -646,4 +651,51 @@ proptest! {
     fn parse_never_panics(q in ".{0,80}") {
         let _ = parse_query(&q);
     }
+}
+
+#[test]
+fn verify_wasm_is_refused_for_the_decoders_the_wasm_build_cannot_load() {
+    let refused: Vec<Decoder> = Decoder::ALL
+        .iter()
+        .copied()
+        .filter(|d| !d.wasm_verifiable())
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            Decoder::NbitsInt8,
+            Decoder::NbitsInt4,
+            Decoder::FixedKvFused
+        ]
+    );
+    for decoder in ["nbits-int8", "nbits-int4", "fixed-kv-fused"] {
+        let err = parse_query(&format!("decoder={decoder}&verify=wasm"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`verify`")
+                && err.contains(&format!(
+                    "decoder={decoder} embeds its tokens with GatherBlockQuantized"
+                ))
+                && err.contains("verify decoder=baseline or decoder=gather-opt"),
+            "{decoder}: {err}"
+        );
+        assert!(parse_query(&format!("decoder={decoder}&verify=none")).is_ok());
+    }
+    for decoder in [
+        "baseline",
+        "gpu-gather",
+        "gqa",
+        "fixed-kv-gpu",
+        "einsum-int8",
+    ] {
+        assert!(
+            parse_query(&format!("decoder={decoder}&verify=wasm")).is_ok(),
+            "{decoder}"
+        );
+    }
+    let err = serde_json::from_str::<Config>(r#"{"decoder": "nbits-int4", "verify": "wasm"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("GatherBlockQuantized"), "{err}");
 }
