@@ -143,6 +143,17 @@ impl Decoder {
             Decoder::NbitsInt8 | Decoder::NbitsInt4 | Decoder::FixedKvFused
         )
     }
+
+    /// The decoders with a property, as "a or decoder=b": what a refusal offers instead.
+    fn names_where(property: fn(Decoder) -> bool) -> String {
+        let names: Vec<&str> = Decoder::ALL
+            .iter()
+            .copied()
+            .filter(|decoder| property(*decoder))
+            .map(Decoder::as_str)
+            .collect();
+        names.join(" or decoder=")
+    }
 }
 
 choice! {
@@ -232,11 +243,6 @@ impl Config {
             });
         }
         if self.verify == Verify::Wasm && !self.decoder.wasm_verifiable() {
-            let verifiable: Vec<&str> = Decoder::ALL
-                .iter()
-                .filter(|decoder| decoder.wasm_verifiable())
-                .map(|decoder| decoder.as_str())
-                .collect();
             return Err(CoreError::InvalidConfig {
                 field: "verify".to_owned(),
                 message: format!(
@@ -245,7 +251,7 @@ impl Config {
                      GatherBlockQuantized, which the page's WebGPU build of onnxruntime-web has \
                      no CPU kernel for; verify decoder={}, or leave verify at none",
                     self.decoder.as_str(),
-                    verifiable.join(" or decoder=")
+                    Decoder::names_where(Decoder::wasm_verifiable)
                 ),
             });
         }
@@ -259,17 +265,13 @@ impl Config {
     /// that stays the same (the token id too: only the GPU chooser writes it there) and every
     /// shape static with each node on WebGPU (only the capturable decoders).
     fn check_capture(&self) -> Result<()> {
-        let capturable: Vec<&str> = Decoder::ALL
-            .iter()
-            .filter(|decoder| decoder.capturable())
-            .map(|decoder| decoder.as_str())
-            .collect();
+        let capturable = Decoder::names_where(Decoder::capturable);
         let refusal = if self.choose != Choose::Gpu {
             Some(format!(
                 "capture=on needs choose=gpu: a captured step reads its token id from the same \
                  GPU buffer every time, which only the GPU chooser writes; give choose=gpu \
                  (decoder={}), or leave capture at off",
-                capturable.join(" or decoder=")
+                capturable
             ))
         } else if !self.decoder.capturable() {
             Some(format!(
@@ -282,7 +284,7 @@ impl Config {
                 } else {
                     "grows its KV cache every step or runs nodes on the CPU"
                 },
-                capturable.join(" or decoder=")
+                capturable
             ))
         } else {
             None
