@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch.optim.swa_utils import AveragedModel
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, kind_weights, parse_shares, worker_seed
@@ -23,6 +23,7 @@ from evaluate import evaluate_all, summary_lines
 from model import OcrModel, spec
 from penalty import penalised_logits
 from replay import ReplayRing
+from schedule import Schedule
 from scoring import set_names
 
 # The steps over which --minutes measures the step rate: late enough that the workers' queue,
@@ -63,13 +64,6 @@ def losses(model: OcrModel, pixels: torch.Tensor, inputs: torch.Tensor, targets:
     return text_loss, aux_loss
 
 
-def learning_rate(step: int, total: int, peak: float, warmup: int) -> float:
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return peak * (0.03 + 0.97 * 0.5 * (1.0 + math.cos(math.pi * progress)))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=0,
@@ -82,6 +76,12 @@ def main() -> None:
     parser.add_argument("--replay-capacity", type=int, default=16384, help="recent samples kept for --fresh < 1")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--warmup", type=int, default=300)
+    parser.add_argument("--average-from", type=float, default=0.0,
+                        help="share of the steps after which the rate stays at --average-lr and the weights of "
+                             "every --average-every-th step join a running mean, which the run exports (schedule.py); "
+                             "0: no averaging")
+    parser.add_argument("--average-lr", type=float, default=0.0, help="the constant rate while averaging")
+    parser.add_argument("--average-every", type=int, default=25, help="steps between the weights joining the mean")
     parser.add_argument("--aux-weight", type=float, default=1.0)
     parser.add_argument("--workers", type=int, default=14)
     parser.add_argument("--seed", type=int, default=0)
@@ -106,6 +106,10 @@ def main() -> None:
         raise SystemExit(f"--replay-capacity {args.replay_capacity} is below the batch ({args.batch})")
 
     try:
+        schedule = Schedule(args.lr, args.warmup, args.average_from, args.average_lr, args.average_every)
+    except ValueError as error:
+        raise SystemExit(str(error))
+    try:
         weights = kind_weights(parse_shares(args.shares))
     except ValueError as error:
         raise SystemExit(f"--shares: {error}")
@@ -127,6 +131,9 @@ def main() -> None:
     keep = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and n != "vision.pos")]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": keep, "weight_decay": 0.0}],
                                   lr=args.lr, betas=(0.9, 0.95), fused=True)
+    # The running mean lives beside the trained weights (a copy on the GPU), updated in place.
+    averaged = AveragedModel(model) if args.average_from else None
+    joined = 0
     step_losses = losses if args.no_compile else torch.compile(losses)
     replayed = args.batch - fresh
     ring = ReplayRing(args.replay_capacity, device, torch.Generator(device).manual_seed(args.seed)) if replayed else None
@@ -146,7 +153,7 @@ def main() -> None:
             print(f"measured {rate:.2f} steps/s; total steps fixed at {total} (reproduce with --steps {total})", flush=True)
         if step == RATE_WINDOW[0]:
             rate_started = time.time()
-        lr = learning_rate(step, total or 10**9, args.lr, args.warmup)
+        lr = schedule.rate(step, total or 10**9)
         for group in optimizer.param_groups:
             group["lr"] = lr
         batch = [t.to(device, non_blocking=True) for t in (pixels, inputs, targets, cells, labels)]
@@ -160,6 +167,9 @@ def main() -> None:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        if averaged is not None and total and schedule.joins_mean(step, total):
+            averaged.update_parameters(model)
+            joined += 1
         window_samples += batch[0].shape[0]
         if step % 100 == 0:
             now = time.time()
@@ -182,14 +192,19 @@ def main() -> None:
           f"never drawn: {''.join(never)!r}", flush=True)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    spec.save_checkpoint(model.exported_weights(), args.out)
+    if averaged is not None:
+        if not joined:
+            raise SystemExit(f"no step joined the mean (averaging from step {schedule.averaging_start(total)} of {total})")
+        print(f"exporting the mean of {joined} steps' weights from step {schedule.averaging_start(total)}", flush=True)
+    exported = averaged.module if averaged is not None else model
+    spec.save_checkpoint(exported.exported_weights(), args.out)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)", flush=True)
     # Evaluate what was shipped: the int8 checkpoint read back, not the float weights.
     shipped = OcrModel().to(device)
     shipped.load_weights(spec.load_checkpoint(args.out))
     sets = args.eval_sets or set_names()
     report = {"steps": total, "batch": args.batch, "fresh": fresh, "train_minutes": round(train_minutes, 2), "curve": curve,
-              "init": str(args.init) if args.init else None,
+              "init": str(args.init) if args.init else None, "averagedSteps": joined,
               "vocabularyDrawn": vocabulary_size - len(never), "neverDrawn": "".join(never),
               "eval": evaluate_all(shipped, sets, device)}
     print("\n".join(summary_lines(report["eval"])), flush=True)
