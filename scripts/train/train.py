@@ -133,7 +133,6 @@ def main() -> None:
                                   lr=args.lr, betas=(0.9, 0.95), fused=True)
     # The running mean lives beside the trained weights (a copy on the GPU), updated in place.
     averaged = AveragedModel(model) if args.average_from else None
-    joined = 0
     step_losses = losses if args.no_compile else torch.compile(losses)
     replayed = args.batch - fresh
     ring = ReplayRing(args.replay_capacity, device, torch.Generator(device).manual_seed(args.seed)) if replayed else None
@@ -169,7 +168,6 @@ def main() -> None:
         optimizer.step()
         if averaged is not None and total and schedule.joins_mean(step, total):
             averaged.update_parameters(model)
-            joined += 1
         window_samples += batch[0].shape[0]
         if step % 100 == 0:
             now = time.time()
@@ -192,6 +190,7 @@ def main() -> None:
           f"never drawn: {''.join(never)!r}", flush=True)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    joined = int(averaged.n_averaged) if averaged is not None else 0  # the mean counts its own members
     if averaged is not None:
         if not joined:
             raise SystemExit(f"no step joined the mean (averaging from step {schedule.averaging_start(total)} of {total})")
