@@ -85,7 +85,7 @@ const handlers = {
 		} else {
 			// The seed's choice with the core's defaults, as the page makes it (www/main.js).
 			const chooser = decoderOnly ? null : new core.TokenChooser(vocabulary, { bos: tokens.bos });
-			run = { spec, decoderOnly, chooser, resetChooser: true, forcedToken, decode: createDecoder(decoder, spec, waiter) };
+			run = { spec, decoderOnly, chooser, resetChooser: true, forcedToken, decode: createDecoder(decoder, spec, waiter, { device }) };
 		}
 		return { createMs: created.createMs, session: created.record, ...(captured ? { step: captured } : {}), spec, adapter: describeAdapter(adapter), completionFloor, memory: memoryReport() };
 	},
@@ -93,10 +93,11 @@ const handlers = {
 	/**
 	 * payload: { embeds: Float32Array [1, V, hidden] or null (scope=decoder: the
 	 * zeros are made here), dims, maxTokens, keepLogits (verify=wasm: every
-	 * step's logits come back) }. Returns decode.js's result, the kept logits
-	 * and the memory.
+	 * step's logits come back), diverge (a test-only divergence fault's kind, sent
+	 * by the page, which alone arms faults: www/divergence.js) }. Returns
+	 * decode.js's result, the kept logits and the memory.
 	 */
-	async decode({ embeds, dims, maxTokens, keepLogits = false }) {
+	async decode({ embeds, dims, maxTokens, keepLogits = false, diverge = null }) {
 		if (!run) throw new Error("The decoder worker got decode before init.");
 		const { spec } = run;
 		const visionDims = [1, spec.visionTokens, spec.hiddenSize];
@@ -116,7 +117,7 @@ const handlers = {
 				run.chooser.push(token);
 				return token;
 			};
-		const decoded = await run.decode(visionEmbeds, { next, maxTokens });
+		const decoded = await run.decode(visionEmbeds, { next, maxTokens, diverge });
 		const kept = logits ?? [];
 		return { payload: { decoded, logits, memory: memoryReport() }, transfer: kept.map((array) => array.buffer) };
 	},

@@ -12,13 +12,15 @@
 // choice). Without the split the first two are one await, as in the seed.
 import { ort } from "../browser/ort.js";
 import { decoderTensors } from "./decoder-tensors.js";
+import { createDivergence } from "./divergence.js";
 
 /**
  * session: the decoder session; spec: { layers, visionTokens, hiddenSize,
  * kvHeads, headDim, kvSlots, fixedKv, vocabulary, bos, eos }; waiter: the
- * realm's GPU waiter (browser/gpu-wait.js).
+ * realm's GPU waiter (browser/gpu-wait.js). device: the GPUDevice the session
+ * runs on (only the test-only diverge-kv fault writes to it).
  */
-export function createDecoder(session, spec, waiter) {
+export function createDecoder(session, spec, waiter, { device = null } = {}) {
 	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
 	const pastNames = new Set(presentNames.map((name) => name.replace("present_", "past_")));
 	const disposeFeeds = (feeds, keep) => {
@@ -47,10 +49,12 @@ export function createDecoder(session, spec, waiter) {
 	/**
 	 * visionEmbeds: a [1,V,hidden] tensor (CPU or gpu-buffer; disposed here).
 	 * next(logits, step): the next token id, from the core's TokenChooser or forced.
+	 * diverge: a test-only divergence fault's kind (www/divergence.js), or null.
 	 * Returns the tokens, the seed's times and the probe: per step submitMs,
 	 * syncMs, chooseMs (chooseMs[0] chose the prefill's token).
 	 */
-	return async function decode(visionEmbeds, { next, maxTokens }) {
+	return async function decode(visionEmbeds, { next, maxTokens, diverge = null }) {
+		const divergence = diverge ? createDivergence(diverge, { spec, device }) : null;
 		const started = performance.now();
 		const prefillFeeds = {
 			vision_embeds: visionEmbeds,
@@ -73,7 +77,9 @@ export function createDecoder(session, spec, waiter) {
 		try {
 			for (let iteration = 0; iteration < maxTokens; iteration += 1) {
 				const chooseStarted = performance.now();
-				const token = next(logits, iteration);
+				divergence?.logits(logits, iteration);
+				const chosen = next(logits, iteration);
+				const token = divergence ? divergence.token(chosen, logits, iteration) : chosen;
 				probe.chooseMs.push(performance.now() - chooseStarted);
 				if (token === spec.eos) break;
 				tokens.push(token);
@@ -85,6 +91,7 @@ export function createDecoder(session, spec, waiter) {
 					position_ids: int32([position], [1, 1]),
 				};
 				if (spec.fixedKv) feeds.past_length = pastLength(position);
+				if (iteration === 0) divergence?.cache(outputs, presentNames);
 				for (const name of presentNames) feeds[name.replace("present_", "past_")] = outputs[name];
 				let stepped;
 				try {
@@ -101,6 +108,7 @@ export function createDecoder(session, spec, waiter) {
 		} finally {
 			disposeOutputs(outputs);
 		}
+		divergence?.check();
 		const now = performance.now();
 		return { tokens, decodeSteps, prefillMs: prefill.submitMs + prefill.syncMs, decodeMs: now - decodeStarted, decodeTotalMs: now - started, probe };
 	};

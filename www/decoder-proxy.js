@@ -53,10 +53,13 @@ export async function startDecoderProxy({ config, capability, decoderEntry, toke
 		});
 		return {
 			ready,
-			/** Returns { decoded (decode.js's result), logits (keepLogits: one array per step, else null), memory }. */
-			async decode(visionEmbeds, { maxTokens, reused = false, keepLogits = false }) {
+			/**
+			 * diverge: a test-only divergence fault's kind for this case (www/divergence.js), or null.
+			 * Returns { decoded (decode.js's result), logits (keepLogits: one array per step, else null), memory }.
+			 */
+			async decode(visionEmbeds, { maxTokens, reused = false, keepLogits = false, diverge = null }) {
 				const embeds = await embeddingsArray(visionEmbeds, reused);
-				return worker.call("decode", { embeds: embeds?.values ?? null, dims: embeds?.dims ?? null, maxTokens, keepLogits }, embeds ? [embeds.values.buffer] : []);
+				return worker.call("decode", { embeds: embeds?.values ?? null, dims: embeds?.dims ?? null, maxTokens, keepLogits, diverge }, embeds ? [embeds.values.buffer] : []);
 			},
 			/** profile=ops: the decoder session's profile, as ort-profile.js's endProfile gives it. */
 			profile: () => worker.call("profile", {}),

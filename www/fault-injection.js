@@ -23,7 +23,16 @@ export const KINDS = {
 	"worker-terminate": ["encode"],
 	// The vision worker destroys its own GPUDevice in its encode handler.
 	"worker-device-lost": ["encode"],
+	// The case's WebGPU decode (choose=cpu, in the page or the decoder worker)
+	// made to leave the WASM reference (www/divergence.js): one logit, the chosen
+	// token, or one KV slot. verify=wasm must then fail the run.
+	"diverge-logit": ["decode"],
+	"diverge-token": ["decode"],
+	"diverge-kv": ["decode"],
 };
+
+/** The kinds that perturb the decode (www/divergence.js). */
+const isDivergence = (kind) => kind.startsWith("diverge-");
 
 const allowed = () => Object.entries(KINDS).map(([kind, points]) => `${kind}@${points.join("|")}`).join(", ");
 
@@ -55,7 +64,9 @@ const NO_FAULTS = {
 	spec: null,
 	fired: false,
 	at: async () => null,
+	checkConfig: () => {},
 	duringDecode: (caseNumber, next) => next,
+	divergence: () => null,
 	annotate: (error) => error,
 };
 
@@ -97,13 +108,25 @@ function createFaults(spec, fault, log) {
 			}
 			return fault.kind.startsWith("worker-") ? fault.kind : null;
 		},
+		/** Refuses, before anything loads, a fault that the configuration's decode cannot carry. */
+		checkConfig(config) {
+			// choose is left out of the config at its default, cpu.
+			if (isDivergence(fault.kind) && config.choose === "gpu") {
+				throw new Error(`inject=${spec}: the divergence faults perturb the decode loop that reads the logits on the CPU (choose=cpu); with choose=gpu the logits and tokens stay on the GPU. Use choose=cpu (verify=wasm requires it too).`);
+			}
+		},
 		/** The token chooser of case `caseNumber`, firing at its first choice (after the prefill). */
 		duringDecode(caseNumber, next, device) {
-			if (fault.point !== "decode" || fault.caseNumber !== caseNumber) return next;
+			if (fault.kind !== "device-lost" || fault.point !== "decode" || fault.caseNumber !== caseNumber) return next;
 			return (logits, step) => {
 				if (step === 0) fire("decode", caseNumber, device());
 				return next(logits, step);
 			};
+		},
+		/** The divergence kind for the decode of case `caseNumber` (fired), or null. */
+		divergence(caseNumber) {
+			if (!isDivergence(fault.kind) || !fire("decode", caseNumber)) return null;
+			return fault.kind;
 		},
 		/** A failure after the fault fired says so. */
 		annotate(error) {

@@ -69,6 +69,7 @@ async function run() {
 	const armed = await armFaults(location.search, view.log);
 	faults = armed.faults;
 	const config = core.parseConfig(armed.configSearch);
+	faults.checkConfig(config);
 	view.showConfig(config);
 	runId = `tier-${config.tier}-${config.memory}-${config.loader}-${config.schedule}-${config.decoder}-${config.scope}-${Date.now()}`;
 	reporter = createReporter(runId);
@@ -200,7 +201,7 @@ async function run() {
 				}
 				decode = createGpuDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1, createRunner });
 			} else {
-				decode = createDecoder(owned.decoder, decoderSpec, owned.waiter);
+				decode = createDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device });
 			}
 			profileDecoder = () => endProfile(owned.decoder, placement.decoder);
 			await memory.sample("decoder-session-ready");
@@ -241,7 +242,7 @@ async function run() {
 		chooser.reset();
 		stepLogits = verifying && !item.warmup ? [] : null;
 		// realm=worker chooses in the worker (next unused there) and sends the kept logits back.
-		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, recordingNext, () => owned.device), maxTokens: config.maxTokens, reused, keepLogits: stepLogits !== null });
+		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, recordingNext, () => owned.device), maxTokens: config.maxTokens, reused, keepLogits: stepLogits !== null, diverge: faults.divergence(index + 1) });
 		if (stepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits: decoded.logits ?? stepLogits });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).

@@ -20,12 +20,15 @@ pub const INJECT_PATH: &str = "/__ocr-bench/inject";
 pub const INJECT_PARAMETER: &str = "inject";
 
 /// Each kind and the points of the page it can fire at, as `www/fault-injection.js` has them.
-pub const KINDS: [(&str, &[&str]); 5] = [
+pub const KINDS: [(&str, &[&str]); 8] = [
     ("hang", &["case", "encode"]),
     ("device-lost", &["case", "decode"]),
     ("worker-throw", &["encode"]),
     ("worker-terminate", &["encode"]),
     ("worker-device-lost", &["encode"]),
+    ("diverge-logit", &["decode"]),
+    ("diverge-token", &["decode"]),
+    ("diverge-kv", &["decode"]),
 ];
 
 /// A fault the page knows: `KIND@POINT[:N]`, N a case number from 1 (default 1).
@@ -147,6 +150,9 @@ mod tests {
             "device-lost@case:1",
             "worker-throw@encode",
             "worker-terminate@encode:3",
+            "diverge-logit@decode",
+            "diverge-token@decode:2",
+            "diverge-kv@decode:1",
         ] {
             assert_eq!(Injection::parse(spec).unwrap().as_str(), spec);
         }
@@ -157,6 +163,9 @@ mod tests {
             "hang@decode",
             "device-lost@encode",
             "worker-throw@case",
+            "diverge-token@case",
+            "diverge-kv@encode",
+            "diverge@decode",
             "hang@case:0",
             "hang@case:",
             "hang@case:-1",
