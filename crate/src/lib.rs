@@ -9,6 +9,8 @@ pub mod box_reduce;
 pub mod build_summary;
 pub mod choose;
 pub mod config;
+#[cfg(test)]
+mod config_typescript;
 pub mod error;
 pub mod gpu_choose;
 pub mod image_input;
@@ -55,6 +57,7 @@ export type Profile = "none" | "ops";
 export type Choose = "cpu" | "gpu";
 export type Verify = "none" | "wasm";
 export type Capture = "off" | "on";
+export type Realm = "page" | "worker";
 
 export interface Config {
     tier: Tier;
@@ -88,6 +91,8 @@ export interface Config {
     verify: Verify;
     /** "on": the decode steps replay a graph onnxruntime-web captured; absent at the default "off". */
     capture?: Capture;
+    /** Where the decoder session, its decode loop and the token choice run; absent at the default "page". */
+    realm?: Realm;
 }
 
 export interface ParameterDescription {
