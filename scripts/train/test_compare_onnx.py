@@ -1,7 +1,7 @@
-"""compare_onnx.py, the script behind the README's onnxruntime-CPU accuracy rows, run on the
+"""compare_onnx.py, the script behind docs/accuracy.md's onnxruntime-CPU rows, run on the
 first 3 cases of hayai13 over every vision tier and decoder variant built from the trained
 checkpoint: it must read them exactly, choose PyTorch's tokens, and print what it measured.
-The README's hayai13 row has 13/13 for every combination; these 3 cases take about 13 s here.
+docs/accuracy.md's hayai13 row has 13/13 for every combination; these 3 cases take about 13 s here.
 """
 
 from __future__ import annotations
