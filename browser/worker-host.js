@@ -1,7 +1,7 @@
 // The worker's side of the protocol www/worker-client.js speaks, shared by
 // worker/vision-worker.js and worker/decoder-worker.js:
-// { id, type, payload } in; { id, type: "result" | "error" | "progress",
-// payload } out; one { id: null, type: "ready" } first. Errors travel as
+// { id, type, payload } in; { id, type: "result" | "error", payload } out;
+// one { id: null, type: "ready" } first. Errors travel as
 // { name, message, stack }. A handler returns its answer, or
 // { payload, transfer } to hand buffers over instead of copying them.
 import { ORT_VERSION } from "./ort.js";
