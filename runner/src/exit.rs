@@ -23,8 +23,9 @@ pub enum Cause {
     Listen,
     /// SIGINT, SIGTERM or SIGHUP.
     Interrupted,
-    /// `verify=wasm` found a case whose tokens or logits left the WASM reference's (`run`
-    /// only): the result is written, but it is not a result of the configuration.
+    /// `verify=wasm` found a case whose tokens or logits left the WASM reference's: the result
+    /// is written, but it is not a result of the configuration (a sweep goes on to the next
+    /// combination and exits with it at the end).
     VerificationFailed,
 }
 

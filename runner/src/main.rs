@@ -58,7 +58,8 @@ enum Command {
     /// Exit status: 0 finished, 1 the page reported an error, 2 bad arguments, query or page,
     /// 3 timeout, 4 the browser exited early, 5 browser processes were left behind, 6 the
     /// results file could not be written, 7 the browser is missing or did not start, 8 the
-    /// server could not listen, 130 interrupted (SIGINT, SIGTERM, SIGHUP).
+    /// server could not listen, 9 `verify=wasm` found a case that left the WASM reference (the
+    /// result is written, marked VERIFICATION FAILED), 130 interrupted (SIGINT, SIGTERM, SIGHUP).
     Run {
         #[arg(long, default_value = "chromium")]
         browser: BrowserKind,
@@ -82,9 +83,9 @@ enum Command {
     ///
     /// Exit status: 0 when every combination ended with the page's result or its own error
     /// (such as fp16 refused on an adapter without shader-f16); else `run`'s status for the
-    /// worst cause among them (3 timeout, 4 browser exited, 5 processes left); 2, 6, 7 and 8
-    /// as for `run`, a failed write stopping the sweep at once; 130 interrupted (run again to
-    /// resume).
+    /// worst cause among them (3 timeout, 4 browser exited, 5 processes left, 9 verification
+    /// failed); 2, 6, 7 and 8 as for `run`, a failed write stopping the sweep at once; 130
+    /// interrupted (run again to resume).
     Sweep {
         /// Browsers, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "chromium")]

@@ -204,7 +204,7 @@ impl ProcessMemoryAnswer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEnd {
-    /// `result`, `error`, `timeout`, `interrupted` or `browser-exited`.
+    /// `result`, `error`, `timeout`, `interrupted`, `browser-exited` or `write-failed`.
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
