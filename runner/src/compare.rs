@@ -58,6 +58,9 @@ pub struct Run {
     pub timing: Timing,
     /// The timing and memory figures set side by side, with their run-to-run spread.
     pub measured: deltas::Measured,
+    /// `verify=wasm`'s verdict in one line (`report`'s words), `None` for a run that did not
+    /// verify.
+    pub verification: Option<String>,
 }
 
 /// A run's timing figures as its summary gives them (`None` where the summary has none, or
@@ -191,6 +194,9 @@ impl Comparison {
         self.render_timing(&mut out);
         for (side, run) in [("A", &self.a), ("B", &self.b)] {
             let _ = writeln!(out, "{side}: {}", describe(run));
+            if let Some(verification) = &run.verification {
+                let _ = writeln!(out, "{side} {verification}");
+            }
         }
         out
     }

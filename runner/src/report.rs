@@ -109,7 +109,7 @@ fn gpu_line(summary: &PageSummary) -> Option<String> {
 }
 
 /// `verify=wasm`'s verdict in one line, or `None` for a run that did not verify.
-fn verification_line(summary: &PageSummary) -> Option<String> {
+pub fn verification_line(summary: &PageSummary) -> Option<String> {
     let v = summary.verification.as_ref()?;
     let worst = v.worst.as_ref().map_or_else(String::new, |w| {
         let difference = w
@@ -414,7 +414,7 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::record::{self, Record};
     use ocr_bench_core::latency::{CompletionCheck, LatencyStats};
@@ -641,7 +641,7 @@ mod tests {
 
     /// The legacy run verified against a reference that agrees, or that chose another token
     /// at step 1 of the second case.
-    fn verified(diverging: bool) -> PageSummary {
+    pub(crate) fn verified(diverging: bool) -> PageSummary {
         use ocr_bench_core::build_summary::{verification, VerificationInput, VerifyCaseInput};
         let (mut summary, _) = legacy();
         let cases = summary

@@ -63,6 +63,10 @@ pub enum Outcome {
     },
 }
 
+/// Said of a finished run whose `verify=wasm` found a case that left the WASM reference.
+pub const VERIFICATION_FAILED: &str = "verification failed: the WebGPU run left the WASM \
+     reference (verify=wasm); its figures are not a result of the configuration";
+
 impl Outcome {
     /// The `outcome` field of the closing record; sweeps skip `result` and `error` on resume.
     pub fn label(&self) -> &'static str {
@@ -86,6 +90,19 @@ impl Outcome {
             Outcome::Interrupted { .. } => Cause::Interrupted,
             Outcome::WriteFailed { .. } => Cause::WriteFailed,
         })
+    }
+
+    /// A finished run whose `verify=wasm` failed: what is said of it (exit 9), and what its
+    /// closing record keeps as its `message`; `None` for any other run.
+    pub fn verification_failure(&self) -> Option<&'static str> {
+        match self {
+            Outcome::Finished { summary, .. }
+                if summary.benchmark().is_some_and(|s| s.verification_failed()) =>
+            {
+                Some(VERIFICATION_FAILED)
+            }
+            _ => None,
+        }
     }
 
     /// A sentence for a person; `None` when the run finished.
@@ -293,7 +310,9 @@ pub async fn run_once(
     let wall = started.elapsed();
     let closing = state.append(Record::Run(RunEnd {
         outcome: outcome.label().to_owned(),
-        message: outcome.failure_message(browser.name.name(), options.timeout),
+        message: outcome
+            .failure_message(browser.name.name(), options.timeout)
+            .or_else(|| outcome.verification_failure().map(str::to_owned)),
         wall_seconds: wall.as_secs_f64(),
         stop: stop.clone(),
         url,

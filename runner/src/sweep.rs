@@ -1,7 +1,7 @@
 //! Sweeps: the cartesian product of parameter values (expanded by the core) times a list of
 //! browsers, each combination in a fresh browser, resumable from the results file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
@@ -71,14 +71,29 @@ fn read_records(results: &Path) -> Result<Vec<Line>> {
 }
 
 /// A run is finished when its closing `run` record says the page posted its result (or its
-/// own error, unless `retry_failed`). Timeouts, crashes and interruptions run again. Counted
-/// per combination, for `--runs`.
+/// own error, unless `retry_failed`) and that result did not fail its `verify=wasm`
+/// verification (it is not a result of the combination). Timeouts, crashes, interruptions and
+/// failed verifications run again. Counted per combination, for `--runs`.
 fn finished_runs(records: &[Line], retry_failed: bool) -> HashMap<RunKey, u32> {
+    // The runs whose result left the WASM reference, by the run id the closing record repeats.
+    let failed_verification: HashSet<&str> = records
+        .iter()
+        .filter_map(|line| match &line.record {
+            Record::Result { summary, .. } => summary
+                .benchmark()
+                .filter(|s| s.verification_failed())
+                .map(|s| s.run_id.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut finished = HashMap::new();
     for line in records {
         let done = match &line.record {
             Record::Run(end) => match end.outcome.as_str() {
-                "result" => true,
+                "result" => !end
+                    .run_id
+                    .as_deref()
+                    .is_some_and(|id| failed_verification.contains(id)),
                 "error" => !retry_failed,
                 _ => false,
             },
@@ -264,36 +279,16 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         let on_status =
             move |status: &str| status_bar.set_message(format!("{status_label}: {status}"));
         let report = run::run_once(&run_options, info, &machine, &on_status).await?;
-        let line = match &report.outcome {
-            Outcome::Finished { summary, .. }
-                if summary.benchmark().is_some_and(|s| s.verification_failed()) =>
-            {
-                // Written, but not a result of the combination: the sweep says so in its status too.
-                fail(Cause::VerificationFailed);
-                format!("FAIL  {label}: verification failed: the WebGPU run left the WASM reference (verify=wasm)")
-            }
-            Outcome::Finished { summary, .. } => format!(
-                "done  {label}: nCER {}, median {} ms, {:.0} s",
-                summary
-                    .benchmark()
-                    .and_then(|s| s.ncer)
-                    .map_or("n/a".to_owned(), |v| format!("{v:.4}")),
-                summary
-                    .benchmark()
-                    .and_then(|s| s.median_ms)
-                    .map_or("-".to_owned(), |v| format!("{v:.0}")),
-                report.wall.as_secs_f64()
-            ),
-            other => {
-                if let Some(cause) = other.cause().filter(|c| *c != Cause::PageError) {
-                    fail(cause);
-                }
-                let message = other
-                    .failure_message(info.name.name(), options.run.timeout)
-                    .unwrap_or_default();
-                format!("FAIL  {label}: {message}")
-            }
-        };
+        let (line, cause) = judge(
+            &report.outcome,
+            &label,
+            info.name.name(),
+            options.run.timeout,
+            report.wall,
+        );
+        if let Some(cause) = cause {
+            fail(cause);
+        }
         say(&bar, line);
         if !report.stop.left.is_empty() {
             say(
@@ -338,6 +333,47 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     Ok(worst.map_or(SweepEnd::Complete, SweepEnd::Failed))
 }
 
+/// One run's line above the bar, and the cause it fails the sweep with: `None` for a result
+/// (unless its `verify=wasm` failed) and for the page's own error, which finish a combination.
+fn judge(
+    outcome: &Outcome,
+    label: &str,
+    browser: &str,
+    timeout: std::time::Duration,
+    wall: std::time::Duration,
+) -> (String, Option<Cause>) {
+    match outcome {
+            finished if finished.verification_failure().is_some() => (
+                // Written, but not a result of the combination: the sweep says so in its status
+                // too, and runs it again when resumed.
+                format!("FAIL  {label}: {}", run::VERIFICATION_FAILED),
+                Some(Cause::VerificationFailed),
+            ),
+            Outcome::Finished { summary, .. } => (
+                format!(
+                    "done  {label}: nCER {}, median {} ms, {:.0} s",
+                    summary
+                        .benchmark()
+                        .and_then(|s| s.ncer)
+                        .map_or("n/a".to_owned(), |v| format!("{v:.4}")),
+                    summary
+                        .benchmark()
+                        .and_then(|s| s.median_ms)
+                        .map_or("-".to_owned(), |v| format!("{v:.0}")),
+                    wall.as_secs_f64()
+                ),
+                None,
+            ),
+            other => {
+                let message = other.failure_message(browser, timeout).unwrap_or_default();
+                (
+                    format!("FAIL  {label}: {message}"),
+                    other.cause().filter(|c| *c != Cause::PageError),
+                )
+            }
+    }
+}
+
 /// The runner's own memory and open files over a soak: before the first run, after the first,
 /// after the last, and the largest (flat means no leak).
 fn footprint_summary(footprints: &[(Option<u64>, Option<usize>)]) -> String {
@@ -369,6 +405,7 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
     use std::io::Write;
+    use std::time::Duration;
 
     #[test]
     fn a_soak_summary_shows_first_last_and_largest() {
@@ -456,6 +493,96 @@ mod tests {
         }
         let counted = finished_runs(&read_records(twice.path()).unwrap(), false);
         assert_eq!(counted.get(&key("chromium", "")), Some(&2));
+    }
+
+    /// The committed run, its result verified by `verify=wasm` (`diverging`: one case left
+    /// the reference), its closing record naming its run id as today's runner writes it.
+    fn verified_run(diverging: bool) -> Vec<Line> {
+        let mut records = crate::record::parse_records(crate::record::tests::LEGACY)
+            .unwrap()
+            .lines
+            .into_iter()
+            .map(|(_, line)| line)
+            .collect::<Vec<_>>();
+        let summary = crate::report::tests::verified(diverging);
+        for line in &mut records {
+            match &mut line.record {
+                Record::Result { summary: posted, .. } => {
+                    *posted = crate::record::Posted::Benchmark(Box::new(summary.clone()));
+                }
+                Record::Run(end) => end.run_id = Some(summary.run_id.clone()),
+                _ => {}
+            }
+        }
+        records
+    }
+
+    #[test]
+    fn resume_runs_again_a_result_whose_verification_failed() {
+        let key = (
+            "firefox".to_owned(),
+            "www/index.html".to_owned(),
+            "cases=smoke2&maxTokens=2".to_owned(),
+        );
+        let verified = finished_runs(&verified_run(false), false);
+        assert_eq!(verified.get(&key), Some(&1));
+        // Closed with outcome `result`, but not a result of the combination: run again, with
+        // or without --retry-failed.
+        for retry_failed in [false, true] {
+            let failed = finished_runs(&verified_run(true), retry_failed);
+            assert_eq!(failed.get(&key), None, "{failed:?}");
+        }
+        // Only that run: another run of the same combination that verified still counts.
+        let both: Vec<Line> = verified_run(true)
+            .into_iter()
+            .chain(verified_run(false).into_iter().map(|mut line| {
+                let stamp = |id: &mut String| id.push_str("-again");
+                match &mut line.record {
+                    Record::Result {
+                        summary: crate::record::Posted::Benchmark(summary),
+                        ..
+                    } => stamp(&mut summary.run_id),
+                    Record::Run(end) => stamp(end.run_id.as_mut().unwrap()),
+                    _ => {}
+                }
+                line
+            }))
+            .collect();
+        assert_eq!(finished_runs(&both, false).get(&key), Some(&1));
+    }
+
+    #[test]
+    fn a_failed_verification_fails_the_sweep_with_9_and_a_verified_result_does_not() {
+        let finished = |diverging: bool| Outcome::Finished {
+            summary: crate::record::Posted::Benchmark(Box::new(
+                crate::report::tests::verified(diverging),
+            )),
+            process_memory: crate::record::ProcessMemoryAnswer::not_sampled(),
+        };
+        let judged = |outcome: &Outcome| {
+            judge(outcome, "firefox verify=wasm", "firefox", Duration::from_secs(60), Duration::from_secs(3))
+        };
+        let (line, cause) = judged(&finished(true));
+        assert_eq!(cause, Some(Cause::VerificationFailed), "{line}");
+        assert_eq!(cause.map(Cause::code), Some(9));
+        assert_eq!(
+            line,
+            format!("FAIL  firefox verify=wasm: {}", run::VERIFICATION_FAILED)
+        );
+        let (line, cause) = judged(&finished(false));
+        assert_eq!(cause, None, "{line}");
+        assert!(line.starts_with("done  firefox verify=wasm: nCER "), "{line}");
+        // The page's own error finishes a combination; a timeout fails the sweep.
+        let error = Outcome::PageError {
+            phase: "decoder-run".into(),
+            message: "boom".into(),
+        };
+        assert_eq!(judged(&error).1, None);
+        let timeout = Outcome::TimedOut {
+            phase: "decoder-run".into(),
+            cases_done: 1,
+        };
+        assert_eq!(judged(&timeout).1, Some(Cause::Timeout));
     }
 
     #[test]

@@ -326,3 +326,55 @@ fn the_plan_command_refuses_a_bad_combination_with_the_cores_message() {
         assert!(output.stdout.is_empty(), "nothing to run: {combination}");
     }
 }
+
+/// A run whose `verify=wasm` failed, recorded in Firefox (`cases=smoke2&maxTokens=4&verify=wasm`
+/// with `OCR_BENCH_INJECT=diverge-token@decode:2`: case 2's first token replaced).
+fn failed_verification() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/verify-failed-smoke2.jsonl")
+}
+
+#[test]
+fn a_combination_whose_verification_failed_is_marked_and_never_the_fastest() {
+    let against = load_combination(&fixture(1)).unwrap();
+    // The failed run made the fastest by far, its nCER within any tolerance: still not chosen.
+    let scratch = tempfile::tempdir().unwrap();
+    let fast = scratch.path().join("failed-but-fast.jsonl");
+    let text: String = records(&failed_verification())
+        .into_iter()
+        .map(|mut record| {
+            if record["kind"] == "result" {
+                set_p50(&mut record["summary"], 0.01);
+            }
+            record.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&fast, text).unwrap();
+    let failed = load_combination(&fast).unwrap();
+    assert!(failed.rounds[0].verification_failed);
+    assert!(!against.rounds[0].verification_failed);
+    let t = table(&against, &[against.clone(), failed], 1.0);
+    assert_eq!(
+        t.rows
+            .iter()
+            .map(|r| r.failed_verification_rounds)
+            .collect::<Vec<_>>(),
+        [0, 1]
+    );
+    assert_eq!(t.fastest_within_ncer().unwrap().file, fixture(1));
+    let text = t.render();
+    assert!(
+        text.contains("verify=wasm (VERIFICATION FAILED in 1 of 1 rounds) | 1 | 0.01 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "VERIFICATION FAILED (verify=wasm: a case left the WASM reference), its figures not a result and never the fastest: verify=wasm ({})",
+            fast.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("fastest with nCER within 1 of the seed's loop: verify=none"),
+        "{text}"
+    );
+}

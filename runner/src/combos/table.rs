@@ -28,6 +28,8 @@ pub struct Round {
     pub ms_per_step: Option<f64>,
     pub ncer: Option<f64>,
     pub completion_bound: bool,
+    /// `verify=wasm` found a case that left the WASM reference: not a result of the combination.
+    pub verification_failed: bool,
     /// Case id and token ids, in the run's order.
     pub cases: Vec<(String, Vec<i64>)>,
 }
@@ -69,6 +71,7 @@ impl Round {
             ms_per_step: summary.ms_per_token,
             ncer: summary.ncer,
             completion_bound: summary.completion_bound,
+            verification_failed: summary.verification_failed(),
             cases: summary
                 .results
                 .iter()
@@ -229,6 +232,8 @@ pub struct Row {
     /// The reference's per-token p50 over this one's.
     pub speedup: Option<f64>,
     pub completion_bound_rounds: usize,
+    /// Rounds whose `verify=wasm` failed: such a row is never the fastest of anything.
+    pub failed_verification_rounds: usize,
 }
 
 /// The table: the reference first unless the list names it elsewhere.
@@ -321,6 +326,11 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
                     _ => None,
                 },
                 completion_bound_rounds: c.rounds.iter().filter(|r| r.completion_bound).count(),
+                failed_verification_rounds: c
+                    .rounds
+                    .iter()
+                    .filter(|r| r.verification_failed)
+                    .count(),
             }
         })
         .collect();
@@ -355,7 +365,7 @@ impl Table {
         self.rows
             .iter()
             .filter(|r| keep(r))
-            .filter(|r| r.token_p50_ms.is_some())
+            .filter(|r| r.token_p50_ms.is_some() && r.failed_verification_rounds == 0)
             .min_by(|a, b| {
                 a.token_p50_ms
                     .unwrap_or(f64::MAX)
@@ -397,11 +407,18 @@ impl Table {
         out.push_str("| combination | rounds | per-token p50 | submit p50 | sync p50 | ms/step | nCER | seed's tokens | seed/this |\n");
         out.push_str("|---|---|---|---|---|---|---|---|---|\n");
         for row in &self.rows {
-            let name = if row.is_reference {
+            let mut name = if row.is_reference {
                 format!("{} (the seed's loop)", row.label)
             } else {
                 row.label.clone()
             };
+            if row.failed_verification_rounds > 0 {
+                let _ = write!(
+                    name,
+                    " (VERIFICATION FAILED in {} of {} rounds)",
+                    row.failed_verification_rounds, row.rounds
+                );
+            }
             let _ = writeln!(
                 out,
                 "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -452,6 +469,19 @@ impl Table {
                 out,
                 "completion-bound, its token times the browser's GPU-completion timer and not the model: {}",
                 bound.join(", ")
+            );
+        }
+        let failed: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| r.failed_verification_rounds > 0)
+            .map(|r| format!("{} ({})", r.label, r.file.display()))
+            .collect();
+        if !failed.is_empty() {
+            let _ = writeln!(
+                out,
+                "VERIFICATION FAILED (verify=wasm: a case left the WASM reference), its figures not a result and never the fastest: {}",
+                failed.join(", ")
             );
         }
         out

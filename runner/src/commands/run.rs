@@ -113,7 +113,7 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
                     report.wall.as_secs_f64()
                 )
             );
-            verdict(summary)
+            verdict(&report.outcome)
         }
         other => {
             let message = other
@@ -151,15 +151,13 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
 
 /// A finished run's status: 0, or `VerificationFailed` when `verify=wasm` found a case that
 /// left the WASM reference (the record is written all the same).
-fn verdict(summary: &ocr_bench::record::Posted) -> u8 {
-    match summary.benchmark() {
-        Some(summary) if summary.verification_failed() => {
-            eprintln!(
-                "ocr-bench: verification failed: the WebGPU run left the WASM reference (verify=wasm); its figures are not a result"
-            );
+fn verdict(outcome: &Outcome) -> u8 {
+    match outcome.verification_failure() {
+        Some(message) => {
+            eprintln!("ocr-bench: {message}");
             Cause::VerificationFailed.code()
         }
-        _ => 0,
+        None => 0,
     }
 }
 
@@ -204,6 +202,54 @@ mod tests {
         // The decoder-only scope reads no set.
         canonical(options(DEFAULT_PAGE, "scope=decoder&cases=nosuchset")).unwrap();
         canonical(options(DEFAULT_PAGE, "cases=smoke2")).unwrap();
+    }
+
+    /// How the run that wrote a results file ended: its `result` record, finished.
+    fn finished(text: &str) -> Outcome {
+        use ocr_bench::record::{parse_records, Record};
+        let records = parse_records(text).unwrap();
+        records
+            .lines
+            .into_iter()
+            .find_map(|(_, line)| match line.record {
+                Record::Result {
+                    summary,
+                    process_memory,
+                } => Some(Outcome::Finished {
+                    summary,
+                    process_memory,
+                }),
+                _ => None,
+            })
+            .expect("a result record")
+    }
+
+    #[test]
+    fn a_finished_run_exits_9_only_when_its_verification_failed() {
+        use ocr_bench::record::Posted;
+        // Recorded in Firefox with verify=wasm and inject=diverge-token@decode:2: case 2's
+        // first token replaced, so its tokens left the WASM reference at step 0.
+        let mut run = finished(include_str!("../../tests/data/verify-failed-smoke2.jsonl"));
+        assert_eq!(verdict(&run), Cause::VerificationFailed.code());
+        assert_eq!(Cause::VerificationFailed.code(), 9);
+        // The same run had it verified.
+        let Outcome::Finished {
+            summary: Posted::Benchmark(summary),
+            ..
+        } = &mut run
+        else {
+            panic!("the recorded run is the benchmark page's");
+        };
+        summary.verification.as_mut().unwrap().passed = true;
+        assert_eq!(verdict(&run), 0);
+        // Not verified at all (verify=none), and another page's result: nothing to fail.
+        let unverified = finished(include_str!("../../tests/data/legacy-smoke2.jsonl"));
+        assert_eq!(verdict(&unverified), 0);
+        let another = Outcome::Finished {
+            summary: Posted::Other(serde_json::json!({ "runId": "x", "verification": { "passed": false } })),
+            process_memory: ocr_bench::record::ProcessMemoryAnswer::not_sampled(),
+        };
+        assert_eq!(verdict(&another), 0);
     }
 
     #[test]

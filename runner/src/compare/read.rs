@@ -117,6 +117,7 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
         config: summary.map(|s| s.config.clone()),
         cases,
         timing: summary.map(Timing::from_summary).unwrap_or_default(),
+        verification: summary.and_then(crate::report::verification_line),
         measured,
     })
 }

@@ -451,3 +451,28 @@ fn a_realm_worker_run_compares_its_decoder_workers_gpu_bytes() {
     );
     assert!(!text.contains("peak GPU bytes, page: "), "{text}");
 }
+
+#[test]
+fn each_sides_verification_is_said_and_a_failed_one_in_capitals() {
+    let verified = |diverging: bool| {
+        let verification = crate::report::tests::verified(diverging).verification;
+        json!({ "verification": serde_json::to_value(verification).unwrap() })
+    };
+    let cases: &[(&str, &[i64], &str)] = &[("1", &[5, 6], "ab")];
+    let a = parse(&finished("a", "firefox", cases, verified(false)));
+    let b = parse(&finished("b", "firefox", cases, verified(true)));
+    let text = compare(a, b).render();
+    assert!(
+        text.contains("\nA verified (wasm): 2/2 cases agree"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\nB VERIFICATION FAILED: these figures are not a result of this configuration (wasm): 1/2 cases agree"
+        ),
+        "{text}"
+    );
+    // A run that did not verify says nothing of it.
+    let plain = compare(parse(&run_jsonl("a", "firefox", cases)), parse(&run_jsonl("b", "firefox", cases)));
+    assert!(!plain.render().contains("verif"), "{}", plain.render());
+}

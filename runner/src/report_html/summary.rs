@@ -164,6 +164,7 @@ pub fn markdown(files: &[ResultsFile]) -> String {
             }),
         );
     }
+    failed_verifications(&mut out, &groups);
     let phases = phase_names(&groups);
     if !phases.is_empty() {
         let _ = writeln!(out, "\nPeak PSS per phase, MiB (all the browser's processes; the highest over a configuration's runs; - where the phase had no PSS sample):\n");
@@ -189,6 +190,29 @@ pub fn markdown(files: &[ResultsFile]) -> String {
         "\n(nCER: the mean over the runs; per-token p50: the median of the runs' p50s; peak GPU: the largest over the runs, from the page's wrapped GPU devices.)"
     );
     out
+}
+
+/// The configurations with runs whose `verify=wasm` failed: their figures are in the table,
+/// but they are not results of the configuration.
+fn failed_verifications(out: &mut String, groups: &[Configuration<'_>]) {
+    let failed: Vec<String> = groups
+        .iter()
+        .filter_map(|group| {
+            let count = group
+                .runs
+                .iter()
+                .filter(|run| run.summary.verification_failed())
+                .count();
+            (count > 0).then(|| format!("{} ({count} of {} runs)", group.name, group.runs.len()))
+        })
+        .collect();
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nVERIFICATION FAILED (verify=wasm: a case left the WASM reference), their figures not a result of the configuration: {}",
+            failed.join(", ")
+        );
+    }
 }
 
 /// MiB with one decimal, or `-`.

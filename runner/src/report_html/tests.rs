@@ -271,3 +271,24 @@ fn on_a_real_gpu_the_rest_leaves_the_gpu_bytes_out_of_pss() {
         "{text}"
     );
 }
+
+#[test]
+fn the_summary_names_the_configurations_whose_verification_failed() {
+    // Recorded in Firefox with verify=wasm and inject=diverge-token@decode:2.
+    let failed = ResultsFile::parse(
+        include_str!("../../tests/data/verify-failed-smoke2.jsonl"),
+        Path::new("failed.jsonl"),
+    )
+    .unwrap();
+    let text = markdown(&[parse(TWO_CONFIGS).unwrap(), failed]);
+    let line = "VERIFICATION FAILED (verify=wasm: a case left the WASM reference), their figures not a result of the configuration: firefox · cases=smoke2&maxTokens=4&verify=wasm (1 of 1 runs)\n";
+    assert!(text.contains(line), "{text}");
+    // Its figures are still in the table, and the runs that did not verify are not named.
+    assert!(
+        text.contains("| firefox · cases=smoke2&maxTokens=4&verify=wasm | 1 | 2 |"),
+        "{text}"
+    );
+    assert_eq!(text.matches("VERIFICATION FAILED").count(), 1, "{text}");
+    let verified = markdown(&[parse(TWO_CONFIGS).unwrap()]);
+    assert!(!verified.contains("VERIFICATION"), "{verified}");
+}
