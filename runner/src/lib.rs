@@ -13,5 +13,6 @@ pub mod record;
 pub mod report;
 pub mod report_html;
 pub mod run;
+pub mod runs;
 pub mod server;
 pub mod sweep;
