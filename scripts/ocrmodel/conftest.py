@@ -28,6 +28,7 @@ from onnx import numpy_helper
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ocrmodel import build_models, reference, spec  # noqa: E402
+from ocrmodel.oracle import cpu_session  # noqa: E402
 from ocrmodel.weights import load_weights, sha256_of  # noqa: E402
 
 SYNTHETIC_SEED = 0
@@ -120,18 +121,11 @@ _sessions: dict[str, ort.InferenceSession] = {}
 
 
 def session(path: Path) -> ort.InferenceSession:
-    """A cached CPU session that computes what the page's WebGPU session computes: fp32 MatMul
-    on the dequantized weights. By default onnxruntime's CPU EP fuses DequantizeLinear + MatMul
-    into MatMulNBits that quantizes activations to int8 (logits off by up to 0.15 here);
-    `session.disable_quant_qdq` instead folds each constant DequantizeLinear into an fp32
-    initializer at load, exact to ~1e-5 against the reference and as fast (a decode step
-    0.018 s, where accuracy level 1 took 0.29 s)."""
+    """oracle.cpu_session, cached per path: a CPU session that computes what the page's WebGPU
+    session computes."""
     key = str(path)
     if key not in _sessions:
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.disable_quant_qdq", "1")
-        _sessions[key] = ort.InferenceSession(key, options, providers=["CPUExecutionProvider"])
+        _sessions[key] = cpu_session(Path(key))
     return _sessions[key]
 
 

@@ -37,8 +37,10 @@ class NoCandidate(ValueError):
     """No id scores above -Infinity: every score is NaN, -Infinity or blocked."""
 
 
-def choose_token(logits: np.ndarray, sequence: list[int], tokens: list[int], content: set[int]) -> int:
-    """The next id. `sequence` is BOS followed by `tokens`, the ids decoded so far."""
+def penalised_scores(logits: np.ndarray, sequence: list[int], tokens: list[int], content: set[int]
+                     ) -> tuple[np.ndarray, int | None]:
+    """The scores the choice compares (float64, NaN and a blocked id at -Infinity) and the
+    blocked id, if any. `sequence` is BOS followed by `tokens`, the ids decoded so far."""
     scores = np.asarray(logits, dtype=np.float64).reshape(-1).copy()  # JS numbers are doubles
     seen = np.fromiter(set(sequence), dtype=np.int64)
     if seen.size and not (0 <= seen.min() and seen.max() < scores.size):
@@ -58,6 +60,12 @@ def choose_token(logits: np.ndarray, sequence: list[int], tokens: list[int], con
             blocked = last
             scores[last] = -np.inf
     scores[np.isnan(scores)] = -np.inf  # np.argmax would pick the first NaN
+    return scores, blocked
+
+
+def choose_token(logits: np.ndarray, sequence: list[int], tokens: list[int], content: set[int]) -> int:
+    """The next id. `sequence` is BOS followed by `tokens`, the ids decoded so far."""
+    scores, blocked = penalised_scores(logits, sequence, tokens, content)
     best = int(np.argmax(scores))  # the first maximum, as the seed's strict `>` scan
     if not scores[best] > -np.inf:
         raise NoCandidate(f"no token can be chosen: every score is NaN, -Infinity or blocked "
@@ -65,14 +73,18 @@ def choose_token(logits: np.ndarray, sequence: list[int], tokens: list[int], con
     return best
 
 
+Chooser = Callable[[np.ndarray, list[int], list[int], set[int]], int]
+
+
 def greedy_loop(prefill: Callable[[], np.ndarray], step: Callable[[int, int], np.ndarray], max_tokens: int,
-                content: set[int]) -> list[int]:
-    """The seed's `decode`: prefill, then one step per chosen token until EOS or max_tokens."""
+                content: set[int], choose: Chooser = choose_token) -> list[int]:
+    """The seed's `decode`: prefill, then one step per chosen token until EOS or max_tokens.
+    `choose` takes choose_token's arguments (the reading oracle's also records near ties)."""
     logits = prefill()
     sequence = [spec.BOS_ID]
     tokens: list[int] = []
     for iteration in range(max_tokens):
-        token = choose_token(logits, sequence, tokens, content)
+        token = choose(logits, sequence, tokens, content)
         if token == spec.EOS_ID:
             break
         tokens.append(token)
