@@ -3,6 +3,7 @@
 
 pub mod combos;
 pub mod compare;
+pub mod export;
 pub mod report;
 pub mod run;
 pub mod serve;

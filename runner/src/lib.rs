@@ -5,6 +5,7 @@ pub mod browser;
 pub mod combos;
 pub mod compare;
 pub mod exit;
+pub mod export;
 pub mod machine;
 pub mod memory;
 pub mod process_type;

@@ -17,6 +17,7 @@ use ocr_bench::sweep;
 
 use commands::combos::{plan_command, table_command};
 use commands::compare::compare_command;
+use commands::export::export_command;
 use commands::report::report_command;
 use commands::run::run_command;
 use commands::serve::serve_command;
@@ -191,6 +192,28 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
+    /// Write one flat row per run of a results file, as CSV or JSON lines, for a notebook.
+    ///
+    /// A run is every record of one page run (start, marks, progress, result, closing record),
+    /// finished or not (error, timeout, refused). The columns are fixed, the same names in the
+    /// same order for every file: the run and how it ended, browser and machine,
+    /// configuration, capability, accuracy, latency figures, and per phase the process memory,
+    /// GPU and WASM bytes and the floor (runner/README.md lists them). A cell a run lacks is
+    /// empty (null in JSON). Torn lines are skipped with a warning.
+    ///
+    /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record), 6 the
+    /// rows could not be written.
+    Export {
+        /// The results file (JSONL).
+        #[arg(long, value_name = "FILE")]
+        results: PathBuf,
+        /// `csv` (a header line, then a line per run) or `jsonl` (an object per run).
+        #[arg(long, default_value = "csv", value_name = "csv|jsonl")]
+        format: ocr_bench::export::Format,
+        /// The file to write (default: stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// The benchmark parameters, from the core, for `run --help` and `sweep --help`.
@@ -238,6 +261,14 @@ fn main() -> ExitCode {
     }
     if let Command::Plan { base, combinations } = &cli.command {
         return ExitCode::from(plan_command(base, combinations));
+    }
+    if let Command::Export {
+        results,
+        format,
+        out,
+    } = &cli.command
+    {
+        return ExitCode::from(export_command(results, *format, out.as_deref()));
     }
     if let Command::Table {
         against,
@@ -338,6 +369,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         }
         Command::Report { files, out } => Ok(report_command(Some(&root), &files, out.as_deref())),
         Command::Plan { base, combinations } => Ok(plan_command(&base, &combinations)),
+        Command::Export { .. } => unreachable!("answered before the runtime starts"),
         Command::Table {
             against,
             ncer_within,
