@@ -190,7 +190,8 @@ fn launch_began(line: &Line, end: &RunEnd) -> Option<SystemTime> {
 /// The index of the run `line` joins, or `None` when it begins one.
 fn run_of(runs: &[Run], line: &Line) -> Option<usize> {
     let latest = |wanted: &dyn Fn(&Run) -> bool| runs.iter().rposition(wanted);
-    let unclosed_launch = |run: &Run| !run.is_closed() && launch_key(run.first()) == launch_key(line);
+    let unclosed_launch =
+        |run: &Run| !run.is_closed() && launch_key(run.first()) == launch_key(line);
     let launched = line.browser.is_some();
     if let Some(id) = line.record.run_id() {
         // A launch's records before the page named itself (a refused attempt) are its too.

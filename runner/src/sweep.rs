@@ -1,19 +1,21 @@
 //! Sweeps: the cartesian product of parameter values (expanded by the core) times a list of
 //! browsers, each combination in a fresh browser, resumable from the results file.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use ocr_bench_core::record::PageSummary;
 
 use crate::browser::{self, BrowserInfo, BrowserKind};
 use crate::exit::{Cause, Failure};
 use crate::procfs;
-use crate::record::{self, Line, Record};
+use crate::record;
 use crate::report::{self, SweepRow};
 use crate::run::{self, Outcome, RunOptions};
+use crate::runs::{self, Run};
 
 /// Parses `NAME=V1,V2,…` into the core's sweep axis form.
 pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
@@ -34,23 +36,22 @@ pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
     Ok((name.to_owned(), values))
 }
 
-/// Which combination a record belongs to: browser, page and query.
+/// Which combination a run belongs to: browser, page and query.
 type RunKey = (String, String, String);
 
-fn run_key(line: &Line) -> RunKey {
+fn run_key(run: &Run) -> RunKey {
     (
-        line.browser
-            .as_ref()
+        run.browser()
             .map(|b| b.name.name().to_owned())
             .unwrap_or_default(),
-        line.page.clone().unwrap_or_default(),
-        line.query.clone().unwrap_or_default(),
+        run.page().unwrap_or_default().to_owned(),
+        run.query().unwrap_or_default().to_owned(),
     )
 }
 
-/// The records of a results file; a line cut short by a crash is skipped with a warning, so
-/// its run is simply done again.
-fn read_records(results: &Path) -> Result<Vec<Line>> {
+/// The runs of a results file (none before it exists); a line cut short by a crash is
+/// skipped with a warning, so its run is simply done again.
+fn read_runs(results: &Path) -> Result<Vec<Run>> {
     let text = match fs::read_to_string(results) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -67,40 +68,23 @@ fn read_records(results: &Path) -> Result<Vec<Line>> {
     for warning in records.warnings(results) {
         eprintln!("ocr-bench: {warning}");
     }
-    Ok(records.lines.into_iter().map(|(_, line)| line).collect())
+    Ok(runs::group(records.lines))
 }
 
 /// A run is finished when its closing `run` record says the page posted its result (or its
 /// own error, unless `retry_failed`) and that result did not fail its `verify=wasm`
 /// verification (it is not a result of the combination). Timeouts, crashes, interruptions and
 /// failed verifications run again. Counted per combination, for `--runs`.
-fn finished_runs(records: &[Line], retry_failed: bool) -> HashMap<RunKey, u32> {
-    // The runs whose result left the WASM reference, by the run id the closing record repeats.
-    let failed_verification: HashSet<&str> = records
-        .iter()
-        .filter_map(|line| match &line.record {
-            Record::Result { summary, .. } => summary
-                .benchmark()
-                .filter(|s| s.verification_failed())
-                .map(|s| s.run_id.as_str()),
-            _ => None,
-        })
-        .collect();
+fn finished_runs(runs: &[Run], retry_failed: bool) -> HashMap<RunKey, u32> {
     let mut finished = HashMap::new();
-    for line in records {
-        let done = match &line.record {
-            Record::Run(end) => match end.outcome.as_str() {
-                "result" => !end
-                    .run_id
-                    .as_deref()
-                    .is_some_and(|id| failed_verification.contains(id)),
-                "error" => !retry_failed,
-                _ => false,
-            },
+    for run in runs {
+        let done = match run.end().map(|end| end.outcome.as_str()) {
+            Some("result") => !run.summary().is_some_and(PageSummary::verification_failed),
+            Some("error") => !retry_failed,
             _ => false,
         };
         if done {
-            *finished.entry(run_key(line)).or_insert(0) += 1;
+            *finished.entry(run_key(run)).or_insert(0) += 1;
         }
     }
     finished
@@ -114,28 +98,22 @@ fn own_footprint() -> (Option<u64>, Option<usize>) {
     )
 }
 
-/// The latest record of each combination, for the closing table.
+/// The latest closed run of each combination, for the closing table.
 fn table_rows(
     results: &Path,
     combinations: &[(BrowserInfo, String)],
     page: &str,
 ) -> Result<Vec<SweepRow>> {
-    let records = read_records(results)?;
+    let runs = read_runs(results)?;
     let rows = combinations
         .iter()
         .map(|(info, query)| {
             let key = (info.name.name().to_owned(), page.to_owned(), query.clone());
-            let mine = |kind: &str| {
-                records
-                    .iter()
-                    .rev()
-                    .find(|line| line.record.kind() == kind && run_key(line) == key)
-                    .map(|line| &line.record)
-            };
-            let closing = match mine("run") {
-                Some(Record::Run(end)) => Some(end),
-                _ => None,
-            };
+            let latest = runs
+                .iter()
+                .rev()
+                .find(|run| run.end().is_some() && run_key(run) == key);
+            let closing = latest.and_then(Run::end);
             let outcome = closing.map_or_else(
                 || "not run".to_owned(),
                 |end| match &end.message {
@@ -144,12 +122,12 @@ fn table_rows(
                 },
             );
             let finished = closing.is_some_and(|end| end.outcome == "result");
-            let (summary, process_memory) = match mine("result").filter(|_| finished) {
-                Some(Record::Result {
-                    summary,
-                    process_memory,
-                }) => (summary.benchmark().cloned(), Some(process_memory.clone())),
-                _ => (None, None),
+            let result = latest.and_then(Run::result).filter(|_| finished);
+            let (summary, process_memory) = match result {
+                Some((posted, process_memory)) => {
+                    (posted.benchmark().cloned(), Some(process_memory.clone()))
+                }
+                None => (None, None),
             };
             SweepRow {
                 browser: info.name.name().to_owned(),
@@ -225,7 +203,7 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
                 .map(move |info| (info.clone(), config.to_query()))
         })
         .collect();
-    let done = finished_runs(&read_records(&options.run.results)?, options.retry_failed);
+    let done = finished_runs(&read_runs(&options.run.results)?, options.retry_failed);
     let page = options.run.page.clone();
     let wanted = options.runs.max(1);
     let missing = |(info, query): &(BrowserInfo, String)| {
@@ -403,6 +381,7 @@ fn footprint_summary(footprints: &[(Option<u64>, Option<usize>)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{Line, Record};
     use std::collections::HashSet;
     use std::io::Write;
     use std::time::Duration;
@@ -464,7 +443,7 @@ mod tests {
         for line in lines {
             writeln!(file, "{line}").unwrap();
         }
-        let records = read_records(file.path()).unwrap();
+        let records = read_runs(file.path()).unwrap();
         assert_eq!(records.len(), 4, "the cut line is skipped");
         let key = |b: &str, q: &str| (b.to_owned(), "www/index.html".to_owned(), q.to_owned());
         assert_eq!(
@@ -479,7 +458,7 @@ mod tests {
                 .collect::<HashSet<_>>(),
             HashSet::from([key("chromium", "")])
         );
-        assert!(read_records(Path::new("/nonexistent/results.jsonl"))
+        assert!(read_runs(Path::new("/nonexistent/results.jsonl"))
             .unwrap()
             .is_empty());
         // --runs counts every finished run of a combination.
@@ -491,8 +470,13 @@ mod tests {
         ] {
             writeln!(twice, "{line}").unwrap();
         }
-        let counted = finished_runs(&read_records(twice.path()).unwrap(), false);
+        let counted = finished_runs(&read_runs(twice.path()).unwrap(), false);
         assert_eq!(counted.get(&key("chromium", "")), Some(&2));
+    }
+
+    /// The runs of records, numbered as lines of a file.
+    fn grouped(lines: Vec<Line>) -> Vec<Run> {
+        runs::group(lines.into_iter().enumerate().map(|(i, l)| (i + 1, l)).collect())
     }
 
     /// The committed run, its result verified by `verify=wasm` (`diverging`: one case left
@@ -524,12 +508,12 @@ mod tests {
             "www/index.html".to_owned(),
             "cases=smoke2&maxTokens=2".to_owned(),
         );
-        let verified = finished_runs(&verified_run(false), false);
+        let verified = finished_runs(&grouped(verified_run(false)), false);
         assert_eq!(verified.get(&key), Some(&1));
         // Closed with outcome `result`, but not a result of the combination: run again, with
         // or without --retry-failed.
         for retry_failed in [false, true] {
-            let failed = finished_runs(&verified_run(true), retry_failed);
+            let failed = finished_runs(&grouped(verified_run(true)), retry_failed);
             assert_eq!(failed.get(&key), None, "{failed:?}");
         }
         // Only that run: another run of the same combination that verified still counts.
@@ -548,7 +532,7 @@ mod tests {
                 line
             }))
             .collect();
-        assert_eq!(finished_runs(&both, false).get(&key), Some(&1));
+        assert_eq!(finished_runs(&grouped(both), false).get(&key), Some(&1));
     }
 
     #[test]
@@ -590,7 +574,7 @@ mod tests {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(crate::record::tests::LEGACY.as_bytes())
             .unwrap();
-        let records = read_records(file.path()).unwrap();
+        let records = read_runs(file.path()).unwrap();
         let query = "cases=smoke2&maxTokens=2";
         assert_eq!(
             finished_runs(&records, false)
@@ -602,7 +586,7 @@ mod tests {
                 query.to_owned()
             )])
         );
-        let firefox = records[0].browser.clone().unwrap();
+        let firefox = records[0].browser().cloned().unwrap();
         let rows = table_rows(
             file.path(),
             &[(firefox, query.to_owned())],

@@ -17,7 +17,9 @@ fn runs_of(text: &str) -> Vec<Run> {
 
 /// The file's lines as JSON, to edit into other runs.
 fn values(text: &str) -> Vec<Value> {
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn text(values: &[Value]) -> String {
@@ -42,7 +44,11 @@ fn a_file_of_one_launch_is_one_run_whatever_its_layout() {
         assert_eq!(kinds(run).first(), Some(&"start"), "{name}");
         assert_eq!(kinds(run).last(), Some(&"run"), "{name}");
         let summary = run.summary().expect("the page's summary");
-        assert_eq!(run.run_id.as_deref(), Some(summary.run_id.as_str()), "{name}");
+        assert_eq!(
+            run.run_id.as_deref(),
+            Some(summary.run_id.as_str()),
+            "{name}"
+        );
         assert_eq!(run.progress().len(), cases, "{name}");
         assert_eq!(run.end().map(|e| e.outcome.as_str()), Some("result"));
         assert_eq!(run.marks().next(), Some("baseline"), "{name}");
@@ -66,8 +72,13 @@ fn three_launches_of_two_configurations_are_three_runs_in_file_order() {
     );
     let firsts: Vec<usize> = runs.iter().map(Run::first_line).collect();
     assert_eq!(firsts, [1, 13, 25]);
-    assert!(runs.iter().all(|r| r.lines.len() == 12 && r.end().is_some()));
-    assert_eq!(runs[1].query(), Some("decoder=gather-opt&cases=smoke2&maxTokens=2"));
+    assert!(runs
+        .iter()
+        .all(|r| r.lines.len() == 12 && r.end().is_some()));
+    assert_eq!(
+        runs[1].query(),
+        Some("decoder=gather-opt&cases=smoke2&maxTokens=2")
+    );
 }
 
 #[test]
