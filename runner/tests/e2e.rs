@@ -15,12 +15,15 @@
 //! binary, so the cross-browser comparison reuses the runs of the per-browser tests.
 //!
 //! What a finished run is checked against comes from outside the page: the query parsed by
-//! the core's parser, `models/manifest.json`, the evaluation set on disk, and scoring and
-//! statistics written again in `e2e/checks.rs`. No assertion depends on how fast the machine
-//! is; rates and times are printed.
+//! the core's parser, `models/manifest.json`, the evaluation set on disk, scoring and
+//! statistics written again in `e2e/checks.rs`, and the token ids of the page's loop run on
+//! onnxruntime CPU in Python (`e2e/oracle.rs`, `scripts/ocrmodel/oracle.py`), which also needs
+//! `.venv`. No assertion depends on how fast the machine is; rates and times are printed.
 
 #[path = "e2e/checks.rs"]
 mod checks;
+#[path = "e2e/oracle.rs"]
+mod oracle;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -365,8 +368,9 @@ fn check_no_orphans(run: &Run) {
     assert_eq!(closing["stop"]["left"], serde_json::json!([]), "{closing}");
 }
 
-/// Everything a finished run must show.
-fn check_finished(run: &Run) {
+/// Everything a finished run must show. Returns the CPU oracle's reading of each case (none
+/// with `scope=decoder`, whose tokens are forced).
+fn check_finished(run: &Run) -> Vec<oracle::Reading> {
     // Exit 9 is a failed verify=wasm: say which case left the reference and how far.
     let verification = run
         .record("result")
@@ -448,6 +452,11 @@ fn check_finished(run: &Run) {
     checks::check_statistics(summary, &cases);
     checks::check_accuracy(summary, &cases, config);
     checks::check_verification(summary, &cases, config);
+    let readings = if config.scope == Scope::Full {
+        oracle::check_tokens(&root, &manifest_path, config, &cases)
+    } else {
+        Vec::new()
+    };
     if !run.recorded_before_sessions {
         checks::check_sessions(&root, summary, config, page_url);
     }
@@ -512,6 +521,7 @@ fn check_finished(run: &Run) {
         .as_f64()
         .expect("the sampler reports achievedHz as a number");
     println!("sampler rate: {hz:.1} Hz");
+    readings
 }
 
 fn number(value: &Value, what: &str) -> f64 {
@@ -765,14 +775,14 @@ const CAPTURED_BATCHED: &str =
 /// smoke1 to EOS with the baseline's tokens in both browsers (and smoke2 at `maxTokens=4`).
 const NEW_DECODER_BATCHED: &str = "cases=smoke1&maxTokens=8&decoder=nbits-int4&choose=gpu&sync=4";
 
-/// The reference read to EOS (`check_read_to_eos`: before `maxTokens`, the text close to the
-/// expected) after at least 1 + 4 tokens, so the batched runs did queue a full batch of four
+/// The reference read to EOS (`check_read_to_eos`: before `maxTokens`, as the CPU oracle
+/// read it) after at least 1 + 4 tokens, so the batched runs did queue a full batch of four
 /// and steps past EOS.
 fn check_batched_reference(run: &Run) {
-    check_finished(run);
+    let readings = check_finished(run);
     let cases = case_results(run);
     let summary = &run.record("result").expect("a result")["summary"];
-    checks::check_read_to_eos(summary, &cases, &run.config);
+    checks::check_read_to_eos(summary, &cases, &run.config, &readings);
     for case in &cases {
         let tokens = token_ids(case).len();
         assert!(
@@ -940,16 +950,16 @@ fn same_tokens_in_chromium_and_firefox() {
     eprintln!("e2e: chromium and firefox agree on all {compared} tokens");
 }
 
-/// The full reading: the default decoder and `fixed-kv` decode smoke2 to EOS, read both
-/// strings (nCER recomputed here), and every token and every step's logits agree with the same decode on
-/// onnxruntime-web's WASM (CPU) execution provider (`verify=wasm`). The `fixed-kv` run is the
+/// The full reading: the default decoder and `fixed-kv` decode smoke2 to EOS with the CPU
+/// oracle's tokens (nCER recomputed here), and every token and every step's logits agree with
+/// the same decode on onnxruntime-web's WASM (CPU) execution provider (`verify=wasm`). The `fixed-kv` run is the
 /// one `every_configuration` and the cross-browser comparison use.
 fn reads_to_eos_as_the_wasm_reference(browser: &str) {
     for query in [VERIFIED, FIXED_KV] {
         let run = run(browser, query);
-        check_finished(&run);
+        let readings = check_finished(&run);
         let summary = &run.record("result").expect("a result")["summary"];
-        checks::check_read_to_eos(summary, &case_results(&run), &run.config);
+        checks::check_read_to_eos(summary, &case_results(&run), &run.config, &readings);
     }
 }
 
@@ -1165,6 +1175,80 @@ fn the_checks_accept_a_recorded_run_and_reject_each_corruption() {
         .expect("a vision-release mark");
     run.records.remove(skipped);
     assert!(std::panic::catch_unwind(|| check_finished(&run)).is_err());
+}
+
+/// A page loop that chose `character` at `position` of case `case`, with everything the page
+/// derives from the tokens made to agree (text, reading, distance, exact, the totals, nCER),
+/// so that no check of the record's own consistency can see it.
+fn choose_another_token(summary: &mut Value, case: usize, position: usize, character: &str) {
+    let root = repository_root();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("models/manifest.json")).unwrap())
+            .unwrap();
+    let vocab: Vec<String> = serde_json::from_str(
+        &std::fs::read_to_string(
+            root.join("models")
+                .join(manifest["vocab"].as_str().unwrap()),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let offset = manifest["tokens"]["vocabOffset"].as_u64().unwrap();
+    let spell = |ids: &[u64]| -> String {
+        ids.iter()
+            .filter_map(|&t| t.checked_sub(offset))
+            .map(|index| vocab[index as usize].as_str())
+            .collect()
+    };
+    let id = offset + vocab.iter().position(|c| c == character).unwrap() as u64;
+    let entry = &mut summary["results"][case];
+    let mut tokens = token_ids(entry);
+    assert_ne!(tokens[position], id, "{character:?} is already there");
+    tokens[position] = id;
+    let reading = spell(&tokens);
+    let expected = checks::scoring_text(entry["expected"].as_str().unwrap()).unwrap();
+    let actual = checks::scoring_text(&reading).unwrap();
+    entry["tokenIds"] = serde_json::json!(tokens);
+    entry["text"] = reading.clone().into();
+    entry["actual"] = reading.into();
+    entry["distance"] = checks::levenshtein(&expected, &actual).into();
+    entry["exact"] = (expected == actual).into();
+    let results = summary["results"].as_array().unwrap();
+    let total = |field: &str| {
+        results
+            .iter()
+            .map(|c| c[field].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    let (distance, characters) = (total("distance"), total("characters"));
+    let exact = results.iter().filter(|c| c["exact"] == true).count();
+    summary["distance"] = distance.into();
+    summary["exact"] = exact.into();
+    summary["nCER"] = (distance as f64 / characters as f64).into();
+}
+
+/// A page whose loop chose another token than the model gives, in a record that is otherwise
+/// consistent: every check of the record against itself and the evaluation set passes it, and
+/// the CPU oracle fails it, naming the case and the position. No browser needed.
+#[test]
+fn a_wrong_token_fails_the_checks_through_the_cpu_oracle() {
+    let mut run = recorded_run();
+    let result = run
+        .records
+        .iter_mut()
+        .find(|r| r["kind"] == "result")
+        .expect("a result record");
+    choose_another_token(&mut result["summary"], 0, 1, "い");
+    let refused = std::panic::catch_unwind(|| check_finished(&run))
+        .expect_err("the checks passed a token the CPU did not choose");
+    let message = refused
+        .downcast_ref::<String>()
+        .map_or("(not a formatted message)", String::as_str);
+    assert!(
+        message.starts_with("CPU oracle (")
+            && message.contains("case 1 position 1: the page chose"),
+        "the record was refused for another reason than the oracle's: {message}"
+    );
 }
 
 /// `capture=on` (www/decode-capture.js): the decode steps replay one graph that onnxruntime-web
