@@ -8,6 +8,7 @@ use super::deltas::{self, Measured};
 use super::{Case, InputError, Run, Timing};
 use crate::memory::ProcessMemory;
 use crate::record::{self, Line, Record};
+use crate::runs;
 
 impl From<&CaseResult> for Case {
     fn from(case: &CaseResult) -> Self {
@@ -34,33 +35,26 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
     for warning in records.warnings(file) {
         eprintln!("ocr-bench: {warning}");
     }
-    let lines: Vec<Line> = records.lines.into_iter().map(|(_, line)| line).collect();
+    let runs = runs::group(records.lines);
 
-    // Every run id in file order, and the finished ones (those with a `result` record).
-    let mut all_ids: Vec<&str> = Vec::new();
-    let mut finished: Vec<&Line> = Vec::new();
-    for line in &lines {
-        let Some(id) = line.record.run_id() else {
-            continue;
-        };
-        if !all_ids.contains(&id) {
-            all_ids.push(id);
-        }
-        if matches!(line.record, Record::Result { .. }) {
-            finished.push(line);
-        }
-    }
-    let finished_ids: Vec<&str> = finished.iter().filter_map(|l| l.record.run_id()).collect();
-    let unfinished: Vec<&str> = all_ids
-        .iter()
-        .copied()
-        .filter(|id| !finished_ids.contains(id))
-        .collect();
-    let chosen = match run_id {
-        Some(wanted) => finished
+    // The finished runs (those with a `result` record naming the run) and the ids of the
+    // others.
+    let (finished_runs, unfinished_runs): (Vec<&runs::Run>, Vec<&runs::Run>) =
+        runs.iter().partition(|run| {
+            run.result_line()
+                .is_some_and(|line| line.record.run_id().is_some())
+        });
+    let ids = |runs: &[&'_ runs::Run]| -> Vec<String> {
+        runs.iter().filter_map(|run| run.run_id.clone()).collect()
+    };
+    let (finished_ids, unfinished) = (ids(&finished_runs), ids(&unfinished_runs));
+    let finished_ids: Vec<&str> = finished_ids.iter().map(String::as_str).collect();
+    let unfinished: Vec<&str> = unfinished.iter().map(String::as_str).collect();
+    let chosen_run = match run_id {
+        Some(wanted) => finished_runs
             .iter()
             .rev()
-            .find(|l| l.record.run_id() == Some(wanted))
+            .find(|run| run.run_id.as_deref() == Some(wanted))
             .ok_or_else(|| {
                 InputError(format!(
                     "{} has no finished run with runId {wanted:?}; finished runs: {}; runs without a result record: {}",
@@ -69,7 +63,7 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
                     list(&unfinished)
                 ))
             })?,
-        None => finished.last().ok_or_else(|| {
+        None => finished_runs.last().ok_or_else(|| {
             InputError(format!(
                 "{} has no finished run (no result record); runs without a result record: {}",
                 file.display(),
@@ -77,6 +71,14 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
             ))
         })?,
     };
+    // Each finished run's result line: the chosen run's, and its peers' for the spread.
+    let finished: Vec<&Line> = finished_runs
+        .iter()
+        .filter_map(|r| r.result_line())
+        .collect();
+    let chosen = chosen_run
+        .result_line()
+        .expect("a finished run has a result line");
     let Record::Result {
         summary,
         process_memory,
@@ -91,16 +93,7 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
         .unwrap_or_default();
     let id = chosen.record.run_id().unwrap_or_default().to_owned();
 
-    let mut cases: Vec<Case> = Vec::new();
-    for line in &lines {
-        if let Record::Progress { body, .. } = &line.record {
-            if line.record.run_id() == Some(id.as_str()) {
-                // A case reported twice counts once, as last reported.
-                cases.retain(|c| c.id != body.case.id);
-                cases.push(Case::from(&body.case));
-            }
-        }
-    }
+    let mut cases: Vec<Case> = chosen_run.progress().into_iter().map(Case::from).collect();
     if cases.is_empty() {
         cases = summary
             .map(|s| s.results.iter().map(Case::from).collect())
