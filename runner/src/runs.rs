@@ -121,13 +121,18 @@ impl Run {
         })
     }
 
-    /// The line of the run's result (the last, should the page have posted two).
-    pub fn result_line(&self) -> Option<&Line> {
+    /// The run's result record with its line number (the last, should the page have posted
+    /// two).
+    pub fn result_entry(&self) -> Option<&(usize, Line)> {
         self.lines
             .iter()
             .rev()
-            .map(|(_, line)| line)
-            .find(|line| matches!(line.record, Record::Result { .. }))
+            .find(|(_, line)| matches!(line.record, Record::Result { .. }))
+    }
+
+    /// The line of the run's result (the last, should the page have posted two).
+    pub fn result_line(&self) -> Option<&Line> {
+        self.result_entry().map(|(_, line)| line)
     }
 
     /// What the page posted as its result, and the process memory answered to it.

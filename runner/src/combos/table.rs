@@ -14,6 +14,7 @@ use ocr_bench_core::{parse_query, Config};
 
 use super::InputError;
 use crate::record::{self, Record};
+use crate::runs::{self, Run};
 
 /// The nCER difference from the seed's loop that still counts as its accuracy.
 pub const DEFAULT_NCER_TOLERANCE: f64 = 0.005;
@@ -102,8 +103,10 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
     for warning in records.warnings(file) {
         eprintln!("ocr-bench: {warning}");
     }
+    let runs = runs::group(records.lines);
     let mut combination: Option<Combination> = None;
-    for (number, line) in &records.lines {
+    // A round per finished run, in file order.
+    for (number, line) in runs.iter().filter_map(Run::result_entry) {
         let Record::Result { summary, .. } = &line.record else {
             continue;
         };
