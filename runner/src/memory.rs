@@ -397,31 +397,99 @@ fn pss_loop(shared: &Shared, interval: Duration) {
 mod tests {
     use super::*;
 
+    /// The limit of every wait below: no figure of the test (a loaded machine only takes
+    /// longer), but past it the test fails, printing what the sampler had seen.
+    const LIMIT: Duration = Duration::from_secs(60);
+
+    /// Waits until `ready` holds for the sampler's answer, and returns that answer.
+    fn wait_until(sampler: &Sampler, what: &str, ready: impl Fn(&ProcessMemory) -> bool) {
+        let started = Instant::now();
+        loop {
+            let memory = sampler.process_memory();
+            if ready(&memory) {
+                return;
+            }
+            assert!(
+                started.elapsed() < LIMIT,
+                "{what}: not seen within {LIMIT:?}; the sampler's answer: {}",
+                serde_json::to_string(&memory).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until the sampler's process list holds `pid`.
+    fn wait_until_tracked(sampler: &Sampler, pid: u32) {
+        wait_until(sampler, &format!("process {pid} tracked"), |_| {
+            let processes = sampler.shared.processes.lock().unwrap();
+            processes.iter().any(|(p, _)| *p == pid)
+        });
+    }
+
+    fn phase<'a>(memory: &'a ProcessMemory, name: &str) -> Option<&'a PhaseMemory> {
+        memory.phases.iter().find(|(n, _)| n == name).map(|(_, p)| p)
+    }
+
+    /// Prints the rates reached: they depend on how busy the machine is, so they are shown,
+    /// not asserted.
+    fn print_rates(sampler: &Sampler) {
+        let memory = sampler.snapshot();
+        println!(
+            "sampler reached {:.1} Hz: {}",
+            memory["sampler"]["achievedHz"].as_f64().unwrap_or(0.0),
+            memory["sampler"]
+        );
+    }
+
     #[test]
     fn samples_a_child_process_and_attributes_phases() {
-        // A real child process that grows its memory once the test says so (a file appears),
-        // so that however loaded the machine, the growth falls in the "grow" phase.
-        let go = std::env::temp_dir().join(format!("ocr-bench-grow-{}", std::process::id()));
+        // A real child process that grows its memory once the test says so (a file appears)
+        // and holds it until told to end (another file), so that however loaded the machine,
+        // the growth falls in the "grow" phase and is sampled there.
+        let signal = |name: &str| {
+            std::env::temp_dir().join(format!("ocr-bench-{name}-{}", std::process::id()))
+        };
+        let (go, end) = (signal("grow"), signal("end"));
         let _ = std::fs::remove_file(&go);
+        let _ = std::fs::remove_file(&end);
         let mut child = std::process::Command::new("sh")
             .args([
                 "-c",
-                "while [ ! -e \"$1\" ]; do sleep 0.01; done; x=$(head -c 40000000 /dev/zero | tr '\\0' a); sleep 0.4",
+                "while [ ! -e \"$1\" ]; do sleep 0.01; done; x=$(head -c 40000000 /dev/zero | tr '\\0' a); while [ ! -e \"$2\" ]; do sleep 0.01; done",
                 "sh",
             ])
             .arg(&go)
+            .arg(&end)
             .spawn()
             .expect("sh");
         let sampler = Sampler::start(Duration::from_millis(10));
-        std::thread::sleep(Duration::from_millis(150));
+        wait_until_tracked(&sampler, child.id());
         sampler.mark("baseline");
-        std::thread::sleep(Duration::from_millis(150));
+        // Ticks go on after a mark, and every marked phase gets a PSS pass.
+        let sampled = |name: &'static str| {
+            move |m: &ProcessMemory| {
+                phase(m, name).is_some_and(|p| {
+                    p.samples >= 2
+                        && p.pss_samples >= 1
+                        && p.total.peak_rss > 0
+                        && p.total.peak_pss.is_some_and(|b| b > 0)
+                })
+            }
+        };
+        wait_until(&sampler, "baseline sampled", sampled("baseline"));
         // A phase shorter than a tick still gets the sample taken at its mark.
         sampler.mark("instant");
         sampler.mark("grow");
         std::fs::write(&go, b"").expect("the signal file");
+        // `$(…)` holds 40 MB in the shell: the grow phase must see it, the baseline must not.
+        wait_until(&sampler, "the 40 MB in the grow phase", |m| {
+            let peak = |name| phase(m, name).map_or(0, |p| p.total.peak_rss);
+            sampled("grow")(m) && peak("grow") > peak("baseline") + 30_000_000
+        });
+        std::fs::write(&end, b"").expect("the signal file");
         let _ = child.wait();
         let _ = std::fs::remove_file(&go);
+        let _ = std::fs::remove_file(&end);
         sampler.stop();
         let snapshot = sampler.snapshot();
         let phases = snapshot["phases"].as_object().expect("phases");
@@ -431,33 +499,6 @@ mod tests {
             phases["instant"]["samples"].as_u64().unwrap() >= 1,
             "{}",
             phases["instant"]
-        );
-        for name in ["baseline", "grow"] {
-            let phase = &phases[name];
-            // 10 ms ticks over 150 ms or more; a loaded machine still takes a few.
-            assert!(phase["samples"].as_u64().unwrap() >= 2, "{name}: {phase}");
-            assert!(
-                phase["total"]["peakRssBytes"].as_u64().unwrap() > 0,
-                "{name}: {phase}"
-            );
-            // Every marked phase gets a PSS pass as soon as it begins.
-            assert!(
-                phase["pssSamples"].as_u64().unwrap() >= 1,
-                "{name}: {phase}"
-            );
-            assert!(
-                phase["total"]["peakPssBytes"].as_u64().unwrap() > 0,
-                "{name}: {phase}"
-            );
-        }
-        // `$(…)` holds 40 MB in the shell: the grow phase must see it, the baseline must not.
-        let grow_peak = phases["grow"]["total"]["peakRssBytes"].as_u64().unwrap();
-        let baseline_peak = phases["baseline"]["total"]["peakRssBytes"]
-            .as_u64()
-            .unwrap();
-        assert!(
-            grow_peak > baseline_peak + 30_000_000,
-            "grow {grow_peak} vs baseline {baseline_peak}"
         );
         // Without the NVIDIA driver (this machine) the answer says why, and no phase has
         // driver figures.
@@ -471,12 +512,7 @@ mod tests {
                 .values()
                 .all(|p| p["total"].get("peakDriverGpuBytes").is_none()));
         }
-        // The rate depends on how busy the machine is, so it is shown, not asserted.
-        println!(
-            "sampler reached {:.1} Hz: {}",
-            snapshot["sampler"]["achievedHz"].as_f64().unwrap_or(0.0),
-            snapshot["sampler"]
-        );
+        print_rates(&sampler);
     }
 
     /// A driver that lists one process with what `bytes` holds at the time of asking.
@@ -500,9 +536,9 @@ mod tests {
 
     #[test]
     fn driver_vram_is_attributed_to_phases_and_types_like_rss() {
-        // A child that outlives the test's waits however loaded the machine is (killed below).
+        // A child that outlives the test's waits (killed below).
         let mut child = std::process::Command::new("sleep")
-            .arg("60")
+            .arg("600")
             .spawn()
             .expect("sleep");
         let bytes = Arc::new(std::sync::atomic::AtomicU64::new(10 << 20));
@@ -511,34 +547,32 @@ mod tests {
             bytes: Arc::clone(&bytes),
         }));
         let sampler = Sampler::start_with_driver(Duration::from_millis(10), driver);
-        std::thread::sleep(Duration::from_millis(150));
+        wait_until_tracked(&sampler, child.id());
+        // Each mark asks the driver at once, so "small" has its bytes however short it is.
         sampler.mark("small");
-        std::thread::sleep(Duration::from_millis(150));
         // The mark first: a tick between a store and the mark would give "small" the new bytes.
         sampler.mark("large");
         bytes.store(50 << 20, Ordering::Relaxed);
-        std::thread::sleep(Duration::from_millis(300));
+        wait_until(&sampler, "the new bytes in the large phase", |m| {
+            phase(m, "large").is_some_and(|p| p.total.peak_driver_gpu == Some(50 << 20))
+        });
         let _ = child.kill();
         let _ = child.wait();
         sampler.stop();
         let memory = sampler.process_memory();
         let driver = memory.beside.driver_gpu_memory.as_ref().expect("an answer");
-        // Counts a loaded machine still reaches (10 ms ticks over 600 ms; every mark samples too).
+        // One sample at each mark, and the one that saw the new bytes.
         assert!(driver.available && driver.samples >= 3, "{driver:?}");
-        let phase = |name: &str| {
-            &memory
-                .phases
-                .iter()
-                .find(|(n, _)| n == name)
-                .unwrap_or_else(|| panic!("phase {name}"))
-                .1
-        };
-        let (small, large) = (phase("small"), phase("large"));
+        let (small, large) = (
+            phase(&memory, "small").expect("small"),
+            phase(&memory, "large").expect("large"),
+        );
         assert!(small.driver_gpu_samples >= 1, "{small:?}");
         assert_eq!(small.total.peak_driver_gpu, Some(10 << 20));
         assert_eq!(large.total.peak_driver_gpu, Some(50 << 20));
         let other = &large.by_type[&ProcessType::Other];
         assert_eq!(other.peak_driver_gpu, Some(50 << 20));
         assert_eq!(other.end_driver_gpu, Some(50 << 20));
+        print_rates(&sampler);
     }
 }
