@@ -215,6 +215,8 @@ pub struct Browser {
     workdir: tempfile::TempDir,
     pub log_path: PathBuf,
     stopped: bool,
+    /// Whether `stop` follows SIGTERM with SIGKILL (always, but in a test of what is left).
+    sigkill: bool,
 }
 
 /// What stopping the browser found.
@@ -231,6 +233,7 @@ impl Browser {
     /// Starts the browser on `url` with a fresh profile. Its stdout and stderr go to a log
     /// file beside the profile.
     pub fn launch(info: &BrowserInfo, url: &str) -> Result<Browser> {
+        let disabled = Disabled::from_env().map_err(|m| Failure::new(Cause::Usage, m))?;
         let workdir = tempfile::Builder::new()
             .prefix(&format!("ocr-bench-{}-", info.name))
             .tempdir()
@@ -265,16 +268,18 @@ impl Browser {
             .stdout(log.try_clone().context("duplicating the log handle")?)
             .stderr(log)
             .process_group(0);
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent. It fires
-        // when the thread that forked exits: `run_once` launches from the thread that runs
-        // `block_on`, the main thread, which lives as long as the runner.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
+        if !disabled.pdeathsig {
+            // SAFETY: prctl is async-signal-safe and touches no memory of the parent. It fires
+            // when the thread that forked exits: `run_once` launches from the thread that runs
+            // `block_on`, the main thread, which lives as long as the runner.
+            unsafe {
+                command.pre_exec(|| {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
         }
         let child = command.spawn().map_err(|e| {
             Failure::new(
@@ -288,9 +293,12 @@ impl Browser {
             workdir,
             log_path,
             stopped: false,
+            sigkill: !disabled.sigkill,
         };
         // A browser without its watchdog is stopped again: dropping it does that.
-        browser.watchdog = Some(Watchdog::start(browser.pid(), browser.workdir.path())?);
+        if !disabled.watchdog {
+            browser.watchdog = Some(Watchdog::start(browser.pid(), browser.workdir.path())?);
+        }
         Ok(browser)
     }
 
@@ -334,7 +342,8 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(50));
         }
         let mut killed = 0;
-        for _ in 0..3 {
+        let rounds = if self.sigkill { 3 } else { 0 };
+        for _ in 0..rounds {
             let remaining = self.remaining();
             if remaining.is_empty() {
                 break;
@@ -349,7 +358,12 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(100));
             reap_children();
         }
-        let _ = self.child.wait();
+        if self.sigkill {
+            let _ = self.child.wait();
+        } else {
+            // Nothing killed it: a browser that ignored SIGTERM is still running, and is left.
+            let _ = self.child.try_wait();
+        }
         // Orphans handed to this subreaper may still be exiting: reap until none is left,
         // zombies included, so that none outlives the runner.
         let deadline = Instant::now() + Duration::from_secs(2);
@@ -400,6 +414,54 @@ impl Drop for Browser {
     }
 }
 
+/// The test-only `OCR_BENCH_TEST_DISABLE`: a comma-separated list of guards to leave out, so
+/// that a test can show each of the two that outlive the runner (the parent-death signal and
+/// the watchdog) working alone, and that a process which survives the stop is reported (exit
+/// 5). A benchmark never sets it; `runner/README.md` lists the values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Disabled {
+    /// No `PR_SET_PDEATHSIG`: if the runner dies, only the watchdog stops the browser.
+    pub pdeathsig: bool,
+    /// No watchdog: if the runner dies, only the parent-death signal stops the browser, and
+    /// nothing removes its profile.
+    pub watchdog: bool,
+    /// `stop` sends SIGTERM only, so a process that ignores it is left.
+    pub sigkill: bool,
+}
+
+/// The variable that names the guards to leave out.
+pub const DISABLE_VARIABLE: &str = "OCR_BENCH_TEST_DISABLE";
+
+impl Disabled {
+    /// The guards `OCR_BENCH_TEST_DISABLE` leaves out (none when it is unset or empty).
+    pub fn from_env() -> Result<Disabled, String> {
+        match std::env::var(DISABLE_VARIABLE) {
+            Ok(list) => Disabled::parse(&list),
+            Err(std::env::VarError::NotPresent) => Ok(Disabled::default()),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                Err(format!("{DISABLE_VARIABLE} is not valid UTF-8"))
+            }
+        }
+    }
+
+    fn parse(list: &str) -> Result<Disabled, String> {
+        let mut disabled = Disabled::default();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "pdeathsig" => disabled.pdeathsig = true,
+                "watchdog" => disabled.watchdog = true,
+                "sigkill" => disabled.sigkill = true,
+                other => {
+                    return Err(format!(
+                        "{DISABLE_VARIABLE} names {other:?}; allowed (test-only, comma-separated): pdeathsig, watchdog, sigkill"
+                    ))
+                }
+            }
+        }
+        Ok(disabled)
+    }
+}
+
 /// A shell beside the browser that waits on a pipe from the runner. The runner writes `done`
 /// once it has stopped the browser itself; end of file without it means the runner died
 /// (SIGKILL cannot be caught), and the watchdog kills the browser's process group and removes
@@ -410,12 +472,14 @@ struct Watchdog {
 }
 
 /// `$1` the browser's process group, `$2` the profile's directory. The wait is bounded: 10 s
-/// in steps of 0.1 s (Firefox's 11 processes were gone within 0.3 s of SIGKILL here).
+/// in steps of 0.1 s (Firefox's 11 processes were gone within 0.3 s of SIGKILL here). The
+/// signal is given as `-s KILL`: dash (Debian's `/bin/sh`) reads `kill -KILL -- -PGID` as
+/// the number `-` and kills nothing, which only the watchdog-alone test showed.
 const WATCHDOG_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT
 if read -r word && [ "$word" = done ]; then exit 0; fi
-kill -KILL -- "-$1" 2>/dev/null
+kill -s KILL -- "-$1" 2>/dev/null
 i=0
-while kill -0 -- "-$1" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while kill -s 0 -- "-$1" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 rm -rf -- "$2"
 "#;
 
@@ -486,6 +550,24 @@ mod tests {
         let err = "safari".parse::<BrowserKind>().unwrap_err();
         assert!(
             err.contains("safari") && err.contains("chromium, firefox"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_test_switches_parse_and_errors_name_the_allowed_values() {
+        assert_eq!(Disabled::parse("").unwrap(), Disabled::default());
+        assert_eq!(
+            Disabled::parse("watchdog, sigkill").unwrap(),
+            Disabled {
+                pdeathsig: false,
+                watchdog: true,
+                sigkill: true
+            }
+        );
+        let err = Disabled::parse("pdeathsig,seatbelt").unwrap_err();
+        assert!(
+            err.contains("\"seatbelt\"") && err.contains("pdeathsig, watchdog, sigkill"),
             "{err}"
         );
     }

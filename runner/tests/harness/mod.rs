@@ -32,22 +32,51 @@ await fetch("/benchmark-mark", {
 </script>
 "#;
 
-/// One fault test at a time with Firefox (they share the machine's browser), or `None` with a
-/// note where Firefox is missing.
-pub fn firefox_fault() -> Option<(std::sync::MutexGuard<'static, ()>, Fault)> {
-    if !firefox_installed() {
-        eprintln!("skipped: Firefox is not installed");
-        return None;
+/// Set to `1` to skip, with a note, the browser tests whose browser or built page is missing
+/// instead of failing them. `scripts/test` never sets it.
+pub const SKIP_VARIABLE: &str = "OCR_BENCH_SKIP_BROWSER_TESTS";
+
+/// What installs each browser the runner can start (`scripts/setup` installs both).
+const FIREFOX_INSTALL: &str =
+    "./scripts/setup, or apt-get install -y --no-install-recommends firefox-esr mesa-vulkan-drivers";
+const CHROMIUM_INSTALL: &str =
+    "./scripts/setup, or apt-get install -y --no-install-recommends chromium";
+
+/// A test that needs what is `missing`: under `OCR_BENCH_SKIP_BROWSER_TESTS=1` it is skipped
+/// with a note (the caller returns); otherwise it fails, naming the command that installs it.
+pub fn skip_or_fail(missing: &str, install: &str) {
+    if std::env::var_os(SKIP_VARIABLE).is_some_and(|v| v == "1") {
+        eprintln!("skipped ({SKIP_VARIABLE}=1): {missing}");
+        return;
     }
-    let one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    Some((one, Fault::new()))
+    panic!("{missing}\ninstall it with: {install}\n(or set {SKIP_VARIABLE}=1 to skip the tests that need it)");
 }
 
-pub fn firefox_installed() -> bool {
-    ["firefox-esr", "firefox"].iter().any(|name| {
-        std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()))
-    })
+/// The browser the runner would start, found by the runner's own rule (`PATH`, or
+/// `OCR_BENCH_FIREFOX` / `OCR_BENCH_CHROMIUM`); `None` only when skipping is allowed.
+pub fn browser_or_fail(
+    kind: ocr_bench::browser::BrowserKind,
+) -> Option<ocr_bench::browser::BrowserInfo> {
+    use ocr_bench::browser::BrowserKind;
+    match ocr_bench::browser::probe(kind) {
+        Ok(info) => Some(info),
+        Err(e) => {
+            let install = match kind {
+                BrowserKind::Firefox => FIREFOX_INSTALL,
+                BrowserKind::Chromium => CHROMIUM_INSTALL,
+            };
+            skip_or_fail(&format!("{e:#}"), install);
+            None
+        }
+    }
+}
+
+/// One fault test at a time with Firefox (they share the machine's browser); `None` only when
+/// Firefox is missing and skipping is allowed.
+pub fn firefox_fault() -> Option<(std::sync::MutexGuard<'static, ()>, Fault)> {
+    browser_or_fail(ocr_bench::browser::BrowserKind::Firefox)?;
+    let one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    Some((one, Fault::new()))
 }
 
 /// A served root with the waiting page, a temporary directory for the browser's profile,
@@ -83,6 +112,17 @@ impl Fault {
 
     /// `ocr-bench run` of the waiting page, serving this fault's directory.
     pub fn run(&self, results: &Path, timeout_s: u64) -> Running {
+        self.run_page("wait.html", results, timeout_s, &[])
+    }
+
+    /// `ocr-bench run` of `page` (in this fault's directory) with `env` added.
+    pub fn run_page(
+        &self,
+        page: &str,
+        results: &Path,
+        timeout_s: u64,
+        env: &[(&str, &str)],
+    ) -> Running {
         let timeout = timeout_s.to_string();
         let mut args = vec!["--root".into(), self.dir.path().as_os_str().to_owned()];
         for arg in [
@@ -90,7 +130,7 @@ impl Fault {
             "--browser",
             "firefox",
             "--page",
-            "wait.html",
+            page,
             "--timeout",
             &timeout,
             "--results",
@@ -98,7 +138,7 @@ impl Fault {
             args.push(arg.into());
         }
         args.push(results.as_os_str().to_owned());
-        self.start(&args, &[])
+        self.start(&args, env)
     }
 
     /// `ocr-bench ARGS` with `env` added, its browsers' temporary files in this fault's
