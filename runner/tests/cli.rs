@@ -804,3 +804,25 @@ fn a_results_file_deleted_under_serve_is_written_again() {
     assert_eq!(all.len(), 1);
     assert_eq!(all[0]["phase"], "release");
 }
+
+/// `serve --port P` where P is taken: exit 8, naming the address and the way out.
+#[test]
+fn serve_on_a_taken_port_exits_8() {
+    let root = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = Command::new(BIN)
+        .args(["serve", "--port", &port, "--root"])
+        .arg(root.path())
+        .arg("--results")
+        .arg(root.path().join("results.jsonl"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(
+        stderr.contains(&format!("binding 127.0.0.1:{port}"))
+            && stderr.contains("`--port 0` picks a free one"),
+        "{stderr}"
+    );
+}
