@@ -22,6 +22,10 @@ const RAISED_LIMITS = [
 	"maxStorageBuffersPerShaderStage",
 ];
 
+// The limits a record keeps: the buffer sizes that bound a model, and every one
+// the device is created with (which differ between a GPU and SwiftShader).
+const RECORDED_LIMITS = [...new Set(["maxStorageBufferBindingSize", "maxBufferSize", ...RAISED_LIMITS])];
+
 /** The adapter, or a plain-words error when WebGPU is missing. */
 export async function requestGpuAdapter() {
 	if (!globalThis.navigator?.gpu) {
@@ -69,13 +73,7 @@ export function describeAdapter(adapter) {
 		device: info.device ?? "",
 		description: info.description ?? "",
 		features: [...adapter.features].sort(),
-		limits: {
-			maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-			maxBufferSize: adapter.limits.maxBufferSize,
-			maxStorageBuffersPerShaderStage: adapter.limits.maxStorageBuffersPerShaderStage,
-			maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize,
-			maxComputeInvocationsPerWorkgroup: adapter.limits.maxComputeInvocationsPerWorkgroup,
-		},
+		limits: Object.fromEntries(RECORDED_LIMITS.filter((name) => name in adapter.limits).map((name) => [name, adapter.limits[name]])),
 	};
 }
 

@@ -16,6 +16,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::exit::{Cause, Failure};
+use crate::gpu_route::{GpuRoute, Route, CHROMIUM_GPU_SWITCHES};
 use crate::procfs::{self, describe_process, is_alive, process_group_members};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -169,6 +170,20 @@ const CHROMIUM_FLAGS: &[&str] = &[
     "--optimization-guide-performance-class=1",
 ];
 
+/// Chromium's switches on `route`: the fixed ones, and on the GPU route those that reach
+/// the GPU through Vulkan ([`crate::gpu_route::CHROMIUM_GPU_SWITCHES`]).
+pub fn chromium_switches(route: Route) -> Vec<String> {
+    let on_gpu: &[&str] = match route {
+        Route::Gpu => CHROMIUM_GPU_SWITCHES,
+        Route::Software => &[],
+    };
+    CHROMIUM_FLAGS
+        .iter()
+        .chain(on_gpu)
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
 /// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would
 /// start network traffic, updates, telemetry or first-run pages off.
 const FIREFOX_PREFS: &[(&str, &str)] = &[
@@ -231,8 +246,9 @@ pub struct StopReport {
 
 impl Browser {
     /// Starts the browser on `url` with a fresh profile. Its stdout and stderr go to a log
-    /// file beside the profile.
-    pub fn launch(info: &BrowserInfo, url: &str) -> Result<Browser> {
+    /// file beside the profile. `route` gives Chromium's switches and the environment the
+    /// GPU route adds.
+    pub fn launch(info: &BrowserInfo, url: &str, route: &GpuRoute) -> Result<Browser> {
         let disabled = Disabled::from_env().map_err(|m| Failure::new(Cause::Usage, m))?;
         let workdir = tempfile::Builder::new()
             .prefix(&format!("ocr-bench-{}-", info.name))
@@ -245,7 +261,7 @@ impl Browser {
         let mut command = Command::new(&info.executable);
         match info.name {
             BrowserKind::Chromium => {
-                command.args(CHROMIUM_FLAGS);
+                command.args(&route.flags);
                 command.arg(format!("--user-data-dir={}", profile.display()));
                 // Chromium refuses to run as root with its sandbox.
                 // SAFETY: geteuid has no preconditions.
@@ -262,6 +278,7 @@ impl Browser {
                 command.env("MOZ_CRASHREPORTER_DISABLE", "1");
             }
         }
+        command.envs(route.env.iter().filter_map(|pair| pair.split_once('=')));
         use std::os::unix::process::CommandExt;
         command
             .stdin(Stdio::null())

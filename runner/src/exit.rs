@@ -27,6 +27,9 @@ pub enum Cause {
     /// is written, but it is not a result of the configuration (a sweep goes on to the next
     /// combination and exits with it at the end).
     VerificationFailed,
+    /// `--gpu-route gpu` asked for a real GPU and the page got a fallback (software) adapter:
+    /// the run is stopped, since its figures would be the CPU's.
+    SoftwareAdapter,
 }
 
 impl Cause {
@@ -41,6 +44,7 @@ impl Cause {
             Cause::BrowserMissing => 7,
             Cause::Listen => 8,
             Cause::VerificationFailed => 9,
+            Cause::SoftwareAdapter => 10,
             Cause::Interrupted => 130,
         }
     }
@@ -95,6 +99,7 @@ mod tests {
             Cause::Listen,
             Cause::Interrupted,
             Cause::VerificationFailed,
+            Cause::SoftwareAdapter,
         ];
         let mut codes: Vec<u8> = all.iter().map(|c| c.code()).collect();
         codes.sort_unstable();

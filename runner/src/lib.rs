@@ -6,6 +6,7 @@ pub mod combos;
 pub mod compare;
 pub mod exit;
 pub mod export;
+pub mod gpu_route;
 pub mod machine;
 pub mod memory;
 pub mod process_type;

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use ocr_bench::browser::BrowserKind;
+use ocr_bench::gpu_route::GpuRouteRequest;
 use ocr_bench::run::{RunOptions, DEFAULT_PAGE};
 use ocr_bench::sweep;
 
@@ -60,7 +61,8 @@ enum Command {
     /// 3 timeout, 4 the browser exited early, 5 browser processes were left behind, 6 the
     /// results file could not be written, 7 the browser is missing or did not start, 8 the
     /// server could not listen, 9 `verify=wasm` found a case that left the WASM reference (the
-    /// result is written, marked VERIFICATION FAILED), 130 interrupted (SIGINT, SIGTERM, SIGHUP).
+    /// result is written, marked VERIFICATION FAILED), 10 `--gpu-route gpu` got a fallback
+    /// (software) adapter, 130 interrupted (SIGINT, SIGTERM, SIGHUP).
     Run {
         #[arg(long, default_value = "chromium")]
         browser: BrowserKind,
@@ -76,6 +78,12 @@ enum Command {
         /// Memory sampling interval in milliseconds.
         #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
         sample_ms: u64,
+        /// How the browser reaches WebGPU: `gpu` starts Chromium with the switches that reach a
+        /// hardware Vulkan driver and stops a run whose adapter is a fallback; `software` keeps
+        /// the switches of a machine without a GPU; `auto` takes the GPU route when a hardware
+        /// Vulkan driver is found (see `ocr-bench gpu-route`).
+        #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
+        gpu_route: GpuRouteRequest,
         /// The page's query string, such as `tier=242&schedule=resident` (a leading `?` is fine).
         query: Option<String>,
     },
@@ -85,8 +93,8 @@ enum Command {
     /// Exit status: 0 when every combination ended with the page's result or its own error
     /// (such as fp16 refused on an adapter without shader-f16); else `run`'s status for the
     /// worst cause among them (3 timeout, 4 browser exited, 5 processes left, 9 verification
-    /// failed); 2, 6, 7 and 8 as for `run`, a failed write stopping the sweep at once; 130
-    /// interrupted (run again to resume).
+    /// failed, 10 a fallback adapter under `--gpu-route gpu`); 2, 6, 7 and 8 as for `run`, a
+    /// failed write stopping the sweep at once; 130 interrupted (run again to resume).
     Sweep {
         /// Browsers, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "chromium")]
@@ -108,6 +116,20 @@ enum Command {
         runs: u32,
         #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
         sample_ms: u64,
+        /// How the browser reaches WebGPU: `gpu` starts Chromium with the switches that reach a
+        /// hardware Vulkan driver and stops a run whose adapter is a fallback; `software` keeps
+        /// the switches of a machine without a GPU; `auto` takes the GPU route when a hardware
+        /// Vulkan driver is found (see `ocr-bench gpu-route`).
+        #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
+        gpu_route: GpuRouteRequest,
+    },
+    /// Say which way a browser started here would reach WebGPU (the GPU route or software),
+    /// why, and the switches and environment that adds; starts no browser. Exit status 0.
+    GpuRoute {
+        #[arg(long, default_value = "chromium")]
+        browser: BrowserKind,
+        #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
+        gpu_route: GpuRouteRequest,
     },
     /// Compare the token ids of one finished run in each of two results files, case by case.
     ///
@@ -255,6 +277,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Command::GpuRoute { browser, gpu_route } = &cli.command {
+        print!(
+            "{}",
+            ocr_bench::gpu_route::resolve(*gpu_route, *browser).describe()
+        );
+        return ExitCode::SUCCESS;
+    }
     // Reads two files: no root, no runtime.
     if let Command::Compare { a, b, run_a, run_b } = &cli.command {
         return ExitCode::from(compare_command(a, b, run_a.as_deref(), run_b.as_deref()));
@@ -327,6 +356,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             timeout,
             page,
             sample_ms,
+            gpu_route,
             query,
         } => {
             let options = RunOptions {
@@ -336,6 +366,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 results,
                 timeout: Duration::from_secs(timeout),
                 sample_interval: Duration::from_millis(sample_ms),
+                gpu_route,
             };
             run_command(browser, options).await
         }
@@ -347,6 +378,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             retry_failed,
             runs,
             sample_ms,
+            gpu_route,
         } => {
             let options = sweep::SweepOptions {
                 browsers: browser,
@@ -360,6 +392,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                     results,
                     timeout: Duration::from_secs(timeout),
                     sample_interval: Duration::from_millis(sample_ms),
+                    gpu_route,
                 },
             };
             sweep_command(options).await
@@ -368,6 +401,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             Ok(compare_command(&a, &b, run_a.as_deref(), run_b.as_deref()))
         }
         Command::Report { files, out } => Ok(report_command(Some(&root), &files, out.as_deref())),
+        Command::GpuRoute { .. } => unreachable!("answered before the runtime starts"),
         Command::Plan { base, combinations } => Ok(plan_command(&base, &combinations)),
         Command::Export { .. } => unreachable!("answered before the runtime starts"),
         Command::Table {

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::browser::{BrowserInfo, StopReport};
+use crate::gpu_route::GpuRoute;
 use crate::memory::ProcessMemory;
 
 /// A line of the results file.
@@ -215,6 +216,10 @@ pub struct RunEnd {
     /// when the page reported nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// How the browser reached WebGPU: the route asked for and taken, why, the switches and
+    /// environment it added, and the page's adapter (absent in older files and `serve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_route: Option<GpuRoute>,
 }
 
 /// A refused request: which endpoint, the HTTP status it got and why.

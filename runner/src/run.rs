@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use crate::browser::{Browser, BrowserInfo, StopReport};
 use crate::exit::{Cause, Failure};
+use crate::gpu_route::{self, AdapterVerdict, GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
 use crate::record::{ErrorBody, Posted, ProcessMemoryAnswer, Record, RunEnd};
 use crate::server::{self, AppState, Event, RunContext};
@@ -29,11 +30,20 @@ pub struct RunOptions {
     pub results: PathBuf,
     pub timeout: Duration,
     pub sample_interval: Duration,
+    /// `--gpu-route`: how the browser reaches WebGPU.
+    pub gpu_route: GpuRouteRequest,
 }
 
 /// How a run ended.
 #[derive(Debug, Clone)]
 pub enum Outcome {
+    /// `--gpu-route gpu` and the page got a fallback or software adapter: the adapter in
+    /// words and why the GPU route was taken.
+    SoftwareAdapter {
+        phase: String,
+        adapter: String,
+        reason: String,
+    },
     /// The page posted its summary; `process_memory` is what the server answered.
     Finished {
         summary: Posted,
@@ -77,6 +87,7 @@ impl Outcome {
             Outcome::BrowserExited { .. } => "browser-exited",
             Outcome::Interrupted { .. } => "interrupted",
             Outcome::WriteFailed { .. } => "write-failed",
+            Outcome::SoftwareAdapter { .. } => "software-adapter",
         }
     }
 
@@ -89,6 +100,7 @@ impl Outcome {
             Outcome::BrowserExited { .. } => Cause::BrowserExited,
             Outcome::Interrupted { .. } => Cause::Interrupted,
             Outcome::WriteFailed { .. } => Cause::WriteFailed,
+            Outcome::SoftwareAdapter { .. } => Cause::SoftwareAdapter,
         })
     }
 
@@ -127,6 +139,16 @@ impl Outcome {
                 "stopped in phase {phase}: {message}; the browser was stopped and the lines \
                  already written are kept (free space, or pass another --results)"
             )),
+            Outcome::SoftwareAdapter {
+                phase,
+                adapter,
+                reason,
+            } => Some(format!(
+                "--gpu-route gpu asked for a real GPU, but {browser} gave the page a fallback \
+                 (software) WebGPU adapter ({adapter}); stopped in phase {phase}. The GPU route \
+                 was taken because: {reason}. Check the Vulkan driver (a bundle's ./check says \
+                 what it finds), or run with --gpu-route auto to accept the fallback"
+            )),
         }
     }
 }
@@ -150,6 +172,8 @@ struct Seen {
     cases_done: usize,
     /// The page's `runId`, from its first report, for the closing record.
     run_id: Option<String>,
+    /// The run's GPU route; the page's adapter is added to it when the page starts.
+    gpu_route: GpuRoute,
 }
 
 impl Seen {
@@ -167,7 +191,12 @@ impl Seen {
             .map(str::to_owned);
         }
         match record {
-            Record::Start { .. } => on_status("started"),
+            Record::Start { body, .. } => {
+                on_status("started");
+                if let Some(outcome) = self.judge_adapter(&body.adapter, on_status) {
+                    return Some(outcome);
+                }
+            }
             Record::Mark { phase, .. } => {
                 on_status(&phase);
                 self.phase = phase;
@@ -199,6 +228,35 @@ impl Seen {
             }
         }
         None
+    }
+}
+
+impl Seen {
+    /// Records the page's adapter in the route; `Some` when `--gpu-route gpu` got a fallback
+    /// adapter. On a GPU route chosen by `auto`, a fallback adapter is accepted and noted.
+    fn judge_adapter(
+        &mut self,
+        adapter: &Value,
+        on_status: &(dyn Fn(&str) + Sync),
+    ) -> Option<Outcome> {
+        let route = &mut self.gpu_route;
+        match route.judge_adapter(adapter) {
+            AdapterVerdict::Fits => None,
+            AdapterVerdict::FallbackRefused => Some(Outcome::SoftwareAdapter {
+                phase: self.phase.clone(),
+                adapter: gpu_route::describe_adapter(adapter),
+                reason: route.reason.clone(),
+            }),
+            AdapterVerdict::FallbackAccepted => {
+                on_status(&format!(
+                    "the GPU route was taken ({}), but the page got a fallback adapter ({}); \
+                     accepted because --gpu-route is auto",
+                    route.reason,
+                    gpu_route::describe_adapter(adapter)
+                ));
+                None
+            }
+        }
     }
 }
 
@@ -247,7 +305,9 @@ pub async fn run_once(
     // The browser opens the one-time launch URL, which sets the run's secret as a cookie and
     // sends it on to the page; the secret itself is never written to the results file.
     let launch_url = format!("http://{address}{}{secret}", server::LAUNCH_PATH);
-    let mut instance = Browser::launch(browser, &launch_url)?;
+    let route = gpu_route::resolve(options.gpu_route, browser.name);
+    on_status(&format!("GPU route {} ({})", route.route, route.reason));
+    let mut instance = Browser::launch(browser, &launch_url, &route)?;
     sampler.set_browser_pid(instance.pid());
     if let Some(watchdog) = instance.watchdog_pid() {
         sampler.ignore_pid(watchdog);
@@ -266,6 +326,7 @@ pub async fn run_once(
         phase: crate::memory::STARTUP_PHASE.to_owned(),
         cases_done: 0,
         run_id: None,
+        gpu_route: route,
     };
     let outcome = loop {
         tokio::select! {
@@ -317,6 +378,7 @@ pub async fn run_once(
         stop: stop.clone(),
         url,
         run_id: seen.run_id,
+        gpu_route: Some(seen.gpu_route),
     }));
     // A file that failed already fails again; the first message is the one to keep.
     let outcome = match (closing, outcome) {

@@ -123,7 +123,10 @@ bundle_prepare_vulkan() {
 	local software=$1 icd dir library where targets=() found=() nvidia=()
 	BUNDLE_NOTES=() BUNDLE_PROBLEMS=()
 	where=$(bundle_lib_source libvulkan.so.1)
-	if [[ -n $where ]]; then
+	if [[ -e $bundle_root/${BUNDLE_BROWSER_EXE%/*}/libvulkan.so.1 ]]; then
+		# Chromium loads the loader it ships beside its binary, not the system's.
+		BUNDLE_NOTES+=("Vulkan loader libvulkan.so.1: the browser's own, ${BUNDLE_BROWSER_EXE%/*}/libvulkan.so.1")
+	elif [[ -n $where ]]; then
 		BUNDLE_NOTES+=("Vulkan loader libvulkan.so.1: $where")
 	else
 		BUNDLE_PROBLEMS+=("no Vulkan loader: libvulkan.so.1 is neither on this system nor in the bundle, so WebGPU has no adapter (install libvulkan1)")
@@ -212,9 +215,9 @@ bundle_is_glibc() {
 }
 
 # The ./check report. $1 = 1 also checks the bundle against a system that has nothing but
-# glibc. Returns 1 when anything is missing.
+# glibc; $2 is the --gpu-route asked for. Returns 1 when anything is missing.
 bundle_report() {
-	local bare=$1 problems=0 file name icd library where used=() own=() missing=() os
+	local bare=$1 gpu_route=$2 problems=0 file name icd library where used=() own=() missing=() os
 	os=$( (source /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-}") || true)
 	echo "bundle:  $bundle_root"
 	echo "         $BUNDLE_BROWSER_VERSION, built $BUNDLE_BUILT on $BUNDLE_BUILT_ON; needs glibc $BUNDLE_GLIBC_NEEDED or newer"
@@ -235,6 +238,10 @@ bundle_report() {
 		done
 	done
 	[[ -f $bundle_root/vulkan/icd.d/lvp_icd.x86_64.json ]] && echo "  bundled: lavapipe (software; use --software), vulkan/icd.d/lvp_icd.x86_64.json"
+	echo
+	# The runner decides the route; this asks it, with the environment the run would have.
+	"$bundle_root/bin/ocr-bench" gpu-route --browser "$BUNDLE_BROWSER" --gpu-route "$gpu_route" ||
+		BUNDLE_PROBLEMS+=("bin/ocr-bench gpu-route failed, so the GPU route is not known")
 	echo
 	for file in "$bundle_root"/lib/*.so*; do
 		name=${file##*/}

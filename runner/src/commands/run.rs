@@ -176,6 +176,7 @@ mod tests {
             results: PathBuf::from("results.jsonl"),
             timeout: Duration::from_secs(1),
             sample_interval: Duration::from_millis(25),
+            gpu_route: Default::default(),
         }
     }
 
