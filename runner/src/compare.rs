@@ -61,6 +61,8 @@ pub struct Run {
     /// `verify=wasm`'s verdict in one line (`report`'s words), `None` for a run that did not
     /// verify.
     pub verification: Option<String>,
+    /// Another page's figures, when another page posted the result (kept as posted).
+    pub another_page: Option<crate::other_page::OtherFigures>,
 }
 
 /// A run's timing figures as its summary gives them (`None` where the summary has none, or
@@ -197,8 +199,41 @@ impl Comparison {
             if let Some(verification) = &run.verification {
                 let _ = writeln!(out, "{side} {verification}");
             }
+            if let Some(figures) = &run.another_page {
+                let _ = writeln!(out, "{side} is {}", figures.describe());
+            }
         }
+        self.render_texts(&mut out);
         out
+    }
+
+    /// Where a side has no token ids (another page's figures), its cases can only be set side
+    /// by side by their text: how many shared cases read the same.
+    fn render_texts(&self, out: &mut String) {
+        let without = [("A", &self.a), ("B", &self.b)]
+            .into_iter()
+            .filter(|(_, run)| {
+                run.another_page
+                    .as_ref()
+                    .is_some_and(|f| !f.has_token_ids())
+            })
+            .map(|(side, _)| side)
+            .collect::<Vec<_>>();
+        if without.is_empty() {
+            return;
+        }
+        let same = self
+            .cases
+            .iter()
+            .filter(|c| c.actual_a == c.actual_b)
+            .count();
+        let have = if without.len() > 1 { "have" } else { "has" };
+        let _ = writeln!(
+            out,
+            "{} {have} no token ids, so the token columns say nothing of them: by text, {same} of {} shared cases read the same",
+            without.join(" and "),
+            self.cases.len()
+        );
     }
 
     /// One line per timing and memory figure both runs have: A, B, B/A, B−A and whether the

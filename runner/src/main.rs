@@ -57,7 +57,9 @@ enum Command {
     },
     /// Run the page once in a fresh headless browser and print its results.
     ///
-    /// Exit status: 0 finished, 1 the page reported an error, 2 bad arguments, query or page,
+    /// Exit status: 0 finished (the benchmark page's summary, or another page's figures: any JSON
+    /// object naming the run's runId), 1 the page reported an error or its result was refused
+    /// (not JSON, not an object, no runId: the run ends at once), 2 bad arguments, query or page,
     /// 3 timeout, 4 the browser exited early, 5 browser processes were left behind, 6 the
     /// results file could not be written, 7 the browser is missing or did not start, 8 the
     /// server could not listen, 9 `verify=wasm` found a case that left the WASM reference (the

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::browser::{BrowserInfo, StopReport};
 use crate::gpu_route::GpuRoute;
 use crate::memory::ProcessMemory;
+use crate::other_page::OtherFigures;
 
 /// A line of the results file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,7 +96,7 @@ impl Record {
             | Record::Mark { run_id, .. }
             | Record::Progress { run_id, .. }
             | Record::Error { run_id, .. } => run_id.as_deref(),
-            Record::Result { summary, .. } => summary.benchmark().map(|s| s.run_id.as_str()),
+            Record::Result { summary, .. } => summary.run_id(),
             Record::Run(end) => end.run_id.as_deref(),
             Record::Refused(_) => None,
         }
@@ -156,7 +157,8 @@ impl ErrorBody {
 }
 
 /// What reached `/benchmark-result`: the benchmark page's summary, or another page's figures
-/// (`bench/core/` posts its micro-benchmarks there), kept as posted.
+/// (the original experiment's page, `bench/core/`'s micro-benchmarks, a person's own page: any
+/// JSON object naming its `runId`), kept as posted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Posted {
@@ -169,6 +171,22 @@ impl Posted {
         match self {
             Posted::Benchmark(summary) => Some(summary),
             Posted::Other(_) => None,
+        }
+    }
+
+    /// The figures `table`, `compare` and `report` read from another page's result.
+    pub fn other(&self) -> Option<OtherFigures> {
+        match self {
+            Posted::Benchmark(_) => None,
+            Posted::Other(posted) => Some(OtherFigures::read(posted)),
+        }
+    }
+
+    /// The `runId` the summary or the other page's figures name.
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            Posted::Benchmark(summary) => Some(&summary.run_id),
+            Posted::Other(posted) => posted.get("runId").and_then(Value::as_str),
         }
     }
 }
@@ -216,6 +234,9 @@ pub struct RunEnd {
     /// when the page reported nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// True when the result was another page's figures, kept as posted (absent otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub another_page: bool,
     /// How the browser reached WebGPU: the route asked for and taken, why, the switches and
     /// environment it added, and the page's adapter (absent in older files and `serve`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -232,6 +253,31 @@ pub struct Refused {
     /// The `runId` the body claimed, if it could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_run_id: Option<String>,
+    /// The body as posted, as text, cut to its first `REFUSED_BODY_LIMIT_BYTES` (absent when
+    /// it was over the body limit and never read, and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted: Option<String>,
+    /// The body's whole length in bytes, when `posted` holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_bytes: Option<usize>,
+}
+
+/// How much of a refused body its record keeps: enough to see what a page posted (the
+/// original experiment's summary of 13 cases is about 10 KB), never a runaway body.
+pub const REFUSED_BODY_LIMIT_BYTES: usize = 64 << 10;
+
+impl Refused {
+    /// Keeps `body` as text, cut on a character boundary at `REFUSED_BODY_LIMIT_BYTES`.
+    pub fn keep_posted(mut self, body: &[u8]) -> Self {
+        let text = String::from_utf8_lossy(body);
+        let mut end = text.len().min(REFUSED_BODY_LIMIT_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.posted = Some(text[..end].to_owned());
+        self.posted_bytes = Some(body.len());
+        self
+    }
 }
 
 /// A line that is not a record this runner reads.

@@ -7,6 +7,7 @@ use ocr_bench_core::latency::LatencyStats;
 use ocr_bench_core::record::PageSummary;
 
 use crate::memory::ProcessMemory;
+use crate::other_page::OtherFigures;
 use crate::process_type::ProcessType;
 use crate::record::{Posted, ProcessMemoryAnswer};
 
@@ -300,8 +301,56 @@ pub fn run_table(
     out
 }
 
-/// What a run prints: the table for the benchmark page's summary, else the JSON it posted
-/// with the process memory added.
+/// The report of one run of another page that posted per-case results: its cases, what its
+/// figures say and what they lack, and the process memory's peak.
+fn other_page_table(
+    browser: &str,
+    query: &str,
+    figures: &OtherFigures,
+    process_memory: &ProcessMemoryAnswer,
+    wall_seconds: f64,
+) -> String {
+    let mut out = String::new();
+    let query = if query.is_empty() { "no query" } else { query };
+    let _ = writeln!(out, "{browser} · {query} · in {wall_seconds:.1} s");
+    let _ = writeln!(
+        out,
+        "case     tokens  vision ms  prefill ms  decode ms  total ms  text"
+    );
+    for case in &figures.cases {
+        let _ = writeln!(
+            out,
+            "{:<8} {:>6} {:>10} {:>11} {:>10} {:>9}  {}",
+            case.id,
+            case.tokens
+                .map_or_else(|| "-".to_owned(), |t| t.to_string()),
+            ms(case.vision_ms),
+            ms(case.prefill_ms),
+            ms(case.decode_ms),
+            ms(case.total_ms),
+            case.actual.as_deref().unwrap_or("-"),
+        );
+    }
+    let _ = writeln!(out, "{}", figures.describe());
+    match &process_memory.measured {
+        Some(memory) => {
+            let peak = overall_peak(memory, |e| Some(e.peak_rss));
+            let _ = writeln!(
+                out,
+                "peak process memory: RSS {} MiB (per phase in the result record's processMemory)",
+                mib(peak)
+            );
+        }
+        None => {
+            let reason = process_memory.reason.as_deref().unwrap_or("not measured");
+            let _ = writeln!(out, "process memory: {reason}");
+        }
+    }
+    out
+}
+
+/// What a run prints: the table for the benchmark page's summary, another page's cases where
+/// it posted them, else the JSON it posted with the process memory added.
 pub fn run_report(
     browser: &str,
     query: &str,
@@ -312,6 +361,10 @@ pub fn run_report(
     match summary {
         Posted::Benchmark(summary) => {
             run_table(browser, query, summary, process_memory, wall_seconds)
+        }
+        Posted::Other(posted) if !OtherFigures::read(posted).cases.is_empty() => {
+            let figures = OtherFigures::read(posted);
+            other_page_table(browser, query, &figures, process_memory, wall_seconds)
         }
         Posted::Other(figures) => {
             let mut shown = figures.clone();

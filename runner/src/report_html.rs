@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::other_page::OtherFigures;
 use crate::record::{self, Line, Record};
 
 /// The report's own files in the repository, copied next to the written `index.html`.
@@ -95,7 +96,7 @@ impl ResultsFile {
             raw,
             warnings,
         };
-        if file.finished().next().is_none() {
+        if file.finished().next().is_none() && file.other_pages().next().is_none() {
             return Err(ReportError::Input(format!(
                 "{} has no finished run of the benchmark page (no result record with the page's summary); record kinds in it: {}",
                 file.name,
@@ -115,6 +116,14 @@ impl ResultsFile {
     pub fn finished(&self) -> impl Iterator<Item = &Line> {
         self.lines.iter().filter(|line| {
             matches!(&line.record, Record::Result { summary, .. } if summary.benchmark().is_some())
+        })
+    }
+
+    /// The result records of other pages (kept as posted), with their figures, in file order.
+    pub fn other_pages(&self) -> impl Iterator<Item = (&Line, OtherFigures)> {
+        self.lines.iter().filter_map(|line| match &line.record {
+            Record::Result { summary, .. } => Some((line, summary.other()?)),
+            _ => None,
         })
     }
 
@@ -149,6 +158,12 @@ fn embedded_data(files: &[ResultsFile], written: &str) -> String {
             "name": f.name,
             "records": f.raw,
             "warnings": f.warnings,
+            // Another page's figures in the runner's words, so the page lists them as said here.
+            "otherPages": f.other_pages().map(|(line, figures)| json!({
+                "page": line.page,
+                "runId": figures.run_id,
+                "figures": figures.describe(),
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     });
     // `<` only occurs inside JSON strings, where \u003c is the same character: no record can

@@ -71,6 +71,13 @@ pub enum Outcome {
         phase: String,
         message: String,
     },
+    /// The page's own result was refused (not JSON, not an object, no `runId`, another run's,
+    /// too large): the server's reason, and the cases reported through `/benchmark-progress`.
+    ResultRefused {
+        phase: String,
+        reason: String,
+        cases_done: usize,
+    },
 }
 
 /// Said of a finished run whose `verify=wasm` found a case that left the WASM reference.
@@ -88,6 +95,7 @@ impl Outcome {
             Outcome::Interrupted { .. } => "interrupted",
             Outcome::WriteFailed { .. } => "write-failed",
             Outcome::SoftwareAdapter { .. } => "software-adapter",
+            Outcome::ResultRefused { .. } => "result-refused",
         }
     }
 
@@ -101,6 +109,8 @@ impl Outcome {
             Outcome::Interrupted { .. } => Cause::Interrupted,
             Outcome::WriteFailed { .. } => Cause::WriteFailed,
             Outcome::SoftwareAdapter { .. } => Cause::SoftwareAdapter,
+            // The page did not deliver a result the runner can read: the page's failure.
+            Outcome::ResultRefused { .. } => Cause::PageError,
         })
     }
 
@@ -149,6 +159,15 @@ impl Outcome {
                  was taken because: {reason}. Check the Vulkan driver (a bundle's ./check says \
                  what it finds), or run with --gpu-route auto to accept the fallback"
             )),
+            Outcome::ResultRefused {
+                phase,
+                reason,
+                cases_done,
+            } => Some(format!(
+                "the page's result was refused in phase {phase} with {cases_done} case(s) \
+                 reported: {reason}; the browser was stopped and the body is kept in the \
+                 `refused` record"
+            )),
         }
     }
 }
@@ -180,15 +199,7 @@ impl Seen {
     /// Follows one accepted record; `Some` when it ends the run.
     fn accept(&mut self, record: Record, on_status: &(dyn Fn(&str) + Sync)) -> Option<Outcome> {
         if self.run_id.is_none() {
-            self.run_id = match &record {
-                // Another page's figures (bench/core) carry their runId untyped.
-                Record::Result {
-                    summary: Posted::Other(body),
-                    ..
-                } => body.get("runId").and_then(Value::as_str),
-                other => other.run_id(),
-            }
-            .map(str::to_owned);
+            self.run_id = record.run_id().map(str::to_owned);
         }
         match record {
             Record::Start { body, .. } => {
@@ -331,7 +342,16 @@ pub async fn run_once(
     let outcome = loop {
         tokio::select! {
             event = events.recv() => match event {
-                Some(Event::Refused(reason)) => on_status(&reason),
+                Some(Event::Refused { reason, ends_run }) => {
+                    on_status(&reason);
+                    if ends_run {
+                        break Outcome::ResultRefused {
+                            phase: seen.phase.clone(),
+                            reason,
+                            cases_done: seen.cases_done,
+                        };
+                    }
+                }
                 Some(Event::WriteFailed(message)) => {
                     break Outcome::WriteFailed { phase: seen.phase.clone(), message };
                 }
@@ -379,6 +399,13 @@ pub async fn run_once(
         url,
         run_id: seen.run_id,
         gpu_route: Some(seen.gpu_route),
+        another_page: matches!(
+            &outcome,
+            Outcome::Finished {
+                summary: Posted::Other(_),
+                ..
+            }
+        ),
     }));
     // A file that failed already fails again; the first message is the one to keep.
     let outcome = match (closing, outcome) {

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use anyhow::Result;
-use axum::extract::rejection::JsonRejection;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, JsonRejection};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
@@ -24,7 +25,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::browser::BrowserInfo;
 use crate::exit::{Cause, Failure};
 use crate::memory::Sampler;
-use crate::record::{Line, ProcessMemoryAnswer, Record, Refused, StartBody};
+use crate::record::{Line, Posted, ProcessMemoryAnswer, Record, Refused, StartBody};
 
 mod endpoint;
 mod guard;
@@ -67,8 +68,9 @@ pub struct RunContext {
 pub enum Event {
     /// A report was accepted and written (boxed: a result is far larger than the rest).
     Accepted(Box<Record>),
-    /// A request was refused (and recorded as an attempt): the reason.
-    Refused(String),
+    /// A request was refused (and recorded as an attempt): the reason, and whether it ends the
+    /// run (a result the page itself posted that cannot be taken: no later one will come).
+    Refused { reason: String, ends_run: bool },
     /// A record could not be written: the file and the OS error.
     WriteFailed(String),
 }
@@ -226,18 +228,31 @@ impl AppState {
                 body: serde_json::from_value(body).map_err(parse_error)?,
             },
             Endpoint::Result => {
-                let summary: crate::record::Posted =
-                    serde_json::from_value(body.clone()).map_err(parse_error)?;
-                // Another page's figures must say which page and run they are.
-                let names_itself = ["runId", "page"]
-                    .iter()
-                    .all(|key| body.get(key).is_some_and(Value::is_string));
-                if summary.benchmark().is_none() && !names_itself {
+                // The cookie proved who sent it; the `runId` says which run the figures are.
+                if !body.get("runId").is_some_and(Value::is_string) {
+                    let got = body.get("runId").map_or("none", kind_of);
                     return Err(Refusal::recorded(
                         StatusCode::UNPROCESSABLE_ENTITY,
-                        format!("not a benchmark summary; {}", endpoint.allowed()),
+                        format!(
+                            "the result names no `runId` (got {got}); {}",
+                            endpoint.allowed()
+                        ),
                     ));
                 }
+                let summary = match serde_json::from_value(body.clone()) {
+                    Ok(summary) => Posted::Benchmark(summary),
+                    // The project's own page must post its summary; its bugs are not figures.
+                    Err(e) if self.context.page.as_deref() == Some(crate::run::DEFAULT_PAGE) => {
+                        return Err(Refusal::recorded(
+                            StatusCode::UNPROCESSABLE_ENTITY,
+                            format!(
+                                "not the benchmark page's summary ({e}); {} posts the summary of docs/architecture.md, \"Summary\"",
+                                crate::run::DEFAULT_PAGE
+                            ),
+                        ));
+                    }
+                    Err(_) => Posted::Other(body),
+                };
                 Record::Result {
                     summary,
                     process_memory: self.process_memory(),
@@ -246,8 +261,16 @@ impl AppState {
         })
     }
 
-    /// Writes the refused attempt and answers it.
-    fn refuse(&self, endpoint: Endpoint, refusal: Refusal, claimed: Option<String>) -> Response {
+    /// Writes the refused attempt (with the body as posted, cut to a size) and answers it;
+    /// `ends_run` when the page itself posted a result that cannot be taken.
+    fn refuse(
+        &self,
+        endpoint: Endpoint,
+        refusal: Refusal,
+        claimed: Option<String>,
+        posted: Option<&[u8]>,
+        ends_run: bool,
+    ) -> Response {
         if refusal.recorded {
             let reason = format!(
                 "{} refused ({}): {}",
@@ -261,11 +284,19 @@ impl AppState {
                 status: refusal.status.as_u16(),
                 reason: refusal.message.clone(),
                 claimed_run_id: claimed,
+                posted: None,
+                posted_bytes: None,
             });
+            let attempt = match (attempt, posted) {
+                (Record::Refused(refused), Some(body)) => {
+                    Record::Refused(refused.keep_posted(body))
+                }
+                (attempt, _) => attempt,
+            };
             if let Err(e) = self.append(attempt) {
                 return self.write_failed(e);
             }
-            self.tell(Event::Refused(reason));
+            self.tell(Event::Refused { reason, ends_run });
         }
         (
             refusal.status,
@@ -312,43 +343,83 @@ fn claimed_run_id(body: &Value) -> Option<String> {
     body.get("runId").and_then(Value::as_str).map(str::to_owned)
 }
 
+/// What a JSON value is, for a message that must not repeat a whole body.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Every endpoint: the sender checked, the body typed into its record, appended, passed to
 /// the waiting run, and answered (`/benchmark-result` with the process memory, the others
-/// with `ok`).
+/// with `ok`). A result the run's own page posted that cannot be taken (not JSON, not an
+/// object, no `runId`, another run's, too large) is written down with its body and ends the
+/// run at once: the page posts one result, so nothing is left to wait for.
 async fn receive(
     state: Arc<AppState>,
     endpoint: Endpoint,
     headers: HeaderMap,
-    body: Result<Json<Value>, JsonRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let body = match body {
-        Ok(Json(body)) => Some(body),
+    let bytes = match body {
+        Ok(bytes) => Some(bytes),
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => None,
         Err(rejection) => return Refusal::bad(rejection.body_text()).into_answer(),
     };
-    let claimed = body.as_ref().and_then(claimed_run_id);
+    let posted = bytes.as_deref();
+    let parsed = posted.map(serde_json::from_slice::<Value>);
+    let claimed = match &parsed {
+        Some(Ok(body)) => claimed_run_id(body),
+        _ => None,
+    };
     if let Err(message) = state.check_secret(&headers) {
         let refusal = Refusal::recorded(StatusCode::FORBIDDEN, message);
-        return state.refuse(endpoint, refusal, claimed);
+        return state.refuse(endpoint, refusal, claimed, posted, false);
     }
-    let Some(body) = body else {
+    // From here on the run's own page sent it.
+    let ends_run = matches!(endpoint, Endpoint::Result);
+    let unreadable = |message: String| {
+        let message = format!("{message}; {}", endpoint.allowed());
+        if ends_run {
+            Refusal::recorded(StatusCode::BAD_REQUEST, message)
+        } else {
+            Refusal::bad(message)
+        }
+    };
+    let Some(parsed) = parsed else {
         let message = format!(
             "the body is larger than {} MiB, the most a summary needs",
             BODY_LIMIT_BYTES >> 20
         );
         let refusal = Refusal::recorded(StatusCode::PAYLOAD_TOO_LARGE, message);
-        return state.refuse(endpoint, refusal, None);
+        return state.refuse(endpoint, refusal, None, None, ends_run);
+    };
+    let body = match parsed {
+        Ok(body) => body,
+        Err(e) => {
+            let refusal = unreadable(format!("the body is not JSON ({e})"));
+            return state.refuse(endpoint, refusal, None, posted, ends_run);
+        }
     };
     let Value::Object(body) = body else {
-        return Refusal::bad(format!("the body must be a JSON object, got {body}")).into_answer();
+        let refusal = unreadable(format!(
+            "the body must be a JSON object, got {}",
+            kind_of(&body)
+        ));
+        return state.refuse(endpoint, refusal, claimed, posted, ends_run);
     };
     let record = match state.record(endpoint, body) {
         Ok(record) => record,
-        Err(refusal) => return state.refuse(endpoint, refusal, claimed),
+        Err(refusal) => return state.refuse(endpoint, refusal, claimed, posted, ends_run),
     };
     if let Err(message) = state.check_run_id(record.run_id()) {
         let refusal = Refusal::recorded(StatusCode::FORBIDDEN, message);
-        return state.refuse(endpoint, refusal, claimed);
+        return state.refuse(endpoint, refusal, claimed, posted, ends_run);
     }
     let answer = match &record {
         Record::Result { process_memory, .. } => Json(process_memory).into_response(),

@@ -343,10 +343,12 @@ fn judge(
                 None,
             ),
             other => {
+                // A page's own error is a finished combination; a refused result is not.
+                let finished = matches!(other, Outcome::PageError { .. });
                 let message = other.failure_message(browser, timeout).unwrap_or_default();
                 (
                     format!("FAIL  {label}: {message}"),
-                    other.cause().filter(|c| *c != Cause::PageError),
+                    other.cause().filter(|_| !finished),
                 )
             }
     }

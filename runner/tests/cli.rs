@@ -200,23 +200,19 @@ fn endpoints_append_one_flushed_record_per_request() {
     assert_eq!(records(&results).len(), 3);
     let error = json!({ "runId": "r1", "phase": "decoder-load", "error": { "name": "Error", "message": "boom", "stack": "s" } });
     assert_eq!(post(base, "/benchmark-error", &error).0, 200);
-    // A result must be a benchmark summary (or another page's figures naming their page).
-    let (status, answer) = post(
-        base,
-        "/benchmark-result",
-        &json!({ "runId": "r1", "cases": 1 }),
-    );
+    // A result must be a JSON object naming its runId (any page's figures are).
+    let (status, answer) = post(base, "/benchmark-result", &json!({ "cases": 1 }));
     assert_eq!(status, 422);
     assert!(
         answer["error"]
             .as_str()
             .unwrap()
-            .contains("not a benchmark summary"),
+            .contains("the result names no `runId` (got none)"),
         "{answer}"
     );
     let refused = records(&results).pop().unwrap();
     assert_eq!(refused["kind"], "refused", "{refused}");
-    assert_eq!(refused["claimedRunId"], "r1", "{refused}");
+    assert_eq!(refused["posted"], r#"{"cases":1}"#, "{refused}");
     let mut summary = legacy("result", 0)["summary"].clone();
     summary["runId"] = "r1".into();
     let (status, memory) = post(base, "/benchmark-result", &summary);
@@ -268,13 +264,22 @@ fn endpoints_reject_malformed_bodies_with_a_reason() {
         answer["error"].as_str().unwrap().contains("`phase`"),
         "{answer}"
     );
+    // A page's own malformed report is only answered.
+    assert!(!results.exists() || records(&results).is_empty());
+    // A result that cannot be taken is written down with its body: it may be all a page sent.
     let (status, answer) = post(&served.base, "/benchmark-result", &json!([1, 2]));
     assert_eq!(status, 400);
     assert!(
-        answer["error"].as_str().unwrap().contains("JSON object"),
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("the body must be a JSON object, got an array"),
         "{answer}"
     );
-    assert!(!results.exists() || records(&results).is_empty());
+    let all = records(&results);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["kind"], "refused");
+    assert_eq!(all[0]["posted"], "[1,2]");
 }
 
 #[test]

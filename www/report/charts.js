@@ -44,12 +44,16 @@
 		return `${browser} · ${query === "" ? "(default)" : query}`;
 	}
 
-	/** The finished runs of the benchmark page (a result record whose summary has results), in file order. */
+	/**
+	 * The finished runs of the benchmark page (a result record whose summary has results and
+	 * a configuration), in file order; another page's figures have no `config` and are listed
+	 * by `otherPagesList` instead.
+	 */
 	function collectRuns(records) {
 		const runs = [];
 		for (const record of records) {
 			const summary = record.kind === "result" ? record.summary : null;
-			if (!summary?.runId || !Array.isArray(summary.results)) continue;
+			if (!summary?.runId || !Array.isArray(summary.results) || !summary.config) continue;
 			runs.push({
 				runId: summary.runId,
 				file: record.file ?? null,
@@ -521,6 +525,29 @@
 		return points;
 	}
 
+	/**
+	 * A list above the charts of other pages' results (kept as posted), each in the words
+	 * `ocr-bench report` wrote for it: what its figures say and what they lack. Its
+	 * data-other-pages is their number. Returns that number.
+	 */
+	function otherPagesList(root, others) {
+		if (!others.length) return 0;
+		const section = document.createElement("section");
+		section.className = "other-pages";
+		section.dataset.otherPages = String(others.length);
+		const title = document.createElement("h2");
+		title.textContent = "Other pages' results, kept as posted (not drawn: the charts read this page's summary)";
+		const list = document.createElement("ul");
+		for (const other of others) {
+			const item = document.createElement("li");
+			item.textContent = `${other.file} · ${other.page ?? "page unknown"} · ${other.runId ?? "no runId"}: ${other.figures}`;
+			list.append(item);
+		}
+		section.append(title, list);
+		root.prepend(section);
+		return others.length;
+	}
+
 	/** Marks `root` failed with the message, on the page and on the console. */
 	function fail(root, status, message) {
 		root.dataset.report = "failed";
@@ -540,7 +567,16 @@
 			const data = JSON.parse(embedded.textContent);
 			const records = data.files.flatMap((file) => file.records.map((record) => ({ ...record, file: file.name })));
 			const warnings = data.files.flatMap((file) => file.warnings);
-			const points = render(root, records);
+			const others = data.files.flatMap((file) => (file.otherPages ?? []).map((other) => ({ ...other, file: file.name })));
+			// A report of other pages' results alone has no chart to draw.
+			const othersOnly = others.length > 0 && !collectRuns(records).length;
+			if (othersOnly) {
+				root.replaceChildren();
+				root.dataset.report = "ready";
+			}
+			const points = othersOnly ? {} : render(root, records);
+			const listed = otherPagesList(root, others);
+			if (listed) console.log(`REPORT ${JSON.stringify({ otherPages: listed })}`);
 			status.textContent = `${data.files.map((f) => f.name).join(", ")}: ${Object.keys(points).length} charts, written ${data.written}${warnings.length ? `; ${warnings.join("; ")}` : ""}`;
 			status.className = warnings.length ? "warning" : "done";
 		} catch (error) {

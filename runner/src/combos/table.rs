@@ -13,6 +13,7 @@ use ocr_bench_core::record::PageSummary;
 use ocr_bench_core::{parse_query, Config};
 
 use super::InputError;
+use crate::other_page::OtherFigures;
 use crate::record::{self, Record};
 use crate::runs::{self, Run};
 
@@ -33,6 +34,8 @@ pub struct Round {
     pub verification_failed: bool,
     /// Case id and token ids, in the run's order.
     pub cases: Vec<(String, Vec<i64>)>,
+    /// Another page's figures, kept as posted (`None` for this page's summary).
+    pub another_page: Option<OtherFigures>,
 }
 
 /// A record made before the probe named its steps per readback stored, for `sync` above 1,
@@ -78,7 +81,36 @@ impl Round {
                 .iter()
                 .map(|c| (c.id.clone(), c.token_ids.clone()))
                 .collect(),
+            another_page: None,
         }
+    }
+
+    /// Another page's result: its nCER and decode time per token where it has them, and no
+    /// per-token latencies (only this page's decode probe measures them).
+    fn from_other(figures: OtherFigures) -> Self {
+        Self {
+            run_id: figures.run_id.clone().unwrap_or_default(),
+            token_p50_ms: None,
+            submit_p50_ms: None,
+            sync_p50_ms: None,
+            ms_per_step: figures.ms_per_token(),
+            ncer: figures.ncer,
+            completion_bound: false,
+            verification_failed: false,
+            cases: figures
+                .cases
+                .iter()
+                .map(|c| (c.id.clone(), c.token_ids.clone().unwrap_or_default()))
+                .collect(),
+            another_page: Some(figures),
+        }
+    }
+
+    /// Whether its cases' token ids can be set against another round's.
+    fn has_token_ids(&self) -> bool {
+        self.another_page
+            .as_ref()
+            .is_none_or(OtherFigures::has_token_ids)
     }
 }
 
@@ -91,8 +123,11 @@ pub struct Combination {
     pub browser_version: Option<String>,
     /// The query the runner sent.
     pub query: String,
-    /// The summary's configuration (the query's, parsed, when the summary has none).
+    /// The summary's configuration (the query's, parsed, when the summary has none; `None`
+    /// for another page's figures).
     pub config: Option<Config>,
+    /// The page the runner opened, where the records name it.
+    pub page: Option<String>,
     pub rounds: Vec<Round>,
 }
 
@@ -110,19 +145,24 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
         let Record::Result { summary, .. } = &line.record else {
             continue;
         };
-        let Some(summary) = summary.benchmark() else {
-            continue;
-        };
         let browser = line.browser.as_ref().map(|b| b.name.name().to_owned());
         let query = line.query.clone().unwrap_or_default();
-        let round = Round::from_summary(summary);
+        let (round, config) = match (summary.benchmark(), summary.other()) {
+            (Some(summary), _) => (
+                Round::from_summary(summary),
+                Some(summary.config.clone()).or_else(|| parse_query(&query).ok()),
+            ),
+            (None, Some(figures)) => (Round::from_other(figures), None),
+            (None, None) => continue,
+        };
         match &mut combination {
             None => {
                 combination = Some(Combination {
                     file: file.to_owned(),
                     browser,
                     browser_version: line.browser.as_ref().map(|b| b.version.clone()),
-                    config: Some(summary.config.clone()).or_else(|| parse_query(&query).ok()),
+                    config,
+                    page: line.page.clone(),
                     query,
                     rounds: vec![round],
                 });
@@ -141,7 +181,7 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
     }
     combination.ok_or_else(|| {
         InputError(format!(
-            "{} has no finished run of the benchmark page (no result record with its summary)",
+            "{} has no finished run (no result record)",
             file.display()
         ))
     })
@@ -158,6 +198,8 @@ pub fn load_combination(file: &Path) -> Result<Combination, InputError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tokens {
     Same,
+    /// Another page's figures without token ids, on either side.
+    NoTokenIds,
     /// Cases (of the union of both sides' case ids) that some round read otherwise, or lacks.
     Differ {
         cases: usize,
@@ -167,6 +209,9 @@ pub enum Tokens {
 
 /// Every round's tokens against the reference round's, case by case.
 pub fn tokens_against(reference: &Round, rounds: &[Round]) -> Tokens {
+    if !reference.has_token_ids() || rounds.iter().any(|r| !r.has_token_ids()) {
+        return Tokens::NoTokenIds;
+    }
     let mut ids: Vec<&str> = reference.cases.iter().map(|(id, _)| id.as_str()).collect();
     for round in rounds {
         for (id, _) in &round.cases {
@@ -237,6 +282,8 @@ pub struct Row {
     pub completion_bound_rounds: usize,
     /// Rounds whose `verify=wasm` failed: such a row is never the fastest of anything.
     pub failed_verification_rounds: usize,
+    /// Another page's figures (its first round's), said in a line under the table.
+    pub another_page: Option<String>,
 }
 
 /// The table: the reference first unless the list names it elsewhere.
@@ -286,9 +333,14 @@ fn labels(combinations: &[&Combination]) -> (Vec<String>, String) {
         .into_iter()
         .zip(combinations)
         .map(|(label, c)| match (label.is_empty(), c.config.is_some()) {
-            (false, _) => label.join("&"),
+            // Another page's: its page and query say what it ran.
+            (_, false) => match (&c.page, c.query.is_empty()) {
+                (Some(page), true) => page.clone(),
+                (Some(page), false) => format!("{page}?{}", c.query),
+                (None, _) => c.query.clone(),
+            },
+            (false, true) => label.join("&"),
             (true, true) => "(the common query)".to_owned(),
-            (true, false) => c.query.clone(),
         })
         .collect();
     (labels, common.join("&"))
@@ -334,6 +386,10 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
                     .iter()
                     .filter(|r| r.verification_failed)
                     .count(),
+                another_page: c.rounds[0]
+                    .another_page
+                    .as_ref()
+                    .map(OtherFigures::describe),
             }
         })
         .collect();
@@ -456,6 +512,11 @@ impl Table {
                 let _ = writeln!(out, "{within}: none (no nCER to compare)");
             }
         }
+        for row in &self.rows {
+            if let Some(figures) = &row.another_page {
+                let _ = writeln!(out, "{} ({}): {figures}", row.label, row.file.display());
+            }
+        }
         let bound: Vec<String> = self
             .rows
             .iter()
@@ -498,6 +559,7 @@ fn ms(value: Option<f64>) -> String {
 fn tokens(tokens: &Tokens) -> String {
     match tokens {
         Tokens::Same => "yes".to_owned(),
+        Tokens::NoTokenIds => "n/a (no token ids)".to_owned(),
         Tokens::Differ { cases, of } => format!("no ({cases} of {of} cases differ)"),
     }
 }

@@ -125,6 +125,7 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
                 Outcome::PageError { .. }
                     | Outcome::Interrupted { .. }
                     | Outcome::WriteFailed { .. }
+                    | Outcome::ResultRefused { .. }
             ) && !report.browser_log_tail.is_empty()
             {
                 eprintln!(

@@ -87,6 +87,7 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
         unreachable!("only result records are finished runs")
     };
     let memory = process_memory.measured.as_ref();
+    let posted = summary;
     let summary = summary.benchmark();
     let measured = summary
         .map(|s| measured(s, memory, chosen, &finished, file))
@@ -94,10 +95,22 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
     let id = chosen.record.run_id().unwrap_or_default().to_owned();
 
     let mut cases: Vec<Case> = chosen_run.progress().into_iter().map(Case::from).collect();
+    let another_page = posted.other();
     if cases.is_empty() {
-        cases = summary
-            .map(|s| s.results.iter().map(Case::from).collect())
-            .unwrap_or_default();
+        cases = match (summary, &another_page) {
+            (Some(s), _) => s.results.iter().map(Case::from).collect(),
+            // Another page's cases: its token ids where it has them, its text.
+            (None, Some(figures)) => figures
+                .cases
+                .iter()
+                .map(|c| Case {
+                    id: c.id.clone(),
+                    token_ids: c.token_ids.clone().unwrap_or_default(),
+                    actual: c.actual.clone().unwrap_or_default(),
+                })
+                .collect(),
+            (None, None) => Vec::new(),
+        };
     }
     Ok(Run {
         file: file.to_owned(),
@@ -112,6 +125,7 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
         timing: summary.map(Timing::from_summary).unwrap_or_default(),
         verification: summary.and_then(crate::report::verification_line),
         measured,
+        another_page,
     })
 }
 

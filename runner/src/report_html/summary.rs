@@ -185,11 +185,61 @@ pub fn markdown(files: &[ResultsFile]) -> String {
         }
     }
     decomposition_tables(&mut out, &groups);
+    other_pages_table(&mut out, files);
     let _ = writeln!(
         out,
         "\n(nCER: the mean over the runs; per-token p50: the median of the runs' p50s; peak GPU: the largest over the runs, from the page's wrapped GPU devices.)"
     );
     out
+}
+
+/// The results other pages posted (kept as posted): what their figures say, and what they
+/// lack against this page's summary.
+fn other_pages_table(out: &mut String, files: &[ResultsFile]) {
+    let rows: Vec<String> = files
+        .iter()
+        .flat_map(|file| {
+            file.other_pages()
+                .map(move |(line, figures)| (file, line, figures))
+        })
+        .map(|(file, line, figures)| {
+            let ms = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
+            let Record::Result { process_memory, .. } = &line.record else {
+                unreachable!("other_pages yields result records")
+            };
+            let peak_rss = process_memory
+                .measured
+                .as_ref()
+                .and_then(|m| max(m.phases.iter().map(|(_, p)| p.total.peak_rss)));
+            format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {} | {} | {} |",
+                cell(&file.name),
+                cell(line.page.as_deref().unwrap_or("-")),
+                cell(figures.run_id.as_deref().unwrap_or("-")),
+                figures.cases.len(),
+                figures
+                    .ncer
+                    .map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}")),
+                ms(figures.median_case_ms),
+                ms(figures.ms_per_token()),
+                ms(figures.case_p50(|c| c.vision_ms)),
+                ms(figures.case_p50(|c| c.prefill_ms)),
+                ms(figures.case_p50(|c| c.decode_ms)),
+                ms(figures.case_p50(|c| c.total_ms)),
+                mib(peak_rss),
+                figures.lacks().join(", "),
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nOther pages' results, kept as posted (their own figures; what this page's summary has and they do not is under \"it has no\"):\n");
+    let _ = writeln!(out, "| file | page | runId | cases | nCER | median case ms | ms per decode step | case p50 ms: vision / prefill / decode / total | peak RSS MiB | it has no |");
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---|---:|---|");
+    for row in rows {
+        let _ = writeln!(out, "{row}");
+    }
 }
 
 /// The configurations with runs whose `verify=wasm` failed: their figures are in the table,
