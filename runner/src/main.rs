@@ -94,9 +94,10 @@ enum Command {
     ///
     /// Exit status: 0 when every combination ended with the page's result or its own error
     /// (such as fp16 refused on an adapter without shader-f16); else `run`'s status for the
-    /// worst cause among them (3 timeout, 4 browser exited, 5 processes left, 9 verification
-    /// failed, 10 a fallback adapter under `--gpu-route gpu`); 2, 6, 7 and 8 as for `run`, a
-    /// failed write stopping the sweep at once; 130 interrupted (run again to resume).
+    /// worst cause among them (1 a result the runner refused, 3 timeout, 4 browser exited, 5
+    /// processes left, 9 verification failed, 10 a fallback adapter under `--gpu-route gpu`);
+    /// 2, 6, 7 and 8 as for `run`, a failed write stopping the sweep at once; 130 interrupted
+    /// (run again to resume).
     Sweep {
         /// Browsers, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "chromium")]
