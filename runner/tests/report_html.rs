@@ -291,6 +291,58 @@ fn the_timeline_draws_the_decoder_workers_gpu_bytes_and_heaps() {
     );
 }
 
+/// A run whose `verify=wasm` failed (recorded in Firefox with
+/// `OCR_BENCH_INJECT=diverge-token@decode:2`) beside runs that did not verify: the HTML report
+/// names it above its charts, as the markdown does under its table.
+#[test]
+fn a_failed_verification_is_named_above_the_charts() {
+    let info = browser::probe(BrowserKind::Chromium)
+        .expect("Chromium, which this test draws the report in (./scripts/setup installs it)");
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("report");
+    let written = Command::new(BIN)
+        .arg("--root")
+        .arg(repository())
+        .arg("report")
+        .arg(data("two-configs.jsonl"))
+        .arg(data("verify-failed-smoke2.jsonl"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&written.stdout);
+    assert!(written.status.success(), "{stdout}");
+    let named = "firefox · cases=smoke2&maxTokens=4&verify=wasm (1 of 1 runs)";
+    assert!(
+        stdout.contains(&format!("VERIFICATION FAILED (verify=wasm: a case left the WASM reference), their figures not a result of the configuration: {named}")),
+        "{stdout}"
+    );
+    let url = format!("file://{}", out.join("index.html").display());
+    let dumped = chromium(
+        &info.executable,
+        &scratch.path().join("profile"),
+        &["--dump-dom".into(), url],
+    );
+    let dom = String::from_utf8_lossy(&dumped.stdout);
+    let log = String::from_utf8_lossy(&dumped.stderr);
+    assert_eq!(
+        attribute(&dom, "id=\"charts\"", "data-report"),
+        Some("ready"),
+        "{dom}"
+    );
+    assert_eq!(
+        attribute(&dom, "data-verification-failed", "data-verification-failed"),
+        Some("1"),
+        "{dom}"
+    );
+    // The DOM escapes `&` in text.
+    assert!(
+        dom.contains(&format!("so these runs' figures are not results of their configuration: {}", named.replace('&', "&amp;"))),
+        "{dom}"
+    );
+    assert!(log.contains(r#""verificationFailed":1}"#), "{log}");
+}
+
 #[test]
 fn an_empty_or_unreadable_results_file_is_named() {
     let scratch = tempfile::tempdir().unwrap();

@@ -503,6 +503,25 @@
 	}
 
 	/**
+	 * A line above the charts naming the configurations with runs whose verify=wasm
+	 * failed (their figures are drawn, but are not results of the configuration);
+	 * its data-verification-failed is the number of such runs. Returns that number.
+	 */
+	function verificationBanner(root, groups) {
+		const failed = groups
+			.map((group) => ({ name: group.name, count: group.runs.filter((run) => run.summary.verification?.passed === false).length, of: group.runs.length }))
+			.filter((group) => group.count > 0);
+		const count = failed.reduce((sum, group) => sum + group.count, 0);
+		if (!count) return 0;
+		const banner = document.createElement("p");
+		banner.className = "failed";
+		banner.dataset.verificationFailed = String(count);
+		banner.textContent = `VERIFICATION FAILED (verify=wasm: a case left the WASM reference), so these runs' figures are not results of their configuration: ${failed.map((group) => `${group.name} (${group.count} of ${group.of} runs)`).join(", ")}`;
+		root.append(banner);
+		return count;
+	}
+
+	/**
 	 * Draws every chart of `records` into `root`; returns the points per chart. Throws when
 	 * there is no finished run or Chart.js is missing, so the caller can say so.
 	 */
@@ -512,6 +531,7 @@
 		if (!runs.length) throw new Error("no finished run of the benchmark page (no result record with cases)");
 		const groups = byConfiguration(runs);
 		root.replaceChildren();
+		const verificationFailed = verificationBanner(root, groups);
 		timelineChart(root, runs);
 		phasePeaksChart(root, groups);
 		decompositionChart(root, groups);
@@ -521,7 +541,7 @@
 		const points = {};
 		for (const element of root.querySelectorAll("figure.chart")) points[element.dataset.chart] = Number(element.dataset.points);
 		root.dataset.report = "ready";
-		console.log(`REPORT ${JSON.stringify({ runs: runs.length, configurations: groups.length, points })}`);
+		console.log(`REPORT ${JSON.stringify({ runs: runs.length, configurations: groups.length, points, verificationFailed })}`);
 		return points;
 	}
 
