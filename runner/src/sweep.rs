@@ -321,36 +321,36 @@ fn judge(
     wall: std::time::Duration,
 ) -> (String, Option<Cause>) {
     match outcome {
-            finished if finished.verification_failure().is_some() => (
-                // Written, but not a result of the combination: the sweep says so in its status
-                // too, and runs it again when resumed.
-                format!("FAIL  {label}: {}", run::VERIFICATION_FAILED),
-                Some(Cause::VerificationFailed),
+        finished if finished.verification_failure().is_some() => (
+            // Written, but not a result of the combination: the sweep says so in its status
+            // too, and runs it again when resumed.
+            format!("FAIL  {label}: {}", run::VERIFICATION_FAILED),
+            Some(Cause::VerificationFailed),
+        ),
+        Outcome::Finished { summary, .. } => (
+            format!(
+                "done  {label}: nCER {}, median {} ms, {:.0} s",
+                summary
+                    .benchmark()
+                    .and_then(|s| s.ncer)
+                    .map_or("n/a".to_owned(), |v| format!("{v:.4}")),
+                summary
+                    .benchmark()
+                    .and_then(|s| s.median_ms)
+                    .map_or("-".to_owned(), |v| format!("{v:.0}")),
+                wall.as_secs_f64()
             ),
-            Outcome::Finished { summary, .. } => (
-                format!(
-                    "done  {label}: nCER {}, median {} ms, {:.0} s",
-                    summary
-                        .benchmark()
-                        .and_then(|s| s.ncer)
-                        .map_or("n/a".to_owned(), |v| format!("{v:.4}")),
-                    summary
-                        .benchmark()
-                        .and_then(|s| s.median_ms)
-                        .map_or("-".to_owned(), |v| format!("{v:.0}")),
-                    wall.as_secs_f64()
-                ),
-                None,
-            ),
-            other => {
-                // A page's own error is a finished combination; a refused result is not.
-                let finished = matches!(other, Outcome::PageError { .. });
-                let message = other.failure_message(browser, timeout).unwrap_or_default();
-                (
-                    format!("FAIL  {label}: {message}"),
-                    other.cause().filter(|_| !finished),
-                )
-            }
+            None,
+        ),
+        other => {
+            // A page's own error is a finished combination; a refused result is not.
+            let finished = matches!(other, Outcome::PageError { .. });
+            let message = other.failure_message(browser, timeout).unwrap_or_default();
+            (
+                format!("FAIL  {label}: {message}"),
+                other.cause().filter(|_| !finished),
+            )
+        }
     }
 }
 
@@ -478,7 +478,13 @@ mod tests {
 
     /// The runs of records, numbered as lines of a file.
     fn grouped(lines: Vec<Line>) -> Vec<Run> {
-        runs::group(lines.into_iter().enumerate().map(|(i, l)| (i + 1, l)).collect())
+        runs::group(
+            lines
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l))
+                .collect(),
+        )
     }
 
     /// The committed run, its result verified by `verify=wasm` (`diverging`: one case left
@@ -493,7 +499,9 @@ mod tests {
         let summary = crate::report::tests::verified(diverging);
         for line in &mut records {
             match &mut line.record {
-                Record::Result { summary: posted, .. } => {
+                Record::Result {
+                    summary: posted, ..
+                } => {
                     *posted = crate::record::Posted::Benchmark(Box::new(summary.clone()));
                 }
                 Record::Run(end) => end.run_id = Some(summary.run_id.clone()),
@@ -540,13 +548,19 @@ mod tests {
     #[test]
     fn a_failed_verification_fails_the_sweep_with_9_and_a_verified_result_does_not() {
         let finished = |diverging: bool| Outcome::Finished {
-            summary: crate::record::Posted::Benchmark(Box::new(
-                crate::report::tests::verified(diverging),
-            )),
+            summary: crate::record::Posted::Benchmark(Box::new(crate::report::tests::verified(
+                diverging,
+            ))),
             process_memory: crate::record::ProcessMemoryAnswer::not_sampled(),
         };
         let judged = |outcome: &Outcome| {
-            judge(outcome, "firefox verify=wasm", "firefox", Duration::from_secs(60), Duration::from_secs(3))
+            judge(
+                outcome,
+                "firefox verify=wasm",
+                "firefox",
+                Duration::from_secs(60),
+                Duration::from_secs(3),
+            )
         };
         let (line, cause) = judged(&finished(true));
         assert_eq!(cause, Some(Cause::VerificationFailed), "{line}");
@@ -557,7 +571,10 @@ mod tests {
         );
         let (line, cause) = judged(&finished(false));
         assert_eq!(cause, None, "{line}");
-        assert!(line.starts_with("done  firefox verify=wasm: nCER "), "{line}");
+        assert!(
+            line.starts_with("done  firefox verify=wasm: nCER "),
+            "{line}"
+        );
         // The page's own error finishes a combination; a timeout fails the sweep.
         let error = Outcome::PageError {
             phase: "decoder-run".into(),

@@ -45,7 +45,14 @@ fn run(browser: &str, query: &str, inject: &str) -> (Option<i32>, String, Vec<Va
     let output = Command::new(BIN)
         .arg("--root")
         .arg(checkout())
-        .args(["run", "--browser", browser, "--timeout", TIMEOUT_S, "--results"])
+        .args([
+            "run",
+            "--browser",
+            browser,
+            "--timeout",
+            TIMEOUT_S,
+            "--results",
+        ])
         .arg(&results)
         .arg(query)
         .env("OCR_BENCH_INJECT", inject)
@@ -94,7 +101,10 @@ fn fails_verification(browser: &str, realm: &str, inject: &str, case: &str) -> V
             .all(|c| c["withinTolerance"] == true && c["tokensAgree"] == true),
         "{context}: the case the fault did not hit agrees: {verification}"
     );
-    assert_eq!(verification["worst"]["id"], case, "{context}: {verification}");
+    assert_eq!(
+        verification["worst"]["id"], case,
+        "{context}: {verification}"
+    );
     // The closing record: the page's result, marked as a failed verification.
     let closing = all.last().unwrap();
     assert_eq!(
@@ -110,7 +120,8 @@ fn fails_verification(browser: &str, realm: &str, inject: &str, case: &str) -> V
     );
     // The fault is never part of the configuration.
     assert!(
-        all.iter().all(|r| !r["query"].to_string().contains("inject")),
+        all.iter()
+            .all(|r| !r["query"].to_string().contains("inject")),
         "{context}"
     );
     hit.clone()

@@ -337,7 +337,10 @@ fn a_failed_verification_is_named_above_the_charts() {
     );
     // The DOM escapes `&` in text.
     assert!(
-        dom.contains(&format!("so these runs' figures are not results of their configuration: {}", named.replace('&', "&amp;"))),
+        dom.contains(&format!(
+            "so these runs' figures are not results of their configuration: {}",
+            named.replace('&', "&amp;")
+        )),
         "{dom}"
     );
     assert!(log.contains(r#""verificationFailed":1}"#), "{log}");

@@ -248,7 +248,9 @@ mod tests {
         let unverified = finished(include_str!("../../tests/data/legacy-smoke2.jsonl"));
         assert_eq!(verdict(&unverified), 0);
         let another = Outcome::Finished {
-            summary: Posted::Other(serde_json::json!({ "runId": "x", "verification": { "passed": false } })),
+            summary: Posted::Other(
+                serde_json::json!({ "runId": "x", "verification": { "passed": false } }),
+            ),
             process_memory: ocr_bench::record::ProcessMemoryAnswer::not_sampled(),
         };
         assert_eq!(verdict(&another), 0);

@@ -473,6 +473,9 @@ fn each_sides_verification_is_said_and_a_failed_one_in_capitals() {
         "{text}"
     );
     // A run that did not verify says nothing of it.
-    let plain = compare(parse(&run_jsonl("a", "firefox", cases)), parse(&run_jsonl("b", "firefox", cases)));
+    let plain = compare(
+        parse(&run_jsonl("a", "firefox", cases)),
+        parse(&run_jsonl("b", "firefox", cases)),
+    );
     assert!(!plain.render().contains("verif"), "{}", plain.render());
 }
