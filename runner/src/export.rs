@@ -220,6 +220,16 @@ fn target_cells(row: &mut Row, f: &Facts<'_>) {
         GpuPlacement::Unknown => None,
     });
     row.push("gpuPlacement", text(placement));
+    let route = run
+        .and_then(Run::end)
+        .and_then(|end| end.gpu_route.as_ref());
+    row.push("gpuRoute.asked", text(route.map(|r| r.asked.to_string())));
+    row.push("gpuRoute.route", text(route.map(|r| r.route.to_string())));
+    row.push(
+        "gpuRoute.adapter",
+        text(route.and_then(|r| r.adapter).map(|a| a.to_string())),
+    );
+    row.push("gpuRoute.flags", text(route.map(|r| r.flags.join(" "))));
     let machine = start.map(|(machine, _)| machine);
     for key in ["cpuModel", "os", "arch"] {
         row.push(

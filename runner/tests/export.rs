@@ -241,3 +241,21 @@ fn rows_go_to_stdout_without_out() {
         .as_str()
         .is_some_and(|a| a.contains("Firefox"))));
 }
+
+#[test]
+fn a_failed_verification_and_the_gpu_route_are_in_the_row() {
+    let file = data("verify-failed-smoke2.jsonl");
+    let lines = records(&file);
+    let closing = lines.iter().find(|l| l["kind"] == "run").unwrap();
+    let result = lines.iter().find(|l| l["kind"] == "result").unwrap();
+    let verification = &result["summary"]["verification"];
+    let Written { objects, .. } = both(&file);
+    let row = &objects[0];
+    assert_eq!(row["verification.passed"], false);
+    assert_eq!(row["verification.agreeing"], verification["agreeing"]);
+    assert_eq!(row["verification.total"], verification["total"]);
+    assert_eq!(row["message"], closing["message"]);
+    assert_eq!(row["gpuRoute.asked"], closing["gpuRoute"]["asked"]);
+    assert_eq!(row["gpuRoute.route"], closing["gpuRoute"]["route"]);
+    assert_eq!(row["gpuRoute.adapter"], closing["gpuRoute"]["adapter"]);
+}
