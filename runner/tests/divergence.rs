@@ -6,8 +6,9 @@
 //! agrees on the others, and the closing record says the verification failed.
 //!
 //! Ignored by default, like `e2e.rs`: each run starts a real browser on the built page and
-//! models (`cargo test -p ocr-bench --test divergence -- --ignored`). About a minute a run on
-//! the 2-core development machine; a missing browser or page fails the run, in words.
+//! models (`cargo test -p ocr-bench --test divergence -- --ignored`): about 60 s a run in
+//! Firefox and 1.5 to 4 minutes in Chromium on the 2-core development machine (2026-12-04). A
+//! missing browser or page fails the run, in words.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
