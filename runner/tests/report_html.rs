@@ -4,13 +4,16 @@
 //! run selector redraws, and a screenshot is not blank. A real `realm=worker` run (one Firefox
 //! run of smoke1) checks that the timeline draws the decoder worker's series.
 //!
-//! Skipped with a note where Chromium is not installed (as the fault tests skip without
-//! Firefox); each browser start takes a second or two.
+//! Where Chromium is not installed each test fails naming what installs it (skipped instead
+//! under `OCR_BENCH_SKIP_BROWSER_TESTS=1`, as the fault tests); each browser start takes a
+//! second or two.
+
+mod harness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ocr_bench::browser::{self, BrowserKind};
+use ocr_bench::browser::BrowserKind;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
 
@@ -97,12 +100,8 @@ fn png_is_plausible(path: &Path) -> u64 {
 
 #[test]
 fn the_static_report_draws_every_chart_in_headless_chromium() {
-    let info = match browser::probe(BrowserKind::Chromium) {
-        Ok(info) => info,
-        Err(e) => {
-            eprintln!("skipped: Chromium is not available here ({e:#})");
-            return;
-        }
+    let Some(info) = harness::browser_or_fail(BrowserKind::Chromium) else {
+        return;
     };
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("report");
@@ -230,12 +229,8 @@ fn the_static_report_draws_every_chart_in_headless_chromium() {
 /// worker as a realm of its own, beside the page and the vision worker.
 #[test]
 fn the_timeline_draws_the_decoder_workers_gpu_bytes_and_heaps() {
-    let info = match browser::probe(BrowserKind::Chromium) {
-        Ok(info) => info,
-        Err(e) => {
-            eprintln!("skipped: Chromium is not available here ({e:#})");
-            return;
-        }
+    let Some(info) = harness::browser_or_fail(BrowserKind::Chromium) else {
+        return;
     };
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("report");
@@ -296,8 +291,9 @@ fn the_timeline_draws_the_decoder_workers_gpu_bytes_and_heaps() {
 /// names it above its charts, as the markdown does under its table.
 #[test]
 fn a_failed_verification_is_named_above_the_charts() {
-    let info = browser::probe(BrowserKind::Chromium)
-        .expect("Chromium, which this test draws the report in (./scripts/setup installs it)");
+    let Some(info) = harness::browser_or_fail(BrowserKind::Chromium) else {
+        return;
+    };
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("report");
     let written = Command::new(BIN)
@@ -378,12 +374,8 @@ impl Drop for KilledOnDrop {
 /// same `www/report/charts.js`, with Chart.js from `node_modules`.
 #[test]
 fn the_served_report_page_draws_the_same_charts() {
-    let info = match browser::probe(BrowserKind::Chromium) {
-        Ok(info) => info,
-        Err(e) => {
-            eprintln!("skipped: Chromium is not available here ({e:#})");
-            return;
-        }
+    let Some(info) = harness::browser_or_fail(BrowserKind::Chromium) else {
+        return;
     };
     // A root of the page, its modules and the results file to show.
     let scratch = tempfile::tempdir().unwrap();
@@ -470,12 +462,8 @@ fn unescape(attribute: &str) -> String {
 fn the_decomposition_charts_show_the_runners_figures() {
     use ocr_bench::report_html::{configurations, decompose, run_for_phase, ResultsFile};
 
-    let info = match browser::probe(BrowserKind::Chromium) {
-        Ok(info) => info,
-        Err(e) => {
-            eprintln!("skipped: Chromium is not available here ({e:#})");
-            return;
-        }
+    let Some(info) = harness::browser_or_fail(BrowserKind::Chromium) else {
+        return;
     };
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("report");
