@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 
 use crate::other_page::OtherFigures;
 use crate::record::{self, Line, Record};
+use crate::runs::{self, Run};
 
 /// The report's own files in the repository, copied next to the written `index.html`.
 const TEMPLATE: &str = "www/report/static.html";
@@ -49,14 +50,14 @@ impl fmt::Display for ReportError {
 
 impl std::error::Error for ReportError {}
 
-/// One results file as read: its typed records, the same lines as JSON (the charts read
-/// fields this runner's types may not name, such as another runner's driver VRAM), and a
-/// warning per torn line.
+/// One results file as read: its typed records as runs (`runs::group`), the same lines as
+/// JSON in file order (the charts read fields this runner's types may not name, such as
+/// another runner's driver VRAM), and a warning per torn line.
 #[derive(Debug, Clone)]
 pub struct ResultsFile {
     /// The path as given.
     pub name: String,
-    pub lines: Vec<Line>,
+    pub runs: Vec<Run>,
     pub raw: Vec<Value>,
     pub warnings: Vec<String>,
 }
@@ -81,18 +82,16 @@ impl ResultsFile {
             )));
         }
         let texts: Vec<&str> = text.lines().collect();
-        let mut lines = Vec::with_capacity(records.lines.len());
         let mut raw = Vec::with_capacity(records.lines.len());
-        for (number, line) in records.lines {
+        for (number, _) in &records.lines {
             // The line parsed as a record, so it is JSON.
             let value = serde_json::from_str(texts[number - 1])
                 .map_err(|e| ReportError::Input(format!("{name}:{number}: not JSON: {e}")))?;
-            lines.push(line);
             raw.push(value);
         }
         let file = Self {
             name,
-            lines,
+            runs: runs::group(records.lines),
             raw,
             warnings,
         };
@@ -112,16 +111,21 @@ impl ResultsFile {
         Self::parse(&text, file)
     }
 
-    /// The result records of the benchmark page, in file order.
+    /// Each run's result record, in the order the runs began.
+    fn results(&self) -> impl Iterator<Item = &Line> {
+        self.runs.iter().filter_map(Run::result_line)
+    }
+
+    /// The result records of the benchmark page, one per finished run.
     pub fn finished(&self) -> impl Iterator<Item = &Line> {
-        self.lines.iter().filter(|line| {
+        self.results().filter(|line| {
             matches!(&line.record, Record::Result { summary, .. } if summary.benchmark().is_some())
         })
     }
 
-    /// The result records of other pages (kept as posted), with their figures, in file order.
+    /// The result records of other pages (kept as posted), with their figures, one per run.
     pub fn other_pages(&self) -> impl Iterator<Item = (&Line, OtherFigures)> {
-        self.lines.iter().filter_map(|line| match &line.record {
+        self.results().filter_map(|line| match &line.record {
             Record::Result { summary, .. } => Some((line, summary.other()?)),
             _ => None,
         })
@@ -130,7 +134,7 @@ impl ResultsFile {
     /// `start ×2, mark ×14, …`, in order of first appearance.
     fn kinds(&self) -> String {
         let mut counts: Vec<(&str, usize)> = Vec::new();
-        for line in &self.lines {
+        for (_, line) in self.runs.iter().flat_map(|run| &run.lines) {
             let kind = line.record.kind();
             match counts.iter_mut().find(|(k, _)| *k == kind) {
                 Some((_, n)) => *n += 1,

@@ -12,7 +12,9 @@ fn parse(text: &str) -> Result<ResultsFile, ReportError> {
 #[test]
 fn the_committed_file_groups_its_runs_by_configuration() {
     let file = parse(TWO_CONFIGS).unwrap();
-    assert_eq!(file.lines.len(), file.raw.len());
+    let records: usize = file.runs.iter().map(|run| run.lines.len()).sum();
+    assert_eq!(records, file.raw.len());
+    assert_eq!(file.runs.len(), 3);
     let files = [file];
     let groups = configurations(&files);
     let names: Vec<(&str, usize)> = groups
@@ -58,7 +60,7 @@ fn a_torn_line_is_skipped_with_a_warning() {
     let torn = &lines[1][..40];
     lines.insert(1, torn);
     let file = parse(&lines.join("\n")).unwrap();
-    assert_eq!(file.lines.len(), TWO_CONFIGS.lines().count());
+    assert_eq!(file.raw.len(), TWO_CONFIGS.lines().count());
     assert_eq!(file.warnings.len(), 1);
     assert!(
         file.warnings[0].contains("r.jsonl:2: skipped a torn line"),
@@ -244,7 +246,7 @@ fn the_summary_has_a_decomposition_table_per_phase_with_the_floor() {
 fn on_a_real_gpu_the_rest_leaves_the_gpu_bytes_out_of_pss() {
     let file = parse(SWEEP17).unwrap();
     let mut real_gpu = file.clone();
-    for line in &mut real_gpu.lines {
+    for (_, line) in real_gpu.runs.iter_mut().flat_map(|run| &mut run.lines) {
         if let Record::Result {
             summary: crate::record::Posted::Benchmark(summary),
             ..
