@@ -1,8 +1,9 @@
 // The completion floor of a realm's device: how long the browser takes to say
 // that GPU work is done when there is (almost) none. Decode steps that take a
 // whole multiple of it are the browser's completion timer, not the model
-// (the core's completionCheck says so). Measured on the device handed to ORT,
-// through the realm's waiter, so poll=kick is in the figure.
+// (the core's completionCheck says so). Measured in the probe phase
+// (www/probe.js) on a device of the realm's own, through a waiter made as the
+// run's are, so poll=kick is in the figure.
 
 const WARMUP_ROUNDS = 3;
 const ROUNDS = 20;
@@ -17,10 +18,11 @@ fn main() { counter[0] = counter[0] + 1u; }
 
 /**
  * The raw samples, in ms: { rounds, warmupRounds, emptyQueueMs, dispatchReadbackMs,
- * poll, kickMs, kicks }. The page's core turns them into statistics (the
- * workers do not load the core).
+ * poll, kickMs, kicks, probeMs (every round, warm-up included, and the pipeline) }.
+ * The page's core turns them into statistics (the workers do not load the core).
  */
 export async function measureCompletionFloor(device, waiter) {
+	const probeStarted = performance.now();
 	const kicksBefore = waiter.kicks;
 	const emptyQueue = [];
 	for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
@@ -70,5 +72,6 @@ export async function measureCompletionFloor(device, waiter) {
 		poll: waiter.poll,
 		kickMs: waiter.kickMs,
 		kicks: waiter.kicks - kicksBefore,
+		probeMs: performance.now() - probeStarted,
 	};
 }

@@ -16,7 +16,6 @@ import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } f
 import { createSession } from "../browser/sessions.js";
 import { checkDecoder } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { realmMemory } from "../browser/realm-memory.js";
@@ -62,7 +61,6 @@ const handlers = {
 		device = await createDevice(adapter);
 		gpuMemory = trackGpuMemory(device);
 		waiter = createGpuWaiter(device, { poll, kickMs });
-		const completionFloor = await measureCompletionFloor(device, waiter);
 		const outputs = decoderOutputLocations(capability.layers);
 		const created = await createSession({ model: entry.model, loader, memory, device, preferredOutputLocation: outputs, what: `decoder "${name}"`, profile, role: "decoder", graph: "decoder" });
 		decoder = created.session;
@@ -87,7 +85,7 @@ const handlers = {
 			const chooser = decoderOnly ? null : new core.TokenChooser(vocabulary, { bos: tokens.bos });
 			run = { spec, decoderOnly, chooser, resetChooser: true, forcedToken, decode: createDecoder(decoder, spec, waiter, { device }) };
 		}
-		return { createMs: created.createMs, session: created.record, ...(captured ? { step: captured } : {}), spec, adapter: describeAdapter(adapter), completionFloor, memory: memoryReport() };
+		return { createMs: created.createMs, session: created.record, ...(captured ? { step: captured } : {}), spec, adapter: describeAdapter(adapter), memory: memoryReport() };
 	},
 
 	/**

@@ -12,7 +12,6 @@ import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } f
 import { createSession } from "../browser/sessions.js";
 import { checkVisionIo } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { realmMemory } from "../browser/realm-memory.js";
@@ -38,7 +37,6 @@ const handlers = {
 		device = await createDevice(adapter);
 		gpuMemory = trackGpuMemory(device);
 		waiter = createGpuWaiter(device, { poll, kickMs });
-		const completionFloor = await measureCompletionFloor(device, waiter);
 		const created = await createSession({
 			model,
 			loader,
@@ -55,7 +53,7 @@ const handlers = {
 		vision = created.session;
 		placementLines = created.placementLines;
 		checkVisionIo(vision);
-		return { createMs: created.createMs, session: created.record, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, completionFloor, memory: memoryReport() };
+		return { createMs: created.createMs, session: created.record, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, memory: memoryReport() };
 	},
 
 	/** payload: { pixels: Float32Array(3*224*224), size, fault (test-only, www/fault-injection.js) }. */

@@ -28,7 +28,7 @@ async function embeddingsArray(tensor, reused) {
  * decoderEntry, tokens: { bos, eos }, vocabulary (vocab.json's characters),
  * forcedToken }. The proxy's ready is the worker's init answer: { createMs,
  * session, step (capture=on: { createMs, session } of the captured steps'
- * session), spec, adapter, completionFloor, memory }.
+ * session), spec, adapter, memory }.
  */
 export async function startDecoderProxy({ config, capability, decoderEntry, tokens, vocabulary, forcedToken }) {
 	const worker = await startDecoderWorker();

@@ -9,7 +9,6 @@ import { deviceLostMessage, explained, explainDeviceLoss, explainOrtError, seria
 import { createSession } from "../browser/sessions.js";
 import { checkDecoder, checkVision } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { wasmHeaps } from "../browser/wasm-memory.js";
@@ -24,6 +23,7 @@ import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
 import { createReporter } from "./server.js";
 import { createSchedule } from "./schedules.js";
+import { probeCompletionFloors } from "./probe.js";
 import { buildSummary, caseResult, timingNotes } from "./summary.js";
 import { buildPlan } from "./plan.js";
 import { gpuMemorySummary } from "./memory-summary.js";
@@ -110,10 +110,8 @@ async function run() {
 	// Every session this realm creates, as browser/sessions.js records it.
 	const sessions = [];
 	let decoderSpec = null;
-	// The page's device, its waiter and its completion floor, made at first use
-	// (the staged schedule loads the decoder only after the vision worker ended).
-	let pageCompletionFloor = null;
-	let decoderWorkerCompletionFloor = null;
+	// The page's device and its waiter, made at first use (the staged schedule
+	// loads the decoder only after the vision worker ended).
 	const ensureDevice = async () => {
 		if (!owned.device) {
 			const device = await createDevice(adapter);
@@ -122,19 +120,22 @@ async function run() {
 			device.lost.then((info) => owned.device === device && fail(explained(deviceLostMessage(info))));
 			owned.gpuMemory = trackGpuMemory(owned.device);
 			owned.waiter = createGpuWaiter(owned.device, { poll: config.poll, kickMs: config.kickMs });
-			pageCompletionFloor = await measureCompletionFloor(owned.device, owned.waiter);
-			view.log(`COMPLETION_FLOOR page ${JSON.stringify({ emptyQueueMs: core.latencyStats(Float64Array.from(pageCompletionFloor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(pageCompletionFloor.dispatchReadbackMs)) })}`);
 		}
 		return owned.device;
 	};
 	await enter("baseline");
 	await memory.sample("baseline");
+	// The harness's own rounds, in a phase of their own (www/probe.js).
+	await enter("probe");
+	const completionFloors = await probeCompletionFloors(config);
+	for (const [realm, floor] of Object.entries(completionFloors)) {
+		if (floor) view.log(`COMPLETION_FLOOR ${realm} ${JSON.stringify({ probeMs: floor.probeMs, emptyQueueMs: core.latencyStats(Float64Array.from(floor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(floor.dispatchReadbackMs)) })}`);
+	}
 
 	let decode = null;
 	let profileDecoder = null;
 	const shared = {
 		config, capability, visionEntry, owned, memory, environment, sessionMs, view, enter,
-		workerCompletionFloor: null,
 		/** The vision worker's GPU bytes and heaps, as it last reported them. */
 		noteWorkerMemory: (report) => {
 			workerMemory = report;
@@ -167,7 +168,6 @@ async function run() {
 					sessionMs.decoderStep = ready.step.createMs;
 				}
 				environment.decoderWorkerAdapter = ready.adapter;
-				decoderWorkerCompletionFloor = ready.completionFloor;
 				decoderWorkerMemory = ready.memory;
 				decoderSpec = ready.spec;
 				decode = async (visionEmbeds, options) => {
@@ -283,7 +283,6 @@ async function run() {
 		verifyRuns.length = 0;
 	}
 
-	const completionFloors = { page: pageCompletionFloor, worker: shared.workerCompletionFloor, decoderWorker: decoderWorkerCompletionFloor };
 	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory, decoderWorkerMemory);
 	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, sessions, verification, core });
 	summary.processMemory = await reporter.result(summary);

@@ -1,6 +1,6 @@
 // The three ways a run can hold its sessions, behind the same three methods,
 // so that main.js reads as one flow:
-//   load(plan)        every phase before decoder-run (vision-load … decoder-load)
+//   load(plan)        every model phase before decoder-run (vision-load … decoder-load)
 //   embeds(item, i)   the vision embeddings for the plan's i-th run, its vision times, and
 //                     whether a later run reuses the same embeddings (reused)
 //   profiles()        profile=ops: the vision session's profile (the decoder's is main.js's)
@@ -91,7 +91,6 @@ function staged(run) {
 			run.sessionMs.vision = ready.createMs;
 			run.noteSession(ready.session);
 			run.environment.workerAdapter = ready.adapter;
-			run.workerCompletionFloor = ready.completionFloor;
 			run.noteWorkerMemory(ready.memory);
 			await run.memory.sample("vision-worker-session-ready");
 			await run.enter("vision-encode");

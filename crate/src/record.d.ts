@@ -288,6 +288,8 @@ export interface FloorRounds {
     poll: Poll;
     kickMs: number | null;
     kicks: number;
+    /** The realm's probe, warm-up rounds and pipeline included (the probe phase); absent from older records. */
+    probeMs?: number;
 }
 
 export interface CompletionFloor extends FloorRounds {

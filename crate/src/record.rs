@@ -443,6 +443,10 @@ pub struct FloorRounds {
     pub poll: String,
     pub kick_ms: Option<f64>,
     pub kicks: u64,
+    /// How long the realm's probe took, warm-up rounds and pipeline included, in the page's
+    /// `probe` phase; absent from records made while the probe ran inside the load phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_ms: Option<f64>,
 }
 
 /// The decode probe over every timed case of the run.

@@ -57,6 +57,9 @@ fn every_interface_names_the_fields_of_its_rust_type() {
     let summary = legacy_summary();
     let case = &summary.results[0];
     let page_floor = summary.completion.page.clone().unwrap();
+    // A floor measured in the probe phase says how long its probe took.
+    let mut probed_floor = page_floor.clone();
+    probed_floor.rounds.probe_ms = Some(2300.0);
     let compilation = summary.pipeline_compilation.clone().unwrap();
     let full_sample = MemorySample {
         label: "x".into(),
@@ -188,7 +191,10 @@ fn every_interface_names_the_fields_of_its_rust_type() {
     resident_case.vision_call_ms = Some(1.0);
     let samples: Vec<(&str, Vec<BTreeSet<String>>)> = vec![
         ("CaseRun", vec![keys(&measured(case, true))]),
-        ("CaseProbe", vec![keys(&case.decode_probe), keys(&batched_probe)]),
+        (
+            "CaseProbe",
+            vec![keys(&case.decode_probe), keys(&batched_probe)],
+        ),
         ("CaseResult", vec![keys(case), keys(&resident_case)]),
         (
             "SummaryInput",
@@ -241,8 +247,14 @@ fn every_interface_names_the_fields_of_its_rust_type() {
         ),
         ("ManifestUse", vec![keys(&summary.manifest)]),
         ("PollSetting", vec![keys(&summary.poll)]),
-        ("FloorRounds", vec![keys(&page_floor.rounds)]),
-        ("CompletionFloor", vec![keys(&page_floor)]),
+        (
+            "FloorRounds",
+            vec![keys(&page_floor.rounds), keys(&probed_floor.rounds)],
+        ),
+        (
+            "CompletionFloor",
+            vec![keys(&page_floor), keys(&probed_floor)],
+        ),
         (
             "Completion",
             vec![

@@ -93,6 +93,27 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
         summary.poll.mode,
         summary.completion.check.verdict,
     );
+    // Each realm's probe ran in the `probe` phase; an older record's ran inside its loading
+    // phases and has no time, so the line is left out.
+    let completion = &summary.completion;
+    let probes: Vec<String> = [
+        ("page", &completion.page),
+        ("vision worker", &completion.worker),
+        ("decoder worker", &completion.decoder_worker),
+    ]
+    .into_iter()
+    .filter_map(|(realm, floor)| {
+        let ms = floor.as_ref()?.rounds.probe_ms?;
+        Some(format!("{realm} {:.1} s", ms / 1000.0))
+    })
+    .collect();
+    if !probes.is_empty() {
+        let _ = writeln!(
+            out,
+            "completion-floor probes, in the probe phase (outside every model phase): {}",
+            probes.join(", ")
+        );
+    }
 }
 
 /// The peak GPU bytes of each realm's device, for the realms the run had.
@@ -643,6 +664,8 @@ pub(crate) mod tests {
             "{text}"
         );
         assert!(text.contains("completion floor 100.1 ms (dispatch + readback; empty queue 100.1 ms; poll=none): completion-bound"), "{text}");
+        // The legacy record's probes ran inside its loading phases, untimed: no probe line.
+        assert!(!text.contains("completion-floor probes"), "{text}");
         let rows = [SweepRow {
             browser: "firefox".into(),
             query: String::new(),
@@ -653,6 +676,22 @@ pub(crate) mod tests {
         let table = sweep_table(&rows);
         assert!(table.contains("100.1 (bound)"), "{table}");
         assert!(table.contains("run with poll=kick"), "{table}");
+    }
+
+    #[test]
+    fn each_realms_probe_time_is_shown_where_the_record_has_it() {
+        let (mut summary, memory) = legacy();
+        let page = summary.completion.page.clone().unwrap();
+        let mut probed = page.clone();
+        probed.rounds.probe_ms = Some(2345.0);
+        summary.completion.page = Some(probed.clone());
+        summary.completion.worker = Some(page);
+        summary.completion.decoder_worker = Some(probed);
+        let text = run_table("firefox", "", &summary, &memory, 32.0);
+        assert!(
+            text.contains("completion-floor probes, in the probe phase (outside every model phase): page 2.3 s, decoder worker 2.3 s\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -43,8 +43,9 @@ use results_file::ResultsFile;
 pub const BODY_LIMIT_BYTES: usize = 8 << 20;
 
 /// The phases the page marks, in the order of a run (`www/main.js`, `www/schedules.js`).
-pub const PHASES: [&str; 7] = [
+pub const PHASES: [&str; 8] = [
     "baseline",
+    "probe",
     "vision-load",
     "vision-encode",
     "vision-release",

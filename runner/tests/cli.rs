@@ -661,7 +661,7 @@ fn only_the_known_phases_are_marked() {
     assert_eq!(status, 400);
     let message = answer["error"].as_str().unwrap();
     assert!(
-        message.contains("\"lunch\"") && message.contains("baseline, vision-load"),
+        message.contains("\"lunch\"") && message.contains("baseline, probe, vision-load"),
         "{message}"
     );
     assert!(!results.exists() || records(&results).is_empty());

@@ -109,7 +109,8 @@ fn sessions(
     const D: &[&str] = &["decoder"];
     const VD: &[&str] = &["vision", "decoder"];
     Some(match (scope.as_str(), schedule.as_str(), phase) {
-        (_, _, "startup" | "baseline") => (NONE, NONE),
+        // The probe phase holds the harness's own devices, no session.
+        (_, _, "startup" | "baseline" | "probe") => (NONE, NONE),
         ("decoder", _, "decoder-load" | "release") => (D, NONE),
         ("decoder", _, "decoder-run") => (D, D),
         ("decoder", _, _) => return None,
@@ -129,9 +130,16 @@ fn phases(config: &Config) -> &'static [&'static str] {
     let decoder_only = config.get("scope").is_ok_and(|s| s == "decoder");
     let staged = config.get("schedule").is_ok_and(|s| s == "staged");
     match (decoder_only, staged) {
-        (true, _) => &["baseline", "decoder-load", "decoder-run", "release"],
+        (true, _) => &[
+            "baseline",
+            "probe",
+            "decoder-load",
+            "decoder-run",
+            "release",
+        ],
         (false, true) => &[
             "baseline",
+            "probe",
             "vision-load",
             "vision-encode",
             "vision-release",
@@ -141,6 +149,7 @@ fn phases(config: &Config) -> &'static [&'static str] {
         ],
         (false, false) => &[
             "baseline",
+            "probe",
             "vision-load",
             "decoder-load",
             "decoder-run",
@@ -318,10 +327,13 @@ mod tests {
         let config = config("cases=smoke2&maxTokens=2");
         let floors = floor(&manifest, &config).unwrap();
         let names: Vec<&str> = floors.keys().map(String::as_str).collect();
-        assert_eq!(names.len(), 7, "{names:?}");
+        assert_eq!(names.len(), 8, "{names:?}");
         let vision = &manifest.vision["121"];
         let decoder = &manifest.decoder["baseline"];
         assert_eq!(floors["baseline"].bytes, 0);
+        // The probe phase runs before any session exists.
+        assert_eq!(floors["probe"].bytes, 0);
+        assert!(floors["probe"].sessions.is_empty());
         assert_eq!(floors["vision-load"].bytes, vision.bytes.embedded);
         assert_eq!(
             floors["vision-encode"].bytes,
@@ -360,8 +372,16 @@ mod tests {
         let floors = floor(&manifest, &super::tests::config("scope=decoder")).unwrap();
         assert_eq!(
             floors.keys().collect::<Vec<_>>(),
-            ["baseline", "decoder-load", "decoder-run", "release"]
+            // By name, as the map orders them.
+            [
+                "baseline",
+                "decoder-load",
+                "decoder-run",
+                "probe",
+                "release"
+            ]
         );
+        assert_eq!(floors["probe"].bytes, 0);
         assert_eq!(floors["decoder-run"].sessions, ["decoder"]);
     }
 

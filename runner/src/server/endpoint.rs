@@ -65,7 +65,7 @@ impl Endpoint {
     pub(super) fn allowed(self) -> &'static str {
         match self {
             Endpoint::Start => "the body is { runId, config, userAgent, adapter, ortVersion }",
-            Endpoint::Mark => "`phase` must be one of baseline, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release",
+            Endpoint::Mark => "`phase` must be one of baseline, probe, vision-load, vision-encode, vision-release, decoder-load, decoder-run, release",
             Endpoint::Progress => "the body is { runId, case } with one case result (docs/architecture.md, \"Summary\")",
             Endpoint::Error => "the body is { runId, phase, error: { name, message, stack } }",
             Endpoint::Result => "the body is a JSON object naming the run's `runId` (a string): the page's summary (docs/architecture.md, \"Summary\"), or any other page's figures, kept as posted",
