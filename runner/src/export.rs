@@ -6,8 +6,6 @@ use ocr_bench_core::config::{ParameterKind, PARAMETER_NAMES};
 use ocr_bench_core::latency::LatencyStats;
 use ocr_bench_core::record::{GpuBytes, PageSummary};
 use ocr_bench_core::{parse_query, Config};
-use std::io::Write as _;
-
 use serde_json::{Map, Value};
 
 use crate::memory::{page_gpu, ProcessMemory, STARTUP_PHASE};
@@ -463,48 +461,6 @@ pub fn json_row(run: &Run) -> Value {
         .map(|(name, cell)| (name, cell.json()))
         .collect();
     Value::Object(object)
-}
-
-/// How rows are written: `csv` (a header of [`columns`], then a line per run) or `jsonl` (an
-/// object per run, every column a key).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Csv,
-    Jsonl,
-}
-
-impl std::str::FromStr for Format {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "csv" => Ok(Format::Csv),
-            "jsonl" => Ok(Format::Jsonl),
-            other => Err(format!("unknown format {other:?}; allowed: csv, jsonl")),
-        }
-    }
-}
-
-/// Writes one row per run in `format`.
-pub fn write(runs: &[Run], format: Format, out: impl std::io::Write) -> std::io::Result<()> {
-    match format {
-        Format::Csv => {
-            let mut writer = csv::Writer::from_writer(out);
-            writer.write_record(columns())?;
-            for run in runs {
-                writer.write_record(row(run).iter().map(Cell::csv))?;
-            }
-            writer.flush()
-        }
-        Format::Jsonl => {
-            let mut out = std::io::BufWriter::new(out);
-            for run in runs {
-                serde_json::to_writer(&mut out, &json_row(run))?;
-                out.write_all(b"\n")?;
-            }
-            out.flush()
-        }
-    }
 }
 
 #[cfg(test)]

@@ -234,7 +234,7 @@ enum Command {
         results: PathBuf,
         /// `csv` (a header line, then a line per run) or `jsonl` (an object per run).
         #[arg(long, default_value = "csv", value_name = "csv|jsonl")]
-        format: ocr_bench::export::Format,
+        format: commands::export::Format,
         /// The file to write (default: stdout).
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
