@@ -237,7 +237,8 @@ fn vanished(error: &std::io::Error) -> bool {
     error.kind() == std::io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ESRCH)
 }
 
-fn launch(browser: &str, query: &str) -> Run {
+/// One `ocr-bench run`; `inject` is a test-only fault for the page (`OCR_BENCH_INJECT`).
+fn launch(browser: &str, query: &str, inject: Option<&str>) -> Run {
     // As a subreaper, this test inherits any browser process the runner failed to stop,
     // so a leftover cannot hide by being re-parented to init.
     // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer and touches no memory.
@@ -276,6 +277,7 @@ fn launch(browser: &str, query: &str) -> Run {
         ])
         .arg(&results)
         .arg(&full_query)
+        .envs(inject.map(|fault| ("OCR_BENCH_INJECT", fault)))
         .output()
         .expect("running ocr-bench");
     let seconds = started.elapsed().as_secs_f64();
@@ -325,7 +327,7 @@ fn run(browser: &str, query: &str) -> Run {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     runs.entry((browser.to_owned(), query.to_owned()))
-        .or_insert_with(|| launch(browser, query))
+        .or_insert_with(|| launch(browser, query, None))
         .clone()
 }
 
@@ -1248,6 +1250,31 @@ fn a_wrong_token_fails_the_checks_through_the_cpu_oracle() {
         message.starts_with("CPU oracle (")
             && message.contains("case 1 position 1: the page chose"),
         "the record was refused for another reason than the oracle's: {message}"
+    );
+}
+
+/// The same in a real browser: the test-only `diverge-token` fault (docs/benchmark-protocol.md,
+/// "Fault injection") makes the page's loop take the runner-up at smoke1's first choice, and
+/// without `verify=wasm` nothing in the page notices. The run finishes and its record agrees
+/// with itself; the CPU oracle fails it at that choice.
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_wrong_token_fails_the_checks_through_the_cpu_oracle() {
+    let run = launch(
+        "firefox",
+        "cases=smoke1&maxTokens=2",
+        Some("diverge-token@decode"),
+    );
+    let refused = std::panic::catch_unwind(|| check_finished(&run))
+        .expect_err("the checks passed a page that took the runner-up");
+    let message = refused
+        .downcast_ref::<String>()
+        .map_or("(not a formatted message)", String::as_str);
+    assert!(
+        message.starts_with("CPU oracle (")
+            && message.contains("case 1 position 0: the page chose"),
+        "the run was refused for another reason than the oracle's: {message}\n{}",
+        run.describe()
     );
 }
 
