@@ -335,10 +335,17 @@ fn run(browser: &str, query: &str) -> Run {
 /// the runner sent, not for what the page says it ran.
 fn expected_phases(config: &Config) -> Vec<&'static str> {
     if config.scope == Scope::Decoder {
-        vec!["baseline", "decoder-load", "decoder-run", "release"]
+        vec![
+            "baseline",
+            "probe",
+            "decoder-load",
+            "decoder-run",
+            "release",
+        ]
     } else if config.schedule == Schedule::Resident {
         vec![
             "baseline",
+            "probe",
             "vision-load",
             "decoder-load",
             "decoder-run",
@@ -347,6 +354,7 @@ fn expected_phases(config: &Config) -> Vec<&'static str> {
     } else {
         vec![
             "baseline",
+            "probe",
             "vision-load",
             "vision-encode",
             "vision-release",
@@ -648,6 +656,10 @@ fn check_probe(summary: &Value, query: &Config) {
             );
             assert!(samples >= 20, "{realm} {kind}: at least 20 rounds");
         }
+        // Measured in the probe phase, which the runner's sampler saw as a phase of its own.
+        let probe_ms = number(&floor["probeMs"], "probeMs");
+        assert!(probe_ms > 0.0, "{realm}: probeMs {probe_ms}");
+        println!("{realm}: completion-floor probe {probe_ms:.0} ms");
         assert_eq!(
             floor["poll"], poll,
             "{realm} floor measured with the run's poll mode"
