@@ -427,7 +427,11 @@ mod tests {
     }
 
     fn phase<'a>(memory: &'a ProcessMemory, name: &str) -> Option<&'a PhaseMemory> {
-        memory.phases.iter().find(|(n, _)| n == name).map(|(_, p)| p)
+        memory
+            .phases
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| p)
     }
 
     /// Prints the rates reached: they depend on how busy the machine is, so they are shown,
