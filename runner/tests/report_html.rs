@@ -605,3 +605,81 @@ fn the_decomposition_charts_show_the_runners_figures() {
         std::fs::copy(&shot, Path::new(&dir).join("decomposition.png")).unwrap();
     }
 }
+
+/// Another page's result (the original experiment page's summary shape, kept as posted) beside
+/// this page's runs: the HTML report lists it above the charts in the runner's words, with
+/// what it lacks, and still draws the benchmark page's charts; alone, it is listed and nothing
+/// is drawn.
+#[test]
+fn another_pages_result_is_listed_above_the_charts() {
+    let Some(info) = harness::browser_or_fail(BrowserKind::Chromium) else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let said = "another page's figures: 2 case(s), nCER 0.2500, median case 80.0 ms";
+    for (name, files) in [
+        (
+            "beside",
+            vec![data("two-configs.jsonl"), data("other-page.jsonl")],
+        ),
+        ("alone", vec![data("other-page.jsonl")]),
+    ] {
+        let out = scratch.path().join(name);
+        let written = Command::new(BIN)
+            .arg("--root")
+            .arg(repository())
+            .arg("report")
+            .args(&files)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&written.stderr);
+        assert!(written.status.success(), "{name}: {stderr}");
+        // The page as written, with the error probe first in its head.
+        let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+        let charset = page
+            .find("<meta charset=\"utf-8\">")
+            .expect("the page's charset")
+            + 22;
+        let probed = out.join("probed.html");
+        std::fs::write(
+            &probed,
+            format!("{}{ERROR_PROBE}{}", &page[..charset], &page[charset..]),
+        )
+        .unwrap();
+        let url = format!("file://{}", probed.display());
+        let dumped = chromium(
+            &info.executable,
+            &scratch.path().join(format!("profile-{name}")),
+            &["--dump-dom".into(), url],
+        );
+        let dom = String::from_utf8_lossy(&dumped.stdout);
+        let log = String::from_utf8_lossy(&dumped.stderr);
+        assert_eq!(
+            attribute(&dom, "id=\"charts\"", "data-report"),
+            Some("ready"),
+            "{name}: {dom}"
+        );
+        assert_eq!(
+            attribute(&dom, "data-other-pages", "data-other-pages"),
+            Some("1"),
+            "{name}: {dom}"
+        );
+        assert!(
+            dom.contains(said) && dom.contains("it has no token ids, no per-token latencies"),
+            "{name}: {dom}"
+        );
+        assert_eq!(
+            attribute(&dom, "<html", "data-page-errors"),
+            None,
+            "{name}: {log}"
+        );
+        let charts = dom.matches("class=\"chart\"").count();
+        if name == "alone" {
+            assert_eq!(charts, 0, "{dom}");
+        } else {
+            assert!(charts > 0, "{dom}");
+        }
+    }
+}
