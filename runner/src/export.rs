@@ -183,6 +183,7 @@ fn target_cells(row: &mut Row, f: &Facts<'_>) {
         .map(|(_, body)| &body.adapter)
         .or(environment.map(|e| &e.adapter));
     let adapter_text = |key: &str| text(adapter.and_then(|a| a.get(key)?.as_str()));
+    row.push("target", text(run.and_then(Run::target)));
     row.push("browser.name", text(browser.map(|b| b.name.name())));
     row.push("browser.version", text(browser.map(|b| b.version.clone())));
     row.push("page", text(run.and_then(Run::page)));

@@ -19,3 +19,4 @@ pub mod run;
 pub mod runs;
 pub mod server;
 pub mod sweep;
+pub mod target;

@@ -28,9 +28,25 @@ pub struct Line {
     pub time: String,
     /// The runner's browser; null under `serve`.
     pub browser: Option<BrowserInfo>,
+    /// Where the runner's browser ran: `local` (absent under `serve`, and in files written
+    /// before it was recorded, whose launched runs read as `local`: [`Line::target`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The canonical query string the runner sent; null under `serve`.
     pub query: Option<String>,
     pub page: Option<String>,
+}
+
+impl Line {
+    /// Where the runner's browser ran; a launched run of an older file ran locally, and a
+    /// line of `serve` names none.
+    pub fn target(&self) -> Option<&str> {
+        match (&self.target, &self.browser) {
+            (Some(target), _) => Some(target),
+            (None, Some(_)) => Some(crate::target::LOCAL),
+            (None, None) => None,
+        }
+    }
 }
 
 /// What happened, by `kind`.
@@ -447,6 +463,22 @@ pub(crate) mod tests {
                 assert!(original.get("runId").is_none() && original.get("config").is_none());
             }
         }
+    }
+
+    #[test]
+    fn a_line_without_a_target_ran_locally_when_the_runner_launched_it() {
+        let (_, mut line) = parse_lines(LEGACY).next().unwrap().unwrap();
+        assert_eq!(line.target, None, "the committed file predates the field");
+        assert_eq!(line.target(), Some("local"));
+        line.target = Some("webdriver:http://grid.example:4444".to_owned());
+        assert_eq!(line.target(), Some("webdriver:http://grid.example:4444"));
+        let written: serde_json::Value = serde_json::to_value(&line).unwrap();
+        assert_eq!(written["target"], "webdriver:http://grid.example:4444");
+        // Under `serve` no browser was launched: no target, and none written.
+        line.target = None;
+        line.browser = None;
+        assert_eq!(line.target(), None);
+        assert!(serde_json::to_value(&line).unwrap().get("target").is_none());
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! One run: a server, a sampler and a fresh headless browser on one page and configuration,
-//! until the page posts its result or its error, the browser dies, or time runs out. The
-//! browser is stopped in every case, and a closing `run` record says how the run ended.
+//! One run: a server, a sampler and a fresh browser on one page and configuration, until the
+//! page posts its result or its error, the browser dies, or time runs out. The browser is
+//! started and stopped through its [`BrowserTarget`] and stopped in every case, and a closing
+//! `run` record says how the run ended.
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,12 +11,12 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::browser::{Browser, BrowserInfo, StopReport};
+use crate::browser::StopReport;
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{self, AdapterVerdict, GpuRoute, GpuRouteRequest};
-use crate::memory::Sampler;
 use crate::record::{ErrorBody, Posted, ProcessMemoryAnswer, Record, RunEnd};
 use crate::server::{self, AppState, Event, RunContext};
+use crate::target::BrowserTarget;
 
 /// The benchmark page; its query is checked with the core before a browser starts.
 pub const DEFAULT_PAGE: &str = "www/index.html";
@@ -271,41 +271,43 @@ impl Seen {
     }
 }
 
-/// Runs the page once in a fresh browser. `on_status` hears the phase and case progress.
+/// Runs the page once in a fresh browser of `target`. `on_status` hears the phase and case
+/// progress.
 pub async fn run_once(
     options: &RunOptions,
-    browser: &BrowserInfo,
-    machine: &Value,
+    target: &dyn BrowserTarget,
     on_status: &(dyn Fn(&str) + Sync),
 ) -> Result<RunReport> {
     check_page(&options.root, &options.page).map_err(|m| Failure::new(Cause::Usage, m))?;
+    let browser = target.browser();
     let started = Instant::now();
-    let sampler = Arc::new(Sampler::start(options.sample_interval));
-    sampler.set_floor(crate::memory::floor::for_run(
-        &options.root,
-        &options.page,
-        &options.query,
-    ));
+    // Started before the browser so that its first processes are seen; the browser's pid is
+    // given to it once the browser runs. A target without one answers why there are no
+    // process figures.
+    let sampler = target.sampler(options.sample_interval).map(Arc::new);
+    if let Some(sampler) = &sampler {
+        sampler.set_floor(crate::memory::floor::for_run(
+            &options.root,
+            &options.page,
+            &options.query,
+        ));
+    }
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let context = RunContext {
         browser: Some(browser.clone()),
+        target: Some(target.identity()),
         query: Some(options.query.clone()),
         page: Some(options.page.clone()),
-        machine: machine.clone(),
+        machine: target.machine(),
     };
     let secret = run_secret()?;
     let page_url_path = page_url_path(&options.page, &options.query);
     let state = Arc::new(
-        AppState::new(
-            &options.results,
-            context,
-            Some(Arc::clone(&sampler)),
-            Some(events_tx),
-        )?
-        .guarded(secret.clone(), page_url_path.clone()),
+        AppState::new(&options.results, context, sampler.clone(), Some(events_tx))?
+            .guarded(secret.clone(), page_url_path.clone()),
     );
     let (address, server_task) = server::start_server(
-        IpAddr::V4(Ipv4Addr::LOCALHOST),
+        target.listen_address(),
         0,
         &options.root,
         Arc::clone(&state),
@@ -316,23 +318,26 @@ pub async fn run_once(
     // The browser opens the one-time launch URL, which sets the run's secret as a cookie and
     // sends it on to the page; the secret itself is never written to the results file.
     let launch_url = format!("http://{address}{}{secret}", server::LAUNCH_PATH);
-    let route = gpu_route::resolve(options.gpu_route, browser.name);
+    let route = target.gpu_route(options.gpu_route);
     on_status(&format!("GPU route {} ({})", route.route, route.reason));
-    let mut instance = Browser::launch(browser, &launch_url, &route)?;
-    sampler.set_browser_pid(instance.pid());
-    if let Some(watchdog) = instance.watchdog_pid() {
-        sampler.ignore_pid(watchdog);
-    }
-
-    let deadline = tokio::time::Instant::now() + options.timeout;
-    let mut poll = tokio::time::interval(Duration::from_millis(200));
-    // The browser has its own process group, so a terminal's Ctrl-C reaches only the runner:
-    // catch it and SIGTERM, and stop the browser before leaving.
-    // A closed terminal sends SIGHUP: the same as Ctrl-C.
+    // A local browser has its own process group, so a terminal's Ctrl-C reaches only the
+    // runner: catch it and SIGTERM, and stop the browser before leaving. A closed terminal
+    // sends SIGHUP: the same as Ctrl-C. Installed before the browser starts, so that no error
+    // comes between its start and its stop.
     use tokio::signal::unix::{signal, SignalKind};
     let mut terminate =
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut hangup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
+    let mut instance = target.start(&launch_url, &route)?;
+    if let (Some(sampler), Some(processes)) = (&sampler, instance.processes()) {
+        sampler.set_browser_pid(processes.browser);
+        for pid in processes.not_the_browser {
+            sampler.ignore_pid(pid);
+        }
+    }
+
+    let deadline = tokio::time::Instant::now() + options.timeout;
+    let mut poll = tokio::time::interval(Duration::from_millis(200));
     let mut seen = Seen {
         phase: crate::memory::STARTUP_PHASE.to_owned(),
         cases_done: 0,
@@ -369,14 +374,16 @@ pub async fn run_once(
             _ = terminate.recv() => break Outcome::Interrupted { phase: seen.phase.clone() },
             _ = hangup.recv() => break Outcome::Interrupted { phase: seen.phase.clone() },
             _ = poll.tick() => {
-                if let Some(status) = instance.try_exit_status() {
-                    break Outcome::BrowserExited { status: status.to_string(), phase: seen.phase.clone() };
+                if let Some(status) = instance.exit_status() {
+                    break Outcome::BrowserExited { status, phase: seen.phase.clone() };
                 }
             }
         }
     };
     // The sampler has served its purpose; stop it before the kill so the kill is not sampled.
-    sampler.stop();
+    if let Some(sampler) = &sampler {
+        sampler.stop();
+    }
     let stop = tokio::task::spawn_blocking(move || {
         let report = instance.stop();
         (report, instance)

@@ -7,11 +7,11 @@
 //!   the unclosed run of its launch that had no id yet, else it begins a run;
 //! - under `run` and `sweep` (lines that name their browser) a launch ends with its closing
 //!   `run` record. One without a `runId` (older files; a page that reported nothing) closes the
-//!   latest unclosed run of the same browser, page and query that began within the launch
+//!   latest unclosed run of the same target, browser, page and query that began within the launch
 //!   (its `time` less its `wallSeconds`), else it is a run of its own: a launch whose page
 //!   never spoke;
 //! - a record without a `runId` (a refused attempt; a page that had none yet) joins the
-//!   unclosed run of the same browser, page and query under `run` and `sweep`, the run its
+//!   unclosed run of the same target, browser, page and query under `run` and `sweep`, the run its
 //!   refused body claimed under `serve`, else it begins a run of its own.
 
 use std::path::Path;
@@ -34,11 +34,17 @@ pub struct Run {
     pub lines: Vec<(usize, Line)>,
 }
 
-/// What a launch is known by: the browser's name, the page and the query.
-type LaunchKey<'a> = (Option<&'static str>, Option<&'a str>, Option<&'a str>);
+/// What a launch is known by: its target, the browser's name, the page and the query.
+type LaunchKey<'a> = (
+    Option<&'a str>,
+    Option<&'static str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
 
 fn launch_key(line: &Line) -> LaunchKey<'_> {
     (
+        line.target(),
         line.browser.as_ref().map(|b| b.name.name()),
         line.page.as_deref(),
         line.query.as_deref(),
@@ -70,6 +76,12 @@ impl Run {
     /// The browser the runner started (`None` under `serve`).
     pub fn browser(&self) -> Option<&BrowserInfo> {
         self.lines.iter().find_map(|(_, l)| l.browser.as_ref())
+    }
+
+    /// Where the runner's browser ran (`local` for a launched run of an older file; `None`
+    /// under `serve`).
+    pub fn target(&self) -> Option<&str> {
+        self.lines.iter().find_map(|(_, l)| l.target())
     }
 
     /// The canonical query the runner sent (`None` under `serve`).

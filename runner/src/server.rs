@@ -58,6 +58,8 @@ pub const PHASES: [&str; 8] = [
 #[derive(Debug, Clone, Default)]
 pub struct RunContext {
     pub browser: Option<BrowserInfo>,
+    /// Where the browser runs (`BrowserTarget::identity`); `None` under `serve`.
+    pub target: Option<String>,
     /// The canonical query string of the configuration, as the runner sent it.
     pub query: Option<String>,
     pub page: Option<String>,
@@ -129,6 +131,7 @@ impl AppState {
             record,
             time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             browser: ctx.browser.clone(),
+            target: ctx.target.clone(),
             query: ctx.query.clone(),
             page: ctx.page.clone(),
         };

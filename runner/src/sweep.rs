@@ -1,5 +1,6 @@
 //! Sweeps: the cartesian product of parameter values (expanded by the core) times a list of
-//! browsers, each combination in a fresh browser, resumable from the results file.
+//! browsers, each combination in a fresh browser of its target, resumable from the results
+//! file (a run another target recorded is not this target's).
 
 use std::collections::HashMap;
 use std::fs;
@@ -9,13 +10,15 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use ocr_bench_core::record::PageSummary;
 
-use crate::browser::{self, BrowserInfo, BrowserKind};
+use crate::browser::{self, BrowserKind};
 use crate::exit::{Cause, Failure};
 use crate::procfs;
 use crate::record;
 use crate::report::{self, SweepRow};
 use crate::run::{self, Outcome, RunOptions};
 use crate::runs::{self, Run};
+use crate::target::local::LocalTarget;
+use crate::target::BrowserTarget;
 
 /// Parses `NAME=V1,V2,…` into the core's sweep axis form.
 pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
@@ -36,11 +39,22 @@ pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
     Ok((name.to_owned(), values))
 }
 
-/// Which combination a run belongs to: browser, page and query.
-type RunKey = (String, String, String);
+/// Which combination a run belongs to: target, browser, page and query.
+type RunKey = (String, String, String, String);
+
+/// The key of a combination the sweep runs.
+fn combination_key(target: &dyn BrowserTarget, page: &str, query: &str) -> RunKey {
+    (
+        target.identity(),
+        target.browser().name.name().to_owned(),
+        page.to_owned(),
+        query.to_owned(),
+    )
+}
 
 fn run_key(run: &Run) -> RunKey {
     (
+        run.target().unwrap_or_default().to_owned(),
         run.browser()
             .map(|b| b.name.name().to_owned())
             .unwrap_or_default(),
@@ -101,14 +115,14 @@ fn own_footprint() -> (Option<u64>, Option<usize>) {
 /// The latest closed run of each combination, for the closing table.
 fn table_rows(
     results: &Path,
-    combinations: &[(BrowserInfo, String)],
+    combinations: &[(&dyn BrowserTarget, String)],
     page: &str,
 ) -> Result<Vec<SweepRow>> {
     let runs = read_runs(results)?;
     let rows = combinations
         .iter()
-        .map(|(info, query)| {
-            let key = (info.name.name().to_owned(), page.to_owned(), query.clone());
+        .map(|(target, query)| {
+            let key = combination_key(*target, page, query);
             let latest = runs
                 .iter()
                 .rev()
@@ -130,7 +144,7 @@ fn table_rows(
                 None => (None, None),
             };
             SweepRow {
-                browser: info.name.name().to_owned(),
+                browser: target.browser().name.name().to_owned(),
                 query: query.clone(),
                 outcome,
                 summary,
@@ -188,30 +202,30 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         crate::run::check_manifest(config)
             .map_err(|message| Failure::new(Cause::Usage, message))?;
     }
-    let mut infos = Vec::new();
-    for kind in &options.browsers {
-        infos.push(browser::probe(*kind)?);
-    }
     let machine = crate::machine::describe();
+    let mut targets = Vec::new();
+    for kind in &options.browsers {
+        targets.push(LocalTarget::new(browser::probe(*kind)?, machine.clone()));
+    }
     // Each configuration in every browser next to each other, so a cut-short sweep still
     // holds comparable pairs.
-    let combinations: Vec<(BrowserInfo, String)> = configs
+    let combinations: Vec<(&dyn BrowserTarget, String)> = configs
         .iter()
         .flat_map(|config| {
-            infos
+            targets
                 .iter()
-                .map(move |info| (info.clone(), config.to_query()))
+                .map(move |target| (target as &dyn BrowserTarget, config.to_query()))
         })
         .collect();
     let done = finished_runs(&read_runs(&options.run.results)?, options.retry_failed);
     let page = options.run.page.clone();
     let wanted = options.runs.max(1);
-    let missing = |(info, query): &(BrowserInfo, String)| {
-        let key = (info.name.name().to_owned(), page.clone(), query.clone());
+    let missing = |(target, query): &(&dyn BrowserTarget, String)| {
+        let key = combination_key(*target, &page, query);
         wanted.saturating_sub(done.get(&key).copied().unwrap_or(0))
     };
     // Round by round, so that every combination has its n-th run before any has its n+1-th.
-    let todo: Vec<&(BrowserInfo, String)> = (0..wanted)
+    let todo: Vec<&(&dyn BrowserTarget, String)> = (0..wanted)
         .flat_map(|round| {
             combinations
                 .iter()
@@ -240,10 +254,11 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
             worst = Some(cause);
         }
     };
-    for (info, query) in todo {
+    for (target, query) in todo {
+        let browser_name = target.browser().name.name();
         let label = format!(
             "{} {}",
-            info.name,
+            browser_name,
             if query.is_empty() { "(default)" } else { query }
         );
         bar.set_message(label.clone());
@@ -256,11 +271,11 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         let status_label = label.clone();
         let on_status =
             move |status: &str| status_bar.set_message(format!("{status_label}: {status}"));
-        let report = run::run_once(&run_options, info, &machine, &on_status).await?;
+        let report = run::run_once(&run_options, *target, &on_status).await?;
         let (line, cause) = judge(
             &report.outcome,
             &label,
-            info.name.name(),
+            browser_name,
             options.run.timeout,
             report.wall,
         );
@@ -447,7 +462,10 @@ mod tests {
         }
         let records = read_runs(file.path()).unwrap();
         assert_eq!(records.len(), 4, "the cut line is skipped");
-        let key = |b: &str, q: &str| (b.to_owned(), "www/index.html".to_owned(), q.to_owned());
+        let key = |b: &str, q: &str| {
+            let page = "www/index.html".to_owned();
+            ("local".to_owned(), b.to_owned(), page, q.to_owned())
+        };
         assert_eq!(
             finished_runs(&records, false)
                 .into_keys()
@@ -474,6 +492,43 @@ mod tests {
         }
         let counted = finished_runs(&read_runs(twice.path()).unwrap(), false);
         assert_eq!(counted.get(&key("chromium", "")), Some(&2));
+    }
+
+    #[test]
+    fn a_run_of_another_target_is_not_taken_as_finished_here() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        let mut remote: serde_json::Value =
+            serde_json::from_str(&closing("result", "chromium", "")).unwrap();
+        remote["target"] = "webdriver:http://grid.example:4444".into();
+        // The committed file predates the field: its run is local.
+        writeln!(file, "{}", closing("result", "firefox", "")).unwrap();
+        writeln!(file, "{remote}").unwrap();
+        let runs = read_runs(file.path()).unwrap();
+        let page = "www/index.html".to_owned();
+        let key = |t: &str, b: &str| (t.to_owned(), b.to_owned(), page.clone(), String::new());
+        assert_eq!(
+            finished_runs(&runs, false)
+                .into_keys()
+                .collect::<HashSet<_>>(),
+            HashSet::from([
+                key("local", "firefox"),
+                key("webdriver:http://grid.example:4444", "chromium")
+            ])
+        );
+        let chromium = runs[1].browser().cloned().unwrap();
+        let chromium = LocalTarget::new(chromium, serde_json::Value::Null);
+        let local_chromium = combination_key(&chromium, &page, "");
+        assert!(!finished_runs(&runs, false).contains_key(&local_chromium));
+        let rows = table_rows(
+            file.path(),
+            &[(&chromium as &dyn BrowserTarget, String::new())],
+            &page,
+        )
+        .unwrap();
+        assert_eq!(
+            rows[0].outcome, "not run",
+            "another target's run is not this one's"
+        );
     }
 
     /// The runs of records, numbered as lines of a file.
@@ -514,6 +569,7 @@ mod tests {
     #[test]
     fn resume_runs_again_a_result_whose_verification_failed() {
         let key = (
+            "local".to_owned(),
             "firefox".to_owned(),
             "www/index.html".to_owned(),
             "cases=smoke2&maxTokens=2".to_owned(),
@@ -600,15 +656,17 @@ mod tests {
                 .into_keys()
                 .collect::<HashSet<_>>(),
             HashSet::from([(
+                "local".to_owned(),
                 "firefox".to_owned(),
                 "www/index.html".to_owned(),
                 query.to_owned()
             )])
         );
         let firefox = records[0].browser().cloned().unwrap();
+        let firefox = LocalTarget::new(firefox, serde_json::Value::Null);
         let rows = table_rows(
             file.path(),
-            &[(firefox, query.to_owned())],
+            &[(&firefox as &dyn BrowserTarget, query.to_owned())],
             "www/index.html",
         )
         .unwrap();

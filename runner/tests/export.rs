@@ -172,6 +172,9 @@ fn each_row_holds_its_runs_figures_as_recorded() {
             rows[0][column]
         );
     }
+    // The file predates the record's `target`: its run ran locally.
+    assert!(start.get("target").is_none());
+    assert_eq!(row["target"], "local");
     // GPU bytes in decoder-run (the decoder worker's); none before the page's first sample.
     assert!(row["phase.decoder-run.gpuBytes"].as_u64().unwrap() > 0);
     assert_eq!(row["phase.startup.gpuBytes"], Value::Null);
@@ -199,6 +202,22 @@ fn a_run_without_a_result_is_a_row_with_how_it_ended() {
     assert_eq!(row["ncer"], Value::Null);
     // The configuration comes from the start record when there is no summary.
     assert_eq!(row["config.maxTokens"], 2);
+}
+
+#[test]
+fn the_target_a_run_recorded_is_its_rows() {
+    let mut lines = records(&data("smoke2.jsonl"));
+    for line in &mut lines {
+        line["target"] = "webdriver:http://grid.example:4444".into();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("remote.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let Written { objects, .. } = both(&file);
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0]["target"], "webdriver:http://grid.example:4444");
+    assert_eq!(objects[0]["browser.name"], lines[0]["browser"]["name"]);
 }
 
 #[test]

@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 
 use ocr_bench::browser::{self, BrowserKind};
 use ocr_bench::run::{run_once, Outcome, RunOptions, DEFAULT_PAGE};
+use ocr_bench::target::local::LocalTarget;
 use ocr_bench::{machine, procfs, report};
 
 use ocr_bench::exit::Cause;
@@ -97,7 +98,8 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
     let started = std::time::Instant::now();
     let on_status =
         move |status: &str| eprintln!("[{:>7.1} s] {status}", started.elapsed().as_secs_f64());
-    let report = run_once(options, &info, &machine, &on_status).await?;
+    let target = LocalTarget::new(info.clone(), machine);
+    let report = run_once(options, &target, &on_status).await?;
     let mut code = match &report.outcome {
         Outcome::Finished {
             summary,

@@ -1,0 +1,100 @@
+//! The local target: a headless browser started as a child process of the runner, in a
+//! process group of its own, sampled through `/proc` and stopped with signals
+//! ([`crate::browser::Browser`]).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use super::{BrowserTarget, Processes, RunningBrowser, LOCAL};
+use crate::browser::{Browser, BrowserInfo, StopReport};
+use crate::gpu_route::{self, GpuRoute, GpuRouteRequest};
+use crate::memory::Sampler;
+
+/// A browser found on this machine, started as a child process.
+pub struct LocalTarget {
+    info: BrowserInfo,
+    /// This machine, described once (`crate::machine::describe`).
+    machine: Value,
+}
+
+impl LocalTarget {
+    pub fn new(info: BrowserInfo, machine: Value) -> Self {
+        LocalTarget { info, machine }
+    }
+}
+
+impl BrowserTarget for LocalTarget {
+    fn identity(&self) -> String {
+        LOCAL.to_owned()
+    }
+
+    fn browser(&self) -> &BrowserInfo {
+        &self.info
+    }
+
+    fn machine(&self) -> Value {
+        self.machine.clone()
+    }
+
+    /// Every descendant of the runner through `/proc`, driver VRAM through NVML.
+    fn sampler(&self, interval: Duration) -> Option<Sampler> {
+        Some(Sampler::start(interval))
+    }
+
+    /// Loopback: the browser runs here, and the results endpoints stay off the network.
+    fn listen_address(&self) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    }
+
+    fn gpu_route(&self, request: GpuRouteRequest) -> GpuRoute {
+        gpu_route::resolve(request, self.info.name)
+    }
+
+    fn start(&self, url: &str, route: &GpuRoute) -> Result<Box<dyn RunningBrowser>> {
+        Ok(Box::new(Browser::launch(&self.info, url, route)?))
+    }
+}
+
+impl RunningBrowser for Browser {
+    fn processes(&self) -> Option<Processes> {
+        Some(Processes {
+            browser: self.pid(),
+            not_the_browser: self.watchdog_pid().into_iter().collect(),
+        })
+    }
+
+    fn exit_status(&mut self) -> Option<String> {
+        self.try_exit_status().map(|status| status.to_string())
+    }
+
+    fn stop(&mut self) -> StopReport {
+        Browser::stop(self)
+    }
+
+    fn log_tail(&self, lines: usize) -> String {
+        Browser::log_tail(self, lines)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::browser::BrowserKind;
+
+    #[test]
+    fn the_local_target_is_named_local_and_serves_on_loopback() {
+        let info = BrowserInfo {
+            name: BrowserKind::Firefox,
+            executable: "/usr/bin/firefox".into(),
+            version: "Mozilla Firefox 140.0".to_owned(),
+        };
+        let target = LocalTarget::new(info.clone(), serde_json::json!({ "cpus": 2 }));
+        assert_eq!(target.identity(), "local");
+        assert_eq!(target.browser(), &info);
+        assert_eq!(target.machine()["cpus"], 2);
+        assert!(target.listen_address().is_loopback());
+    }
+}
