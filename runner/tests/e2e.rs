@@ -1055,6 +1055,8 @@ fn sweep_records_every_combination_and_resumes() {
             .all(|r| r["outcome"] == "result" || r["outcome"] == "error"),
         "{closing:?}"
     );
+    // Each run names where its browser ran, which the resume below matches on.
+    assert!(closing.iter().all(|r| r["target"] == "local"), "{closing:?}");
     let table = String::from_utf8_lossy(&first.stdout);
     assert!(table.contains("decoder=fixed-kv"), "{table}");
 
