@@ -146,7 +146,11 @@ pub struct Detection {
 pub struct HardwareIcd {
     pub manifest: PathBuf,
     pub library: String,
-    /// The loader would not find the manifest by itself: name it in `VK_DRIVER_FILES`.
+    /// The runner found the manifest itself (the caller named none), so the GPU route names
+    /// it, and only it, in `VK_DRIVER_FILES`: on the H200 the loader found two manifests of
+    /// one NVIDIA driver by itself and Chromium got no adapter at all, while either one named
+    /// alone gave the NVIDIA adapter (2026-12-04). The variable also keeps software drivers
+    /// the loader would find beside it out of the adapter list.
     pub name_for_loader: bool,
 }
 
@@ -243,13 +247,13 @@ pub fn detect(env: &VulkanEnv, manifests: &[IcdManifest], devices: Devices) -> D
                 .map(|m| (m, true)),
         )
         .collect();
-    for (manifest, name_for_loader) in &searched {
+    for (manifest, only_here) in &searched {
         match judge(manifest, devices) {
             Ok(library) => {
-                let how = if *name_for_loader {
+                let how = if *only_here {
                     "named in VK_DRIVER_FILES: the loader does not search that directory"
                 } else {
-                    "found by the Vulkan loader itself"
+                    "named alone in VK_DRIVER_FILES (the loader finds it by itself, but not alone)"
                 };
                 return Detection {
                     reason: format!(
@@ -259,7 +263,7 @@ pub fn detect(env: &VulkanEnv, manifests: &[IcdManifest], devices: Devices) -> D
                     hardware: Some(HardwareIcd {
                         manifest: manifest.path.clone(),
                         library,
-                        name_for_loader: *name_for_loader,
+                        name_for_loader: true,
                     }),
                 };
             }
@@ -429,8 +433,8 @@ pub fn resolve(asked: GpuRouteRequest, browser: BrowserKind) -> GpuRoute {
     }
 }
 
-/// The environment the GPU route adds: the manifest for the loader when it would not find
-/// it by itself (unset on the software route, and when the caller named one already).
+/// The environment the GPU route adds: the one hardware manifest the runner found, for the
+/// loader (unset on the software route, and when the caller named one already).
 pub fn route_env(route: Route, found: &Detection) -> Vec<(String, String)> {
     match (&found.hardware, route) {
         (Some(icd), Route::Gpu) if icd.name_for_loader => {
@@ -523,7 +527,7 @@ mod tests {
     }
 
     #[test]
-    fn an_nvidia_icd_the_loader_finds_takes_the_gpu_route_with_no_variable() {
+    fn an_nvidia_icd_the_loader_finds_takes_the_gpu_route_and_is_named_alone() {
         let dir = tempfile::tempdir().unwrap();
         let manifests = written(
             dir.path(),
@@ -539,11 +543,17 @@ mod tests {
         );
         let icd = found.hardware.clone().expect("the NVIDIA driver");
         assert_eq!(icd.library, "libGLX_nvidia.so.0");
-        assert!(!icd.name_for_loader);
+        assert!(icd.name_for_loader);
         let (route, reason) = choose(GpuRouteRequest::Auto, &found);
         assert_eq!(route, Route::Gpu);
         assert!(reason.contains("nvidia_icd.json"), "{reason}");
-        assert!(route_env(route, &found).is_empty());
+        // Named alone, not the lavapipe manifest beside it.
+        let path = format!("{}/nvidia_icd.json", LOADER_ICD_DIRS[3]);
+        assert!(
+            route_env(route, &found).contains(&("VK_DRIVER_FILES".to_owned(), path)),
+            "{:?}",
+            route_env(route, &found)
+        );
     }
 
     #[test]
