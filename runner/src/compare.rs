@@ -48,6 +48,8 @@ pub struct Run {
     pub run_id: String,
     /// `browser.name` and `browser.version` of the `result` record (`None` under `serve`).
     pub browser: Option<(String, String)>,
+    /// Where the browser ran (`local`; `None` under `serve`).
+    pub target: Option<String>,
     /// The canonical query string ("" for the default configuration).
     pub query: String,
     /// The summary's configuration (null when another page posted the result).
@@ -256,12 +258,16 @@ fn token(id: Option<i64>) -> String {
     id.map_or_else(|| "(end)".to_owned(), |id| id.to_string())
 }
 
-/// `FILE run RUNID: BROWSER VERSION · QUERY · key=value …`
+/// `FILE run RUNID: BROWSER VERSION [on TARGET] · QUERY · key=value …`, the target said where
+/// it is not the local machine.
 fn describe(run: &Run) -> String {
-    let browser = match &run.browser {
+    let mut browser = match &run.browser {
         Some((name, version)) => format!("{name} ({version})"),
         None => "browser unknown".to_owned(),
     };
+    if let Some(target) = run.target.as_deref().filter(|t| *t != crate::target::LOCAL) {
+        browser.push_str(&format!(" on {target}"));
+    }
     let query = if run.query.is_empty() {
         "default configuration".to_owned()
     } else {

@@ -119,6 +119,7 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
             .browser
             .as_ref()
             .map(|b| (b.name.name().to_owned(), b.version.clone())),
+        target: chosen_run.target().map(str::to_owned),
         query: chosen.query.clone().unwrap_or_default(),
         config: summary.map(|s| s.config.clone()),
         cases,
@@ -129,9 +130,10 @@ pub fn parse_run(text: &str, file: &Path, run_id: Option<&str>) -> Result<Run, I
     })
 }
 
-/// The browser and query that make a configuration.
-fn configuration(line: &Line) -> (Option<&str>, Option<&str>) {
+/// The target, browser and query that make a configuration.
+fn configuration(line: &Line) -> (Option<&str>, Option<&str>, Option<&str>) {
     (
+        line.target(),
         line.browser.as_ref().map(|b| b.name.name()),
         line.query.as_deref(),
     )

@@ -479,3 +479,28 @@ fn each_sides_verification_is_said_and_a_failed_one_in_capitals() {
     );
     assert!(!plain.render().contains("verif"), "{}", plain.render());
 }
+
+#[test]
+fn a_run_says_its_target_where_it_is_not_the_local_machine() {
+    let local = parse(&run_jsonl("a", "firefox", &[("c1", &[5, 2], "x")]));
+    assert_eq!(
+        local.target.as_deref(),
+        Some("local"),
+        "older files ran locally"
+    );
+    assert!(!describe(&local).contains(" on "), "{}", describe(&local));
+    let remote: String = run_jsonl("b", "firefox", &[("c1", &[5, 2], "x")])
+        .lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            record["target"] = "webdriver:http://grid.example:4444".into();
+            record.to_string() + "\n"
+        })
+        .collect();
+    let remote = parse(&remote);
+    assert!(
+        describe(&remote).contains("firefox (firefox 1.0) on webdriver:http://grid.example:4444"),
+        "{}",
+        describe(&remote)
+    );
+}
