@@ -3,7 +3,7 @@
 //! started and stopped through its [`BrowserTarget`] and stopped in every case, and a closing
 //! `run` record says how the run ended.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,9 @@ use crate::gpu_route::{self, AdapterVerdict, GpuRoute, GpuRouteRequest};
 use crate::record::{ErrorBody, Posted, ProcessMemoryAnswer, Record, RunEnd};
 use crate::server::{self, AppState, Event, RunContext};
 use crate::target::BrowserTarget;
+
+mod checks;
+pub use checks::{check_manifest, check_page};
 
 /// The benchmark page; its query is checked with the core before a browser starts.
 pub const DEFAULT_PAGE: &str = "www/index.html";
@@ -452,113 +455,6 @@ fn run_secret() -> Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The pages `--page` may name, for the messages.
-const PAGES_ALLOWED: &str = "an .html page under the served root that reports to the \
-    /benchmark-* endpoints, such as www/index.html or bench/core/index.html";
-
-/// Files a page's scan may read before it gives up: index.html reaches the reporting client
-/// through 3 modules.
-const PAGE_SCAN_LIMIT: usize = 200;
-
-/// `page` must be an .html file under `root` that speaks the endpoints: it, or a script it
-/// loads (directly or through imports, under the root), names a `/benchmark-` endpoint. A
-/// page that does not would only wait for the timeout.
-pub fn check_page(root: &Path, page: &str) -> Result<(), String> {
-    let root = root
-        .canonicalize()
-        .map_err(|e| format!("the root {} cannot be read: {e}", root.display()))?;
-    let file = root.join(page).canonicalize().map_err(|e| {
-        format!(
-            "--page {page:?} does not exist under {} ({e}); allowed: {PAGES_ALLOWED}",
-            root.display()
-        )
-    })?;
-    if !file.starts_with(&root) {
-        return Err(format!(
-            "--page {page:?} is outside the served root {}; allowed: {PAGES_ALLOWED}",
-            root.display()
-        ));
-    }
-    if !file.is_file() || file.extension().is_none_or(|e| e != "html") {
-        return Err(format!(
-            "--page {page:?} is not an .html file; allowed: {PAGES_ALLOWED}"
-        ));
-    }
-    let mut todo = vec![file];
-    let mut seen = std::collections::HashSet::new();
-    while let Some(file) = todo.pop() {
-        if !seen.insert(file.clone()) || seen.len() > PAGE_SCAN_LIMIT {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        if text.contains("/benchmark-") {
-            return Ok(());
-        }
-        let dir = file.parent().unwrap_or(&root).to_owned();
-        for reference in script_references(&text) {
-            let path = match reference.strip_prefix('/') {
-                Some(absolute) => root.join(absolute),
-                None => dir.join(reference),
-            };
-            if let Ok(path) = path.canonicalize() {
-                if path.starts_with(&root) {
-                    todo.push(path);
-                }
-            }
-        }
-    }
-    Err(format!(
-        "--page {page:?} does not report to the /benchmark-* endpoints (neither it nor a script \
-         it loads names one), so a run would only time out; allowed: {PAGES_ALLOWED}"
-    ))
-}
-
-/// Quoted local paths ending in `.js` or `.mjs`: script sources and imports.
-fn script_references(text: &str) -> Vec<&str> {
-    let mut found = Vec::new();
-    for quote in ['"', '\''] {
-        let mut parts = text.split(quote);
-        parts.next();
-        for (index, part) in parts.enumerate() {
-            // Every second piece lies between quotes.
-            if index % 2 == 0
-                && (part.ends_with(".js") || part.ends_with(".mjs"))
-                && !part.contains("://")
-                && !part.contains(char::is_whitespace)
-            {
-                found.push(part);
-            }
-        }
-    }
-    found
-}
-
-/// `manifest=` must name a path on the serving origin: the page fetches the manifest and
-/// every model it lists, and a benchmark never reaches the network on its own.
-pub fn check_manifest(config: &ocr_bench_core::Config) -> Result<(), String> {
-    let manifest = config.manifest.as_str();
-    let scheme = manifest.split_once(':').is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
-    });
-    let other_host = ["//", "\\\\", "/\\", "\\/"]
-        .iter()
-        .any(|p| manifest.starts_with(p));
-    if scheme || other_host {
-        return Err(format!(
-            "manifest={manifest:?} is not on the serving origin; allowed: a path on this server, \
-             such as {} (a benchmark never reaches the network on its own)",
-            ocr_bench_core::config::DEFAULT_MANIFEST
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,42 +482,5 @@ mod tests {
             page_url_path("/www/index.html", "tier=242"),
             "/www/index.html?tier=242"
         );
-    }
-
-    #[test]
-    fn only_pages_under_the_root_that_report_are_allowed() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        check_page(&root, DEFAULT_PAGE).unwrap();
-        check_page(&root, "bench/core/index.html").unwrap();
-        for (page, why) in [
-            ("README.md", "not an .html file"),
-            ("../../../etc/hostname", "outside the served root"),
-            ("www/report.html", "does not report"),
-            ("www/missing.html", "does not exist"),
-        ] {
-            let err = check_page(&root, page).unwrap_err();
-            assert!(
-                err.contains(why) && err.contains("www/index.html"),
-                "{page}: {err}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_manifest_must_be_on_the_serving_origin() {
-        let config = |m: &str| ocr_bench_core::parse_query(&format!("manifest={m}")).unwrap();
-        check_manifest(&config("/models/manifest.json")).unwrap();
-        check_manifest(&config("models/manifest.json")).unwrap();
-        for off in [
-            "https://example.com/m.json",
-            "//example.com/m.json",
-            "data:,{}",
-        ] {
-            let err = check_manifest(&config(off)).unwrap_err();
-            assert!(
-                err.contains("not on the serving origin") && err.contains("/models/manifest.json"),
-                "{err}"
-            );
-        }
     }
 }
