@@ -247,6 +247,36 @@ fn a_file_that_is_not_one_combination_is_refused_in_words() {
 }
 
 #[test]
+fn rounds_of_one_combination_on_two_targets_are_refused_naming_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote: String = round_of(&fixture(1), 1, |_| {})
+        .lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            record["target"] = "webdriver:http://grid.example:4444".into();
+            format!("{record}\n")
+        })
+        .collect();
+    let alone = dir.path().join("remote.jsonl");
+    std::fs::write(&alone, &remote).unwrap();
+    let combination = load_combination(&alone).unwrap();
+    assert_eq!(
+        combination.target.as_deref(),
+        Some("webdriver:http://grid.example:4444")
+    );
+    // The committed files predate the record's `target`: their runs ran locally.
+    assert_eq!(all()[0].target.as_deref(), Some("local"));
+    let mixed = dir.path().join("mixed.jsonl");
+    std::fs::write(&mixed, round_of(&fixture(1), 0, |_| {}) + &remote).unwrap();
+    let message = load_combination(&mixed).unwrap_err().0;
+    assert!(
+        message.contains("on webdriver:http://grid.example:4444")
+            && message.contains("give each combination its own file"),
+        "{message}"
+    );
+}
+
+#[test]
 fn the_table_command_prints_the_table_and_exits_2_on_bad_input() {
     let output = Command::new(BIN)
         .arg("table")

@@ -121,6 +121,8 @@ pub struct Combination {
     /// `firefox`, `chromium`; `None` for a page served by `serve`.
     pub browser: Option<String>,
     pub browser_version: Option<String>,
+    /// Where the browser ran (`local`; `None` under `serve`).
+    pub target: Option<String>,
     /// The query the runner sent.
     pub query: String,
     /// The summary's configuration (the query's, parsed, when the summary has none; `None`
@@ -129,6 +131,15 @@ pub struct Combination {
     /// The page the runner opened, where the records name it.
     pub page: Option<String>,
     pub rounds: Vec<Round>,
+}
+
+/// A browser's name in a message, with its target where that is not the local machine.
+fn on_target(browser: Option<&str>, target: Option<&str>) -> String {
+    let browser = browser.unwrap_or("an unknown browser");
+    match target.filter(|t| *t != crate::target::LOCAL) {
+        Some(target) => format!("{browser} on {target}"),
+        None => browser.to_owned(),
+    }
 }
 
 /// Reads a combination from JSONL text; `file` names it in messages.
@@ -146,6 +157,7 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
             continue;
         };
         let browser = line.browser.as_ref().map(|b| b.name.name().to_owned());
+        let target = line.target().map(str::to_owned);
         let query = line.query.clone().unwrap_or_default();
         let (round, config) = match (summary.benchmark(), summary.other()) {
             (Some(summary), _) => (
@@ -161,18 +173,21 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
                     file: file.to_owned(),
                     browser,
                     browser_version: line.browser.as_ref().map(|b| b.version.clone()),
+                    target,
                     config,
                     page: line.page.clone(),
                     query,
                     rounds: vec![round],
                 });
             }
-            Some(first) if first.browser != browser || first.query != query => {
+            Some(first)
+                if first.browser != browser || first.query != query || first.target != target =>
+            {
                 return Err(InputError(format!(
                     "{}:{number}: a run of {} {query:?} after runs of {} {:?}; a file holds one combination's rounds (give each combination its own file)",
                     file.display(),
-                    browser.as_deref().unwrap_or("an unknown browser"),
-                    first.browser.as_deref().unwrap_or("an unknown browser"),
+                    on_target(browser.as_deref(), target.as_deref()),
+                    on_target(first.browser.as_deref(), first.target.as_deref()),
                     first.query,
                 )));
             }
@@ -399,6 +414,10 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
             (Some(name), Some(version)) => format!("{name} ({version})"),
             (Some(name), None) => name.clone(),
             (None, _) => "a browser of its own (serve)".to_owned(),
+        };
+        let name = match c.target.as_deref().filter(|t| *t != crate::target::LOCAL) {
+            Some(target) => format!("{name} on {target}"),
+            None => name,
         };
         if !browsers.contains(&name) {
             browsers.push(name);
