@@ -147,10 +147,12 @@ pub struct HardwareIcd {
     pub manifest: PathBuf,
     pub library: String,
     /// The runner found the manifest itself (the caller named none), so the GPU route names
-    /// it, and only it, in `VK_DRIVER_FILES`: on the H200 the loader found two manifests of
-    /// one NVIDIA driver by itself and Chromium got no adapter at all, while either one named
-    /// alone gave the NVIDIA adapter (2026-12-04). The variable also keeps software drivers
-    /// the loader would find beside it out of the adapter list.
+    /// it, and only it, in `VK_DRIVER_FILES`: the browser then sees the one driver the runner
+    /// judged, not every manifest the loader would find (software drivers, or a second
+    /// manifest of the same driver: the H200 has two naming `libGLX_nvidia.so.0`). Chromium
+    /// got the NVIDIA adapter that way there (2026-12-04), as it did with the variable set by
+    /// hand; whether it also does with the variable unset was not settled (its one try was a
+    /// first start, which gives no adapter either way: `run::run_once`).
     pub name_for_loader: bool,
 }
 
