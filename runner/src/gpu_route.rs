@@ -71,15 +71,17 @@ impl fmt::Display for Route {
 }
 
 /// Chromium's switches on the GPU route, on top of the fixed ones (`browser.rs`). This set
-/// reached an NVIDIA H200 (driver 580, no display) from a bundle of Chromium 156 on
-/// 2026-12-04; whether every one is needed was not measured (docs/portable-bundle.md):
+/// reached an NVIDIA H200 (driver 580, no display) from a bundle of Chromium 156.0.8078.114
+/// on 2026-12-04; each of the first three left out alone fell back to SwiftShader there, the
+/// fourth left out still got the H200 (docs/portable-bundle.md, "Chromium's GPU route"):
 /// - `--use-angle=vulkan`: ANGLE, which Chromium's GPU process draws through, on Vulkan
-///   instead of SwiftShader; the set without it (`--use-vulkan=native`) fell back.
-/// - `--enable-features=Vulkan`: Chromium's own use of Vulkan in the GPU process.
+///   instead of SwiftShader. Needed on the H200.
+/// - `--enable-features=Vulkan`: Chromium's own use of Vulkan in the GPU process. Needed.
 /// - `--disable-vulkan-surface`: Chromium's Vulkan start asks for `VK_KHR_surface` and
 ///   `VK_KHR_xcb_surface`, which a display-less NVIDIA driver does not offer
-///   (`vkCreateInstance() failed: -7`); this leaves them out.
-/// - `--ignore-gpu-blocklist`: a GPU on Chromium's blocklist would be dropped for software.
+///   (`vkCreateInstance() failed: -7`); this leaves them out. Needed.
+/// - `--ignore-gpu-blocklist`: not needed for the H200, kept for GPUs and drivers on
+///   Chromium's blocklist, which would otherwise be given up for software.
 pub const CHROMIUM_GPU_SWITCHES: &[&str] = &[
     "--use-angle=vulkan",
     "--enable-features=Vulkan",
