@@ -298,7 +298,7 @@ pub async fn run_once(
 const NO_ADAPTER: &str = "gave no adapter";
 
 /// On the H200 the first Chromium start of a fresh machine on the GPU route gave the page no
-/// adapter at all, twice in two machines, and every later start the NVIDIA adapter
+/// adapter at all in two of three machines, and every later start the NVIDIA adapter
 /// (2026-12-04; `docs/portable-bundle.md`): that one failure earns one more start.
 fn no_adapter_on_a_first_gpu_start(outcome: &Outcome, browser: BrowserKind, route: Route) -> bool {
     matches!(outcome, Outcome::PageError { phase, message }
