@@ -16,6 +16,7 @@ pub mod gpu_choose;
 pub mod image_input;
 pub mod lanczos;
 pub mod latency;
+pub mod phase;
 pub mod preprocess;
 pub mod record;
 #[cfg(test)]

@@ -41,7 +41,9 @@ use stats::{record_driver_gpu, record_pss, record_rss, Measured, Tracked};
 use crate::process_type::{classify, Classified, ProcessType};
 use crate::procfs::{descendants, page_size, read_cmdline, read_pss, read_rss, thread_cpu_time};
 
-/// The phase before the page's first mark: the browser starting and loading the page.
+/// The phase before the page's first mark: the browser starting and loading the page. It is the
+/// sampler's own, not an `ocr_bench_core::phase::Phase`: the page never marks it (the server
+/// refuses it as a mark), and a run's per-phase figures name it beside the page's phases.
 pub const STARTUP_PHASE: &str = "startup";
 
 /// The share of one core that PSS reading may take: the gap after a PSS pass is stretched to

@@ -4,10 +4,12 @@
 //!
 //! GPU bytes and heaps per phase are `memory::page_gpu`'s (the realms' rules live there).
 
+use ocr_bench_core::phase::Phase;
 use ocr_bench_core::record::PageSummary;
 use serde_json::Value;
 
 use super::summary::FinishedRun;
+
 use crate::memory::page_gpu;
 
 /// Where the GPU bytes of a run live, from the adapters the page recorded.
@@ -138,7 +140,8 @@ pub fn decompose(run: &FinishedRun<'_>) -> Option<Decomposition> {
     let phases = memory
         .phases
         .iter()
-        .filter(|(name, _)| name != "startup")
+        // The page's phases; the sampler's own `startup` comes before the page loads anything.
+        .filter(|(name, _)| name.parse::<Phase>().is_ok())
         .map(|(name, phase)| PhaseShare {
             phase: name.clone(),
             pss: phase.total.peak_pss,
