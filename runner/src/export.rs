@@ -9,7 +9,8 @@ use ocr_bench_core::record::{GpuBytes, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 use serde_json::{Map, Value};
 
-use crate::memory::{page_gpu, ProcessMemory, STARTUP_PHASE};
+use crate::memory::ProcessMemory;
+use crate::memory_model::{page_gpu, STARTUP_PHASE};
 use crate::report_html::{gpu_placement, GpuPlacement};
 use crate::runs::Run;
 
