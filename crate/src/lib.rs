@@ -24,6 +24,7 @@ mod record_typescript;
 pub mod score;
 pub mod summary;
 pub mod sweep_grid;
+pub mod verification;
 pub mod vocab;
 
 use std::cell::RefCell;

@@ -734,7 +734,7 @@ pub(crate) mod tests {
     /// The legacy run verified against a reference that agrees, or that chose another token
     /// at step 1 of the second case.
     pub(crate) fn verified(diverging: bool) -> PageSummary {
-        use ocr_bench_core::build_summary::{verification, VerificationInput, VerifyCaseInput};
+        use ocr_bench_core::verification::{verification, VerificationInput, VerifyCaseInput};
         let (mut summary, _) = legacy();
         let cases = summary
             .results
