@@ -6,15 +6,15 @@
 //! a 24-bit reciprocal of `n`, so the training images (made with Pillow) and the harness agree
 //! exactly up to the Lanczos step.
 
-use crate::preprocess::IMAGE_SIZE;
-
 /// Pillow's `reducing_gap` for the model's resize: the box step shrinks by the largest whole
 /// factor that still leaves `gap` source pixels per output pixel.
 pub const REDUCING_GAP: f64 = 1.0;
 
-/// The whole factor along one side: `max(1, ⌊source / 224 / gap⌋)`, as Pillow computes it.
-pub fn reduce_factor(source: u32) -> u32 {
-    ((f64::from(source) / f64::from(IMAGE_SIZE) / REDUCING_GAP) as u32).max(1)
+/// The whole factor along one side resized to `target` pixels: `max(1, ⌊source / target /
+/// gap⌋)`, as Pillow computes it. The caller names the target (the model's input side is
+/// `preprocess`'s to know), so this step depends on nothing of the resize around it.
+pub fn reduce_factor(source: u32, target: u32) -> u32 {
+    ((f64::from(source) / f64::from(target) / REDUCING_GAP) as u32).max(1)
 }
 
 /// Pillow's `division_UINT32(n, 8)`: ⌊2³² / (256·n)⌋ computed in f32, as its C does.
@@ -505,13 +505,13 @@ mod tests {
     #[test]
     fn factors_follow_pillow() {
         // int(size / 224 / 1.0) or 1
-        assert_eq!(reduce_factor(1024), 4);
-        assert_eq!(reduce_factor(768), 3);
-        assert_eq!(reduce_factor(447), 1);
-        assert_eq!(reduce_factor(448), 2);
-        assert_eq!(reduce_factor(224), 1);
-        assert_eq!(reduce_factor(1), 1);
-        assert_eq!(reduce_factor(16384), 73);
+        assert_eq!(reduce_factor(1024, 224), 4);
+        assert_eq!(reduce_factor(768, 224), 3);
+        assert_eq!(reduce_factor(447, 224), 1);
+        assert_eq!(reduce_factor(448, 224), 2);
+        assert_eq!(reduce_factor(224, 224), 1);
+        assert_eq!(reduce_factor(1, 224), 1);
+        assert_eq!(reduce_factor(16384, 224), 73);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod gpu_choose;
 pub mod image_input;
 pub mod lanczos;
 pub mod latency;
+pub mod phase;
 pub mod preprocess;
 pub mod record;
 #[cfg(test)]
@@ -23,6 +24,7 @@ mod record_typescript;
 pub mod score;
 pub mod summary;
 pub mod sweep_grid;
+pub mod verification;
 pub mod vocab;
 
 use std::cell::RefCell;

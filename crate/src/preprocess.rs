@@ -214,7 +214,10 @@ impl Preprocessor {
         height: u32,
     ) -> Result<&[f32]> {
         check_size(source.byte_len(), width, height)?;
-        let (fx, fy) = (reduce_factor(width), reduce_factor(height));
+        let (fx, fy) = (
+            reduce_factor(width, IMAGE_SIZE),
+            reduce_factor(height, IMAGE_SIZE),
+        );
         self.reduce_in_bands(source, width, height, fx, fy);
         // A 224×224 source is already the model's size: the box step copied it as it is.
         let rgba = if width == IMAGE_SIZE && height == IMAGE_SIZE {
@@ -516,7 +519,10 @@ mod tests {
     /// The reference resize: Pillow's box step (`box_reduce`, checked against exact means in
     /// its own module), then the naive Lanczos3 over the mapped source box.
     fn reference_resize(rgba: &[u8], width: u32, height: u32) -> Vec<[u8; 3]> {
-        let (fx, fy) = (reduce_factor(width), reduce_factor(height));
+        let (fx, fy) = (
+            reduce_factor(width, IMAGE_SIZE),
+            reduce_factor(height, IMAGE_SIZE),
+        );
         let (rw, rh) = (reduced_side(width, fx), reduced_side(height, fy));
         let (mut sums, mut reduced) = (Vec::new(), vec![0; (rw * rh * 4) as usize]);
         box_reduce(rgba, width, height, fx, fy, &mut sums, &mut reduced);
@@ -580,7 +586,7 @@ mod tests {
             if let Some((pixel, alpha)) = transparent {
                 rgba[(pixel % (w * h) as usize) * 4 + 3] = alpha;
             }
-            let (fx, fy) = (reduce_factor(w), reduce_factor(h));
+            let (fx, fy) = (reduce_factor(w, IMAGE_SIZE), reduce_factor(h, IMAGE_SIZE));
             let mut preprocessor = Preprocessor::new();
             preprocessor.reduce_in_bands(&rgba[..], w, h, fx, fy);
             let mut composited = rgba.clone();

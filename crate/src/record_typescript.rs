@@ -8,12 +8,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::build_summary::tests::{input_of, legacy_summary, measured};
-use crate::build_summary::{verification, CompletionFloors, VerificationInput, VerifyCaseInput};
+use crate::build_summary::CompletionFloors;
 use crate::record::{
     Completion, Environment, ExternalDataFile, GpuBytes, GpuMemorySummary, LeakCheck,
     LiveAfterCase, LoadedFile, MemorySample, RealmMemory, SessionOptionsUsed, SessionRecord,
     WasmHeap,
 };
+use crate::verification::{verification, VerificationInput, VerifyCaseInput};
 
 const RECORD_TYPES: &str = include_str!("record.d.ts");
 

@@ -4,14 +4,15 @@
 
 use ocr_bench_core::config::{ParameterKind, PARAMETER_NAMES};
 use ocr_bench_core::latency::LatencyStats;
+use ocr_bench_core::phase::Phase;
 use ocr_bench_core::record::{GpuBytes, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 use serde_json::{Map, Value};
 
-use crate::memory::{page_gpu, ProcessMemory, STARTUP_PHASE};
+use crate::memory::ProcessMemory;
+use crate::memory_model::{page_gpu, STARTUP_PHASE};
 use crate::report_html::{gpu_placement, GpuPlacement};
 use crate::runs::Run;
-use crate::server::PHASES;
 
 /// 2^53: every whole number below it is exact as an `f64`.
 const WHOLE_LIMIT: f64 = 9_007_199_254_740_992.0;
@@ -76,7 +77,9 @@ fn flag(value: Option<bool>) -> Cell {
 
 /// The phases of the per-phase columns: the sampler's `startup`, then the page's marks.
 pub fn phases() -> Vec<&'static str> {
-    std::iter::once(STARTUP_PHASE).chain(PHASES).collect()
+    std::iter::once(STARTUP_PHASE)
+        .chain(Phase::ALL.map(Phase::as_str))
+        .collect()
 }
 
 /// The figures of a run's latency statistics given their own columns.

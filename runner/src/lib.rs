@@ -9,6 +9,7 @@ pub mod export;
 pub mod gpu_route;
 pub mod machine;
 pub mod memory;
+pub mod memory_model;
 pub mod other_page;
 pub mod process_type;
 pub mod procfs;

@@ -18,8 +18,6 @@
 //! built from it.
 
 mod driver_gpu;
-pub mod floor;
-pub mod page_gpu;
 mod snapshot;
 mod stats;
 
@@ -31,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use floor::FloorAnswer;
+use crate::memory_model::floor::FloorAnswer;
 
 pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses};
 pub use snapshot::{Beside, PhaseMemory, ProcessMemory, SamplerFigures};
@@ -41,8 +39,7 @@ use stats::{record_driver_gpu, record_pss, record_rss, Measured, Tracked};
 use crate::process_type::{classify, Classified, ProcessType};
 use crate::procfs::{descendants, page_size, read_cmdline, read_pss, read_rss, thread_cpu_time};
 
-/// The phase before the page's first mark: the browser starting and loading the page.
-pub const STARTUP_PHASE: &str = "startup";
+pub use crate::memory_model::STARTUP_PHASE;
 
 /// The share of one core that PSS reading may take: the gap after a PSS pass is stretched to
 /// keep within it (except right after a mark). Measured with `examples/sampler_cost.rs`: a
@@ -203,7 +200,8 @@ impl Sampler {
         self.shared.current_phase()
     }
 
-    /// The run's floor per phase ([`floor::for_run`]), carried in every answer from now on.
+    /// The run's floor per phase ([`crate::memory_model::floor::for_run`]), carried in every
+    /// answer from now on.
     pub fn set_floor(&self, floor: FloorAnswer) {
         *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some(floor);
     }

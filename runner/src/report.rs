@@ -184,7 +184,7 @@ fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, 
         let _ = writeln!(out, "floor: {reason}");
         return;
     }
-    let gpu = crate::memory::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
+    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
     let _ = writeln!(
         out,
         "measured / floor per phase (floor: weights + one KV cache + the largest activation):"
@@ -594,7 +594,7 @@ pub(crate) mod tests {
     fn the_floor_table_gives_measured_over_floor_per_phase() {
         let (summary, mut answer) = legacy();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let floor = crate::memory::floor::for_run(&root, "www/index.html", "cases=smoke2");
+        let floor = crate::memory_model::floor::for_run(&root, "www/index.html", "cases=smoke2");
         let decoder_run = floor.phase("decoder-run").unwrap().bytes;
         let memory = answer.measured.as_mut().unwrap();
         memory.beside.floor = Some(floor);
@@ -622,7 +622,7 @@ pub(crate) mod tests {
             .unwrap();
         assert!(baseline.contains("        0        -"), "{baseline}");
         let memory = answer.measured.as_mut().unwrap();
-        memory.beside.floor = Some(crate::memory::floor::FloorAnswer::unavailable(
+        memory.beside.floor = Some(crate::memory_model::floor::FloorAnswer::unavailable(
             "the manifest m.json has no floor figures".into(),
         ));
         let text = run_table("firefox", "", &summary, &answer, 1.0);
@@ -734,7 +734,7 @@ pub(crate) mod tests {
     /// The legacy run verified against a reference that agrees, or that chose another token
     /// at step 1 of the second case.
     pub(crate) fn verified(diverging: bool) -> PageSummary {
-        use ocr_bench_core::build_summary::{verification, VerificationInput, VerifyCaseInput};
+        use ocr_bench_core::verification::{verification, VerificationInput, VerifyCaseInput};
         let (mut summary, _) = legacy();
         let cases = summary
             .results

@@ -320,7 +320,7 @@ async fn run_attempt(
     // process figures.
     let sampler = target.sampler(options.sample_interval).map(Arc::new);
     if let Some(sampler) = &sampler {
-        sampler.set_floor(crate::memory::floor::for_run(
+        sampler.set_floor(crate::memory_model::floor::for_run(
             &options.root,
             &options.page,
             &options.query,

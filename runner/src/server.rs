@@ -17,6 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use ocr_bench_core::phase::Phase;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tower_http::services::ServeDir;
@@ -41,18 +42,6 @@ use results_file::ResultsFile;
 /// 1 KB plus its tokens' timings, so 200 cases of 128 tokens stay near 1 MB. 8 MiB leaves
 /// room for that eight times over and refuses a runaway body (a 50 MB one was accepted).
 pub const BODY_LIMIT_BYTES: usize = 8 << 20;
-
-/// The phases the page marks, in the order of a run (`www/main.js`, `www/schedules.js`).
-pub const PHASES: [&str; 8] = [
-    "baseline",
-    "probe",
-    "vision-load",
-    "vision-encode",
-    "vision-release",
-    "decoder-load",
-    "decoder-run",
-    "release",
-];
 
 /// Who is being measured: the runner's own browser (under `run`), or a person's (`serve`).
 #[derive(Debug, Clone, Default)]
@@ -209,7 +198,7 @@ impl AppState {
                     .get("phase")
                     .and_then(Value::as_str)
                     .ok_or_else(|| Refusal::bad(format!("{}, got {body}", endpoint.allowed())))?;
-                if !PHASES.contains(&phase) {
+                if phase.parse::<Phase>().is_err() {
                     return Err(Refusal::bad(format!(
                         "unknown phase {phase:?}; {}",
                         endpoint.allowed()

@@ -340,7 +340,7 @@
 
 	/**
 	 * The phase a page sample closes and whether the vision worker still lives at it, as
-	 * runner/src/memory/page_gpu.rs reads them (keep the two alike; tests/report_html.rs
+	 * runner/src/memory_model/page_gpu.rs reads them (keep the two alike; tests/report_html.rs
 	 * checks the chart's figures against the runner's).
 	 */
 	function phaseOfSample(label) {

@@ -10,8 +10,8 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::driver_gpu::DriverGpuMemory;
-use super::floor::FloorAnswer;
 use super::stats::{Extent, Measured};
+use crate::memory_model::floor::FloorAnswer;
 use crate::process_type::ProcessType;
 
 /// How the sampler reads memory, carried in every answer.

@@ -2,13 +2,15 @@
 //! GPU bytes of every realm's device, the WebAssembly heaps of every realm, the rest, driver
 //! VRAM where NVML read it, and the floor beside them.
 //!
-//! GPU bytes and heaps per phase are `memory::page_gpu`'s (the realms' rules live there).
+//! GPU bytes and heaps per phase are `memory_model::page_gpu`'s (the realms' rules live there).
 
+use ocr_bench_core::phase::Phase;
 use ocr_bench_core::record::PageSummary;
 use serde_json::Value;
 
 use super::summary::FinishedRun;
-use crate::memory::page_gpu;
+
+use crate::memory_model::page_gpu;
 
 /// Where the GPU bytes of a run live, from the adapters the page recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +140,8 @@ pub fn decompose(run: &FinishedRun<'_>) -> Option<Decomposition> {
     let phases = memory
         .phases
         .iter()
-        .filter(|(name, _)| name != "startup")
+        // The page's phases; the sampler's own `startup` comes before the page loads anything.
+        .filter(|(name, _)| name.parse::<Phase>().is_ok())
         .map(|(name, phase)| PhaseShare {
             phase: name.clone(),
             pss: phase.total.peak_pss,

@@ -7,8 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+use ocr_bench_core::phase::Phase;
 use ocr_bench_core::Config;
 use serde::{Deserialize, Serialize};
+
+use super::STARTUP_PHASE;
 
 /// The manifest's fields the floor reads (`models/manifest.json`).
 #[derive(Debug, Clone, Deserialize)]
@@ -108,54 +111,43 @@ fn sessions(
     const V: &[&str] = &["vision"];
     const D: &[&str] = &["decoder"];
     const VD: &[&str] = &["vision", "decoder"];
+    // The sampler's own `startup` comes before the page's first mark: no session yet.
+    if phase == STARTUP_PHASE {
+        return Some((NONE, NONE));
+    }
+    let phase: Phase = phase.parse().ok()?;
+    use Phase::*;
     Some(match (scope.as_str(), schedule.as_str(), phase) {
         // The probe phase holds the harness's own devices, no session.
-        (_, _, "startup" | "baseline" | "probe") => (NONE, NONE),
-        ("decoder", _, "decoder-load" | "release") => (D, NONE),
-        ("decoder", _, "decoder-run") => (D, D),
+        (_, _, Baseline | Probe) => (NONE, NONE),
+        ("decoder", _, DecoderLoad | Release) => (D, NONE),
+        ("decoder", _, DecoderRun) => (D, D),
         ("decoder", _, _) => return None,
-        (_, _, "vision-load" | "vision-release") => (V, NONE),
-        (_, _, "vision-encode") => (V, V),
-        ("full", "staged", "decoder-load" | "release") => (D, NONE),
-        ("full", "staged", "decoder-run") => (D, D),
+        (_, _, VisionLoad | VisionRelease) => (V, NONE),
+        (_, _, VisionEncode) => (V, V),
+        ("full", "staged", DecoderLoad | Release) => (D, NONE),
+        ("full", "staged", DecoderRun) => (D, D),
         // Resident: the vision session stays loaded and encodes each case in decoder-run.
-        (_, _, "decoder-load" | "release") => (VD, NONE),
-        (_, _, "decoder-run") => (VD, VD),
-        _ => return None,
+        (_, _, DecoderLoad | Release) => (VD, NONE),
+        (_, _, DecoderRun) => (VD, VD),
     })
 }
 
 /// The phases of a run of `config`, in order.
-fn phases(config: &Config) -> &'static [&'static str] {
+fn phases(config: &Config) -> Vec<Phase> {
+    use Phase::*;
     let decoder_only = config.get("scope").is_ok_and(|s| s == "decoder");
     let staged = config.get("schedule").is_ok_and(|s| s == "staged");
-    match (decoder_only, staged) {
-        (true, _) => &[
-            "baseline",
-            "probe",
-            "decoder-load",
-            "decoder-run",
-            "release",
-        ],
-        (false, true) => &[
-            "baseline",
-            "probe",
-            "vision-load",
-            "vision-encode",
-            "vision-release",
-            "decoder-load",
-            "decoder-run",
-            "release",
-        ],
-        (false, false) => &[
-            "baseline",
-            "probe",
-            "vision-load",
-            "decoder-load",
-            "decoder-run",
-            "release",
-        ],
-    }
+    // Every phase in the order `Phase::ALL` gives, less those the schedule skips.
+    let skipped: &[Phase] = match (decoder_only, staged) {
+        (true, _) => &[VisionLoad, VisionEncode, VisionRelease],
+        (false, true) => &[],
+        (false, false) => &[VisionEncode, VisionRelease],
+    };
+    Phase::ALL
+        .into_iter()
+        .filter(|phase| !skipped.contains(phase))
+        .collect()
 }
 
 /// The floor of `phase` for a run of `config` on `manifest`; `None` for a phase the run's
@@ -226,8 +218,8 @@ pub fn phase_floor(
 pub fn floor(manifest: &Manifest, config: &Config) -> Result<BTreeMap<String, PhaseFloor>, String> {
     let mut floors = BTreeMap::new();
     for phase in phases(config) {
-        if let Some(floor) = phase_floor(manifest, config, phase)? {
-            floors.insert((*phase).to_owned(), floor);
+        if let Some(floor) = phase_floor(manifest, config, phase.as_str())? {
+            floors.insert(phase.as_str().to_owned(), floor);
         }
     }
     Ok(floors)

@@ -12,20 +12,21 @@
 
 use std::collections::BTreeMap;
 
+use ocr_bench_core::phase::Phase;
 use ocr_bench_core::record::{GpuBytes, MemorySample, WasmHeap};
 
 /// The phase a sample closes, and whether the vision worker is still alive at it; `None` for
 /// a label the page does not write.
-fn phase_of(label: &str) -> Option<(&'static str, bool)> {
+fn phase_of(label: &str) -> Option<(Phase, bool)> {
     Some(match label {
-        "baseline" => ("baseline", false),
-        "vision-session-ready" => ("vision-load", false),
-        "vision-worker-session-ready" => ("vision-load", true),
-        "all-vision-embeddings-ready" => ("vision-encode", true),
-        "vision-worker-terminated" => ("vision-release", true),
-        "decoder-session-ready" => ("decoder-load", false),
-        "released" => ("release", false),
-        _ if label.starts_with("after-case-") => ("decoder-run", false),
+        "baseline" => (Phase::Baseline, false),
+        "vision-session-ready" => (Phase::VisionLoad, false),
+        "vision-worker-session-ready" => (Phase::VisionLoad, true),
+        "all-vision-embeddings-ready" => (Phase::VisionEncode, true),
+        "vision-worker-terminated" => (Phase::VisionRelease, true),
+        "decoder-session-ready" => (Phase::DecoderLoad, false),
+        "released" => (Phase::Release, false),
+        _ if label.starts_with("after-case-") => (Phase::DecoderRun, false),
         _ => return None,
     })
 }
@@ -37,15 +38,15 @@ fn window_peak(gpu: &GpuBytes) -> u64 {
 }
 
 /// The decoder worker's bytes in a sample of `phase`, where they count.
-fn decoder_worker_bytes(sample: &MemorySample, phase: &str) -> Option<u64> {
+fn decoder_worker_bytes(sample: &MemorySample, phase: Phase) -> Option<u64> {
     let gpu = sample.decoder_worker.as_ref()?.gpu.as_ref()?;
     match phase {
-        "decoder-load" | "decoder-run" => Some(window_peak(gpu)),
+        Phase::DecoderLoad | Phase::DecoderRun => Some(window_peak(gpu)),
         // `released` holds the report the worker sent when it closed, after destroying its
         // device: its window peak is what it held going into release (in a Firefox smoke1
         // run, all 202 MiB it held after the last case, against a floor of 25 MiB). A report whose device still stands is an older answer, not the
         // close's: its bytes went with the terminated worker, and would repeat decoder-run's.
-        "release" if gpu.device_destroyed => Some(window_peak(gpu)),
+        Phase::Release if gpu.device_destroyed => Some(window_peak(gpu)),
         _ => None,
     }
 }
@@ -75,7 +76,7 @@ pub fn gpu_bytes_by_phase(samples: &[MemorySample]) -> BTreeMap<&'static str, u6
             continue;
         }
         let bytes = page.unwrap_or(0) + worker.unwrap_or(0) + decoder_worker.unwrap_or(0);
-        let peak = by_phase.entry(phase).or_insert(0);
+        let peak = by_phase.entry(phase.as_str()).or_insert(0);
         *peak = (*peak).max(bytes);
     }
     by_phase
@@ -114,7 +115,7 @@ pub fn wasm_bytes_by_phase(samples: &[MemorySample]) -> BTreeMap<&'static str, u
             continue;
         }
         let bytes = page.unwrap_or(0) + worker.unwrap_or(0) + decoder_worker.unwrap_or(0);
-        let peak = by_phase.entry(phase).or_insert(0);
+        let peak = by_phase.entry(phase.as_str()).or_insert(0);
         *peak = (*peak).max(bytes);
     }
     by_phase

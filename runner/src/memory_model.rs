@@ -1,0 +1,12 @@
+//! The pure models of a run's memory, beside the sampler that measures it (`memory`): the
+//! floor of each phase from the manifest (`floor`), and the GPU bytes and WebAssembly heaps
+//! of every realm per phase from the page's memory samples (`page_gpu`). They read files and
+//! records, never `/proc` or the driver.
+
+pub mod floor;
+pub mod page_gpu;
+
+/// The phase before the page's first mark: the browser starting and loading the page. It is the
+/// sampler's own, not an `ocr_bench_core::phase::Phase`: the page never marks it (the server
+/// refuses it as a mark), and a run's per-phase figures name it beside the page's phases.
+pub const STARTUP_PHASE: &str = "startup";
