@@ -6,6 +6,7 @@
 //! `www/report/charts.js`, the same code the served `www/report.html` runs.
 
 mod decomposition;
+mod finished_run;
 mod summary;
 #[cfg(test)]
 mod tests;

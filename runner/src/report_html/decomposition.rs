@@ -8,7 +8,7 @@ use ocr_bench_core::phase::Phase;
 use ocr_bench_core::record::PageSummary;
 use serde_json::Value;
 
-use super::summary::FinishedRun;
+use super::finished_run::FinishedRun;
 
 use crate::memory_model::page_gpu;
 

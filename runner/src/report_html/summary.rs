@@ -7,18 +7,11 @@ use std::fmt::Write;
 use ocr_bench_core::record::PageSummary;
 
 use super::decomposition::{self, Decomposition, PhaseShare};
+pub use super::finished_run::FinishedRun;
 use super::ResultsFile;
-use crate::memory::ProcessMemory;
 use crate::record::{Line, Record};
 
 pub(super) const MIB: f64 = 1024.0 * 1024.0;
-
-/// One finished run, as the summary needs it.
-#[derive(Debug, Clone)]
-pub struct FinishedRun<'a> {
-    pub summary: &'a PageSummary,
-    pub memory: Option<&'a ProcessMemory>,
-}
 
 /// The runs of one configuration: one browser and one query, in file order.
 #[derive(Debug, Clone)]
