@@ -2,6 +2,7 @@
 //! `plan` checks every combination over the common base query before any browser starts,
 //! and `table` sets the finished runs side by side against the seed's loop.
 
+pub mod combination;
 pub mod plan;
 pub mod table;
 
