@@ -1,5 +1,5 @@
 // Loads the benchmark. A module that fails to load (the core not built into
-// www/pkg, node_modules missing) never runs its own error handling, so the
+// pkg/, node_modules missing) never runs its own error handling, so the
 // failure is reported from here with the same hooks: the page, the server
 // and window.__benchmarkDone.
 import { createView } from "./view.js";
@@ -10,7 +10,7 @@ try {
 	await import("./main.js");
 } catch (error) {
 	const reported = serializeError(error);
-	reported.message = `The benchmark's modules could not load: ${reported.message}. Is the core built (scripts/build-wasm writes www/pkg/) and onnxruntime-web installed (npm ci)?`;
+	reported.message = `The benchmark's modules could not load: ${reported.message}. Is the core built (scripts/build-wasm writes pkg/) and onnxruntime-web installed (npm ci)?`;
 	createView().showError(reported, "setup");
 	await createReporter(`unloaded-${Date.now()}`).error("setup", reported);
 	window.__benchmarkResult = { error: reported, phase: "setup" };

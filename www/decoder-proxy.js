@@ -3,7 +3,7 @@
 // case's vision embeddings as a transferred Float32Array (staged: the array the
 // vision worker sent, copied only while a later repeat still needs it; resident:
 // read back from the page's vision output; scope=decoder: none, the worker
-// makes the zeros) and gets decode.js's result back, timed inside the worker.
+// makes the zeros) and gets browser/decoding/decode.js's result back, timed inside the worker.
 import { startDecoderWorker } from "./worker-client.js";
 
 /** A typed array that owns its whole buffer, so that it can be transferred. */
@@ -24,37 +24,21 @@ async function embeddingsArray(tensor, reused) {
 }
 
 /**
- * Starts the worker and creates its decoder. run: { config, capability,
- * decoderEntry, tokens: { bos, eos }, vocabulary (vocab.json's characters),
- * forcedToken }. The proxy's ready is the worker's init answer: { createMs,
- * session, step (capture=on: { createMs, session } of the captured steps'
- * session), spec, adapter, memory }.
+ * Starts the worker and creates its decoder run (browser/decoding/decoder-run.js).
+ * run: { config (the core's parsed config, sent as it is), capability,
+ * decoderEntry, tokens: { bos, eos }, vocabulary (vocab.json's characters) }.
+ * The proxy's ready is the worker's init answer: { createMs, session, step
+ * (capture=on: { createMs, session } of the captured steps' session, else
+ * null), spec, adapter, memory }.
  */
-export async function startDecoderProxy({ config, capability, decoderEntry, tokens, vocabulary, forcedToken }) {
+export async function startDecoderProxy({ config, capability, decoderEntry, tokens, vocabulary }) {
 	const worker = await startDecoderWorker();
 	try {
-		const ready = await worker.call("init", {
-			decoder: config.decoder,
-			entry: { model: decoderEntry.model, requires: decoderEntry.requires, fixedKv: decoderEntry.fixedKv },
-			loader: config.loader,
-			memory: config.memory,
-			poll: config.poll,
-			kickMs: config.kickMs,
-			profile: config.profile,
-			choose: config.choose,
-			sync: config.sync ?? 1,
-			capture: config.capture ?? "off",
-			capability,
-			maxTokens: config.maxTokens,
-			tokens: { bos: tokens.bos, eos: tokens.eos },
-			vocabulary,
-			decoderOnly: config.scope === "decoder",
-			forcedToken,
-		});
+		const ready = await worker.call("init", { config, capability, entry: decoderEntry, tokens: { bos: tokens.bos, eos: tokens.eos }, vocabulary });
 		return {
 			ready,
 			/**
-			 * diverge: a test-only divergence fault's kind for this case (www/divergence.js), or null.
+			 * diverge: a test-only divergence fault's kind for this case (browser/decoding/divergence.js), or null.
 			 * Returns { decoded (decode.js's result), logits (keepLogits: one array per step, else null), memory }.
 			 */
 			async decode(visionEmbeds, { maxTokens, reused = false, keepLogits = false, diverge = null }) {

@@ -24,14 +24,14 @@ export const KINDS = {
 	// The vision worker destroys its own GPUDevice in its encode handler.
 	"worker-device-lost": ["encode"],
 	// The case's WebGPU decode (choose=cpu, in the page or the decoder worker)
-	// made to leave the WASM reference (www/divergence.js): one logit, the chosen
+	// made to leave the WASM reference (browser/decoding/divergence.js): one logit, the chosen
 	// token, or one KV slot. verify=wasm must then fail the run.
 	"diverge-logit": ["decode"],
 	"diverge-token": ["decode"],
 	"diverge-kv": ["decode"],
 };
 
-/** The kinds that perturb the decode (www/divergence.js). */
+/** The kinds that perturb the decode (browser/decoding/divergence.js). */
 const isDivergence = (kind) => kind.startsWith("diverge-");
 
 const allowed = () => Object.entries(KINDS).map(([kind, points]) => `${kind}@${points.join("|")}`).join(", ");

@@ -1,23 +1,22 @@
 // The benchmark flow of the seed page, phase by phase: baseline, the
 // schedule's loading phases (schedules.js), decoder-run, release. The core
-// (www/pkg) parses the query, preprocesses, chooses tokens, scores and
-// summarises; this file only sequences, times and reports.
-import init, * as core from "./pkg/ocr_bench_core.js";
+// (pkg/) parses the query, preprocesses, chooses tokens, scores and
+// summarises; the decoder run is set up by browser/decoding/decoder-run.js in
+// either realm; this file only sequences, times and reports, one named step
+// per part of run().
+import init, * as core from "../pkg/ocr_bench_core.js";
 import { ORT_VERSION } from "../browser/ort.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { deviceLostMessage, explained, explainDeviceLoss, explainOrtError, serializeError } from "../browser/errors.js";
 import { createSession } from "../browser/sessions.js";
-import { checkDecoder, checkVision } from "../browser/contract.js";
+import { checkVision } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { wasmHeaps } from "../browser/wasm-memory.js";
+import { createDecoderRun, createTokenChoice } from "../browser/decoding/decoder-run.js";
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
 import { loadPixels } from "./images.js";
-import { createDecoder } from "./decode.js";
-import { createGpuDecoder } from "./decode-gpu.js";
-import { createCapturedSteps } from "./decode-capture.js";
-import { decoderOutputLocations } from "./decoder-tensors.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
@@ -30,13 +29,9 @@ import { gpuMemorySummary } from "./memory-summary.js";
 import { createView } from "./view.js";
 import { armFaults } from "./fault-injection.js";
 
-// Decoder-only scope: the seed forces this non-EOS id (the vocabulary's first
-// character) so every run walks the complete cache path.
-const FORCED_TOKEN = 4;
-
 const view = createView();
-// decoderWorker: realm=worker's proxy (www/decoder-proxy.js), which holds the decoder instead of `decoder`.
-const owned = { worker: null, decoderWorker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null, gpuMemory: null };
+// decoderRun: realm=page's decoder run (browser/decoding/decoder-run.js); decoderWorker: realm=worker's proxy (www/decoder-proxy.js) instead.
+const owned = { worker: null, decoderWorker: null, vision: null, decoderRun: null, device: null, waiter: null, gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -56,15 +51,14 @@ async function releaseAll() {
 	owned.worker?.terminate();
 	owned.decoderWorker?.terminate();
 	await owned.vision?.release();
-	await owned.decoder?.release();
-	await owned.decoderStep?.release();
+	await owned.decoderRun?.release();
 	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, decoder: null, decoderStep: null, device: null, waiter: null });
+	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, decoderRun: null, device: null, waiter: null });
 }
 
-async function run() {
-	const wallStarted = performance.now();
+/** The core's config from the query (faults armed first), shown, and the run's id and reporter. */
+async function readConfig() {
 	await init();
 	const armed = await armFaults(location.search, view.log);
 	faults = armed.faults;
@@ -73,8 +67,12 @@ async function run() {
 	view.showConfig(config);
 	runId = `tier-${config.tier}-${config.memory}-${config.loader}-${config.schedule}-${config.decoder}-${config.scope}-${Date.now()}`;
 	reporter = createReporter(runId);
-	const decoderOnly = config.scope === "decoder";
+	return config;
+}
 
+/** The manifest, its entries for this config, the vocabulary, the cases and the plan, checked. */
+async function loadInputs(config) {
+	const decoderOnly = config.scope === "decoder";
 	const manifest = await loadManifest(config.manifest);
 	const capability = manifest.capability;
 	if (capability.imageSize !== 224) throw new Error(`The manifest's capability.imageSize is ${capability.imageSize}; the core preprocesses to the contract's 224.`);
@@ -84,8 +82,11 @@ async function run() {
 	const vocabularyCharacters = await loadVocabulary(manifest);
 	const vocabulary = new core.Vocabulary(vocabularyCharacters);
 	const testCases = decoderOnly ? [{ id: "synthetic", expected: "", imageUrl: null }] : await loadCases(config.cases);
-	const plan = buildPlan(testCases, config);
+	return { decoderOnly, manifest, capability, visionEntry, decoderEntry, vocabularyCharacters, vocabulary, plan: buildPlan(testCases, config) };
+}
 
+/** The adapter, checked against the models' requirements, and the environment the record starts with. */
+async function startRecord(config, { visionEntry, decoderEntry }) {
 	const adapter = await requestGpuAdapter();
 	const adapterInfo = describeAdapter(adapter);
 	// Refuse before loading anything: an fp16 graph on an adapter without
@@ -94,24 +95,46 @@ async function run() {
 	checkRequirements(adapter, "decoder", config.decoder, decoderEntry.requires);
 	const environment = { userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION, crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency };
 	await reporter.start({ config, userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION });
+	return { adapter, environment };
+}
 
-	// Each sample: the page's GPU bytes (its device, once made) with the peak since
-	// the last sample, the realm's WASM heaps, and each worker's last report.
-	let workerMemory = null;
-	let decoderWorkerMemory = null;
+/**
+ * The memory sampler. Each sample: the page's GPU bytes (its device, once made)
+ * with the peak since the last sample, the realm's WASM heaps, and each
+ * worker's last report, which `workers` holds ({ vision, decoder }).
+ */
+function startMemory() {
+	const workers = { vision: null, decoder: null };
 	const memory = createMemorySampler(view.log, () => ({
 		gpu: owned.gpuMemory ? { ...owned.gpuMemory.snapshot(), windowPeakBytes: owned.gpuMemory.takePeak() } : null,
 		wasmHeaps: wasmHeaps(),
-		...(workerMemory ? { worker: workerMemory } : {}),
-		...(decoderWorkerMemory ? { decoderWorker: decoderWorkerMemory } : {}),
+		...(workers.vision ? { worker: workers.vision } : {}),
+		...(workers.decoder ? { decoderWorker: workers.decoder } : {}),
 	}));
-	const sessionMs = {};
-	const placement = {};
-	// Every session this realm creates, as browser/sessions.js records it.
-	const sessions = [];
-	let decoderSpec = null;
-	// The page's device and its waiter, made at first use (the staged schedule
-	// loads the decoder only after the vision worker ended).
+	return { memory, workers };
+}
+
+/** The baseline sample, then the harness's own rounds in a phase of their own (www/probe.js). */
+async function baselineAndProbe(config, memory) {
+	await enter("baseline");
+	await memory.sample("baseline");
+	await enter("probe");
+	const completionFloors = await probeCompletionFloors(config);
+	for (const [realm, floor] of Object.entries(completionFloors)) {
+		if (floor) view.log(`COMPLETION_FLOOR ${realm} ${JSON.stringify({ probeMs: floor.probeMs, emptyQueueMs: core.latencyStats(Float64Array.from(floor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(floor.dispatchReadbackMs)) })}`);
+	}
+	return completionFloors;
+}
+
+/**
+ * What the schedule (schedules.js) needs of the page: the phases, the memory,
+ * the page's device made at first use (the staged schedule loads the decoder
+ * only after the vision worker ended), and the loading of each session. The
+ * decoder's loading fills `decoding` ({ spec, decode, profile }) in the realm
+ * the config names. `records` gathers sessionMs, the sessions and the placement.
+ */
+function scheduleHooks({ config, inputs, adapter, environment, memory, workers, records, decoding }) {
+	const { capability, visionEntry, decoderEntry, manifest } = inputs;
 	const ensureDevice = async () => {
 		if (!owned.device) {
 			const device = await createDevice(adapter);
@@ -123,26 +146,26 @@ async function run() {
 		}
 		return owned.device;
 	};
-	await enter("baseline");
-	await memory.sample("baseline");
-	// The harness's own rounds, in a phase of their own (www/probe.js).
-	await enter("probe");
-	const completionFloors = await probeCompletionFloors(config);
-	for (const [realm, floor] of Object.entries(completionFloors)) {
-		if (floor) view.log(`COMPLETION_FLOOR ${realm} ${JSON.stringify({ probeMs: floor.probeMs, emptyQueueMs: core.latencyStats(Float64Array.from(floor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(floor.dispatchReadbackMs)) })}`);
-	}
-
-	let decode = null;
-	let profileDecoder = null;
-	const shared = {
-		config, capability, visionEntry, owned, memory, environment, sessionMs, view, enter,
+	/** The decoder's sessions and spec as either realm's run reports them when ready. */
+	const noteDecoderReady = (ready) => {
+		records.sessions.push(ready.session);
+		records.sessionMs.decoder = ready.createMs;
+		if (ready.step) {
+			records.sessions.push(ready.step.session);
+			records.sessionMs.decoderStep = ready.step.createMs;
+		}
+		decoding.spec = ready.spec;
+	};
+	const decoderInputs = { config, capability, tokens: manifest.tokens };
+	return {
+		config, capability, visionEntry, owned, memory, environment, sessionMs: records.sessionMs, view, enter,
 		/** The vision worker's GPU bytes and heaps, as it last reported them. */
 		noteWorkerMemory: (report) => {
-			workerMemory = report;
+			workers.vision = report;
 		},
 		/** A session another realm created (the vision worker's), as browser/sessions.js records it. */
 		noteSession: (record) => {
-			sessions.push(record);
+			records.sessions.push(record);
 		},
 		waiter: () => owned.waiter,
 		loadPixels: (testCase) => loadPixels(testCase, config.cases),
@@ -150,87 +173,49 @@ async function run() {
 		async loadVision() {
 			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision" });
 			owned.vision = created.session;
-			sessions.push(created.record);
-			sessionMs.vision = created.createMs;
-			placement.vision = created.placementLines;
+			records.sessions.push(created.record);
+			records.sessionMs.vision = created.createMs;
+			records.placement.vision = created.placementLines;
 			checkVision(owned.vision, capability);
 			await memory.sample("vision-session-ready");
 		},
 		async loadDecoder() {
 			if (config.realm === "worker") {
 				// The decoder, its loop and the choice in a worker of their own; the page keeps a proxy.
-				owned.decoderWorker = await startDecoderProxy({ config, capability, decoderEntry, tokens: manifest.tokens, vocabulary: vocabularyCharacters, forcedToken: FORCED_TOKEN });
+				owned.decoderWorker = await startDecoderProxy({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabularyCharacters });
 				const { ready } = owned.decoderWorker;
-				sessions.push(ready.session);
-				sessionMs.decoder = ready.createMs;
-				if (ready.step) {
-					sessions.push(ready.step.session);
-					sessionMs.decoderStep = ready.step.createMs;
-				}
+				noteDecoderReady(ready);
 				environment.decoderWorkerAdapter = ready.adapter;
-				decoderWorkerMemory = ready.memory;
-				decoderSpec = ready.spec;
-				decode = async (visionEmbeds, options) => {
+				workers.decoder = ready.memory;
+				decoding.decode = async (visionEmbeds, options) => {
 					const answer = await owned.decoderWorker.decode(visionEmbeds, options);
-					decoderWorkerMemory = answer.memory;
+					workers.decoder = answer.memory;
 					return { ...answer.decoded, logits: answer.logits };
 				};
-				profileDecoder = () => owned.decoderWorker.profile();
-				await memory.sample("decoder-session-ready");
-				return;
-			}
-			const outputs = decoderOutputLocations(capability.layers);
-			const created = await createSession({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: outputs, what: `decoder "${config.decoder}"`, profile: config.profile, role: "decoder", graph: "decoder" });
-			owned.decoder = created.session;
-			sessions.push(created.record);
-			sessionMs.decoder = created.createMs;
-			placement.decoder = created.placementLines;
-			const shape = checkDecoder(owned.decoder, capability, decoderEntry, config.maxTokens);
-			decoderSpec = { ...shape, fixedKv: decoderEntry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: manifest.tokens.bos, eos: manifest.tokens.eos };
-			// choose=gpu: the choice as a shader on the logits' buffer, `sync` steps per readback.
-			if (config.choose === "gpu") {
-				const chooser = decoderOnly ? null : await core.GpuTokenChooser.create(owned.device, vocabulary, { bos: manifest.tokens.bos });
-				let createRunner;
-				if (config.capture === "on") {
-					// capture=on: the steps on a second session of the same file that records and replays them (decode-capture.js).
-					const step = await createCapturedSteps({ model: decoderEntry.model, loader: config.loader, memory: config.memory, device: owned.device, outputs, name: config.decoder, profile: config.profile });
-					owned.decoderStep = step.session;
-					sessions.push(step.record);
-					sessionMs.decoderStep = step.createMs;
-					createRunner = step.createRunner;
-				}
-				decode = createGpuDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device, chooser, forcedToken: FORCED_TOKEN, sync: config.sync ?? 1, createRunner });
+				decoding.profile = () => owned.decoderWorker.profile();
 			} else {
-				decode = createDecoder(owned.decoder, decoderSpec, owned.waiter, { device: owned.device });
+				owned.decoderRun = await createDecoderRun({ ...decoderInputs, entry: decoderEntry, vocabulary: inputs.vocabulary, device: await ensureDevice(), waiter: owned.waiter });
+				noteDecoderReady(owned.decoderRun.ready);
+				decoding.decode = owned.decoderRun.decode;
+				decoding.profile = owned.decoderRun.profile;
 			}
-			profileDecoder = () => endProfile(owned.decoder, placement.decoder);
 			await memory.sample("decoder-session-ready");
 		},
-		profileVision: config.profile === "ops" ? () => endProfile(owned.vision, placement.vision) : null,
+		profileVision: config.profile === "ops" ? () => endProfile(owned.vision, records.placement.vision) : null,
 	};
-	const schedule = createSchedule(shared);
-	await schedule.load(plan);
+}
 
-	// The seed's token choice, with the core's defaults: a 1.2 penalty on every
-	// id already in the sequence (BOS included), a content character repeated
-	// 12 times in a row blocked.
-	const chooser = new core.TokenChooser(vocabulary, { bos: manifest.tokens.bos });
-	const next = decoderOnly ? () => FORCED_TOKEN : (logits) => {
-		const token = chooser.choose(logits);
-		chooser.push(token);
-		return token;
-	};
-	// verify=wasm keeps each timed step's logits for verify.js: a reference to
-	// the array the step read back, no copy inside the timed loop.
+/**
+ * The decoder-run phase: every item of the plan decoded, scored by the core and
+ * reported. verify=wasm keeps each timed case's logits for verify.js. Returns
+ * { results, warmupResults, verifyRuns, profile }.
+ */
+async function decodeCases({ config, inputs, schedule, decoding, memory }) {
+	const { plan, vocabulary, decoderOnly } = inputs;
 	const verifying = config.verify === "wasm";
-	const verifyRuns = [];
-	let stepLogits = null;
-	const recordingNext = (logits, step) => {
-		stepLogits?.push(logits);
-		return next(logits, step);
-	};
 	const results = [];
 	const warmupResults = [];
+	const verifyRuns = [];
 	let profile = null;
 	await enter("decoder-run");
 	for (const [index, item] of plan.entries()) {
@@ -238,12 +223,11 @@ async function run() {
 		view.progress(index, plan.length, `${item.warmup ? "warming up on" : "decoding"} ${testCase.id}`);
 		await faults.at("case", index + 1, { device: owned.device });
 		const { visionEmbeds, vision, reused } = await schedule.embeds(item, index);
-		// A fresh sequence holds only BOS (penalised like any seen id).
-		chooser.reset();
-		stepLogits = verifying && !item.warmup ? [] : null;
-		// realm=worker chooses in the worker (next unused there) and sends the kept logits back.
-		const decoded = await decode(visionEmbeds, { next: faults.duringDecode(index + 1, recordingNext, () => owned.device), maxTokens: config.maxTokens, reused, keepLogits: stepLogits !== null, diverge: faults.divergence(index + 1) });
-		if (stepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits: decoded.logits ?? stepLogits });
+		const keepLogits = verifying && !item.warmup;
+		// realm=worker chooses in the worker (the fault hook is the page realm's) and sends the kept logits back.
+		const wrapNext = (next) => faults.duringDecode(index + 1, next, () => owned.device);
+		const { logits, ...decoded } = await decoding.decode(visionEmbeds, { maxTokens: config.maxTokens, reused, keepLogits, diverge: faults.divergence(index + 1), wrapNext });
+		if (keepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits });
 		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).
 		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
@@ -261,30 +245,42 @@ async function run() {
 		// profile of a whole set is hundreds of thousands of events (on the H200 a
 		// hayai13 run with 3 repeats did not finish printing it within 150 s), and
 		// the later cases then run unprofiled.
-		if (config.profile === "ops" && !profile) profile = { ...(await schedule.profiles()), decoder: await profileDecoder() };
+		if (config.profile === "ops" && !profile) profile = { ...(await schedule.profiles()), decoder: await decoding.profile() };
 		await memory.sample(item.repeat === 0 ? `after-case-${testCase.id}` : `after-case-${testCase.id}-repeat-${item.repeat}`);
 	}
 	view.progress(plan.length, plan.length, "cases done");
+	return { results, warmupResults, verifyRuns, profile };
+}
 
+/** The release phase: the decoder worker first (its last report says what it left), then the page's sessions and device. */
+async function releasePhase({ memory, workers }) {
 	await enter("release");
-	// The decoder worker lets go of its session and device first, so its last report says what that left.
-	if (owned.decoderWorker) decoderWorkerMemory = await owned.decoderWorker.close();
+	if (owned.decoderWorker) workers.decoder = await owned.decoderWorker.close();
 	await releaseAll();
 	await sleep(250);
 	await memory.sample("released");
-	let verification = null;
-	if (verifying) {
-		view.progress(0, verifyRuns.length, "verifying on WASM (CPU)");
-		const makeNext = () => {
-			chooser.reset();
-			return next;
-		};
-		verification = await verifyOnWasm({ config, capability, visionEntry, decoderEntry, spec: decoderSpec, runs: verifyRuns, loadPixels: shared.loadPixels, makeNext, sessions, log: view.log });
+}
+
+/** verify=wasm: each kept case decoded again on WASM (verify.js) with the same choice on the CPU. */
+async function verifyCases({ config, inputs, decoding, verifyRuns, records, loadCasePixels }) {
+	view.progress(0, verifyRuns.length, "verifying on WASM (CPU)");
+	const choice = createTokenChoice({ decoderOnly: inputs.decoderOnly, vocabulary: inputs.vocabulary, tokens: inputs.manifest.tokens });
+	const makeNext = () => {
+		choice.reset();
+		return choice.next;
+	};
+	try {
+		return await verifyOnWasm({ config, capability: inputs.capability, visionEntry: inputs.visionEntry, decoderEntry: inputs.decoderEntry, spec: decoding.spec, runs: verifyRuns, loadPixels: loadCasePixels, makeNext, sessions: records.sessions, log: view.log });
+	} finally {
+		choice.free();
 		verifyRuns.length = 0;
 	}
+}
 
-	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workerMemory, decoderWorkerMemory);
-	const summary = buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples: memory.samples, environment, sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, gpuMemory, sessions, verification, core });
+/** The summary built by the core, posted, left for the runner and shown. */
+async function finish(summaryInput, { memory, workers }) {
+	const gpuMemory = gpuMemorySummary(memory.samples, owned.gpuMemory?.snapshot() ?? null, workers.vision, workers.decoder);
+	const summary = buildSummary({ ...summaryInput, runId, memorySamples: memory.samples, gpuMemory, core });
 	summary.processMemory = await reporter.result(summary);
 	window.__benchmarkResult = summary;
 	window.__benchmarkDone = true;
@@ -297,6 +293,28 @@ async function run() {
 		if (!summary.verification.passed) status.className = "failed";
 	}
 	console.log(`SUITE_RESULT ${JSON.stringify(summary)}`);
+}
+
+async function run() {
+	const wallStarted = performance.now();
+	const config = await readConfig();
+	const inputs = await loadInputs(config);
+	const { adapter, environment } = await startRecord(config, inputs);
+	const { memory, workers } = startMemory();
+	// Every session this realm creates, as browser/sessions.js records it, with their creation times and placement.
+	const records = { sessionMs: {}, placement: {}, sessions: [] };
+	const completionFloors = await baselineAndProbe(config, memory);
+
+	const decoding = { spec: null, decode: null, profile: null };
+	const hooks = scheduleHooks({ config, inputs, adapter, environment, memory, workers, records, decoding });
+	const schedule = createSchedule(hooks);
+	await schedule.load(inputs.plan);
+	const { results, warmupResults, verifyRuns, profile } = await decodeCases({ config, inputs, schedule, decoding, memory });
+	await releasePhase({ memory, workers });
+	const verification = config.verify === "wasm" ? await verifyCases({ config, inputs, decoding, verifyRuns, records, loadCasePixels: hooks.loadPixels }) : null;
+
+	const { manifest, visionEntry, decoderEntry } = inputs;
+	await finish({ config, manifest, visionEntry, decoderEntry, results, warmupResults, environment, sessionMs: records.sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, sessions: records.sessions, verification }, { memory, workers });
 }
 
 async function fail(thrown) {

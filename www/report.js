@@ -1,7 +1,7 @@
 // Shows the runs of a results JSONL (what `ocr-bench serve|run|sweep`
 // appends, one record per line) side by side: one column per run, finished
 // or failed. ?file= names the file (served from the repository root). The
-// configuration rows are the core's parameters (www/pkg), in its order.
+// configuration rows are the core's parameters (pkg/), in its order.
 // Each fact is read from the one record that holds it (runner/README.md,
 // "Results file"): the run id at a record's top (a result's in its summary),
 // the configuration in the summary (the start record's for a failed run),
@@ -102,11 +102,11 @@ function render(runs, parameterNames) {
 /** The parameter names from the core; a core that cannot load is reported, not hidden. */
 async function loadParameterNames() {
 	try {
-		const core = await import("./pkg/ocr_bench_core.js");
+		const core = await import("../pkg/ocr_bench_core.js");
 		await core.default();
 		return core.parameters().map((parameter) => parameter.name);
 	} catch (error) {
-		throw new Error(`the core could not load (scripts/build-wasm writes www/pkg/): ${error.message}`);
+		throw new Error(`the core could not load (scripts/build-wasm writes pkg/): ${error.message}`);
 	}
 }
 

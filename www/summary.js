@@ -1,7 +1,7 @@
 // The summary that /benchmark-result receives and window.__benchmarkResult
 // holds: the seed's field names unchanged, additions after them
 // (docs/architecture.md, "Summary"). Its types are the core's
-// (crate/src/record.rs, TypeScript in www/pkg/ocr_bench_core.d.ts); the core
+// (crate/src/record.rs, TypeScript in pkg/ocr_bench_core.d.ts); the core
 // scores the cases and computes every statistic, this file only gathers.
 
 /** What each time means; shown on the page and kept in the record. */

@@ -1,4 +1,4 @@
-// Times the core (www/pkg) against the seed's own functions in one page,
+// Times the core (pkg/) against the seed's own functions in one page,
 // interleaved, and posts the figures to /benchmark-result:
 //   choose      TokenChooser.choose vs the seed's chooseToken over 14630
 //               logits, after BOS + the 30-token text of a real evaluation case.
@@ -17,7 +17,7 @@
 //               any path that decodes in the browser and keeps the tensor.
 // The SHA-256 of each tensor lets runs in different browsers be compared:
 // the core's must be bit-identical everywhere.
-import init, * as core from "../../www/pkg/ocr_bench_core.js";
+import init, * as core from "../../pkg/ocr_bench_core.js";
 import { createSeedPreprocess, createSeedTokenChoice } from "../../tests/parity/seed-reference.mjs";
 import { browserDecode, formerImageTensor, pageJpeg, pagePngs, seedImageTensor, sha256 } from "./image-paths.mjs";
 import { compare, compareAsync } from "./measure.mjs";

@@ -249,11 +249,11 @@ def zero_cache(slots: int) -> dict[str, np.ndarray]:
 
 
 CORE_RUNNER = Path(__file__).resolve().parents[2] / "tests" / "python-core" / "run-core.mjs"
-CORE_PKG = Path(__file__).resolve().parents[2] / "www" / "pkg" / "ocr_bench_core_bg.wasm"
+CORE_PKG = Path(__file__).resolve().parents[2] / "pkg" / "ocr_bench_core_bg.wasm"
 
 
 def run_core(tmp_path: Path, request: dict, logits: np.ndarray | None = None) -> dict:
-    """The page's wasm core (www/pkg, in Node) on `request` (tests/python-core/run-core.mjs says
+    """The page's wasm core (pkg/, in Node) on `request` (tests/python-core/run-core.mjs says
     what it takes and gives back); `logits` is a [cases, vocabulary] array for request["choose"]."""
     node = shutil.which("node")
     if node is None:

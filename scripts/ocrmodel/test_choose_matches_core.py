@@ -1,5 +1,5 @@
 """decode.choose_token (the token choice of compare_onnx.py and evaluate.py) gives the page's
-answer: the wasm core's TokenChooser (www/pkg, run in Node) on the same generated decoding
+answer: the wasm core's TokenChooser (pkg/, run in Node) on the same generated decoding
 states, at the real vocabulary size, must choose the same id or fail the same way.
 
 The states are generated here with a fixed seed: tokens decoded so far (special, content and

@@ -8,7 +8,7 @@ of Pillow with a few values off. Both sides are compared as bytes: every float o
 up in the per-channel normalisation table ((v/255 - mean)/std in doubles, stored as float32, as
 the core builds it), which also asserts that each float is one of the table's 256 values.
 
-scripts/test builds www/pkg (scripts/build-wasm, stage "build") before its "python tests"
+scripts/test builds pkg/ (scripts/build-wasm, stage "build") before its "python tests"
 stage, so there the core is always present; the test skips only when Node or the wasm build is
 missing (a bare `pytest` run on a machine without them).
 """
@@ -28,7 +28,7 @@ from ocrmodel.resize import resize_for_model
 
 ROOT = Path(__file__).resolve().parents[2]
 LOAD_CORE = ROOT / "tests" / "parity" / "load-core.mjs"
-WASM = ROOT / "www" / "pkg" / "ocr_bench_core_bg.wasm"
+WASM = ROOT / "pkg" / "ocr_bench_core_bg.wasm"
 
 MAX_LEVELS = 2  # largest |core - Pillow| allowed for any value
 MAX_DIFFERING_SHARE = 0.02  # share of values allowed to differ at all

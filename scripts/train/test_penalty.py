@@ -4,7 +4,7 @@ the greedy choice agree on which id wins.
 
 The penalty runs here on NumPy arrays, the code training runs on torch tensors (penalty.py says
 which line differs); its winner at every position of teacher-forced strings with repeats must be
-the id the page's wasm core (www/pkg, in Node) and decode.choose_token choose after the same ids.
+the id the page's wasm core (pkg/, in Node) and decode.choose_token choose after the same ids.
 No id runs 12 times, so the core's run block, which training does not model, never applies.
 Where torch is installed (the training machine), the torch path must give the NumPy path's
 values too.

@@ -1,5 +1,5 @@
 """scoring.py (the scoring of compare_onnx.py and evaluate.py) gives the page's answers: the wasm
-core (www/pkg, run in Node) normalises, measures distances and summarises the same generated
+core (pkg/, run in Node) normalises, measures distances and summarises the same generated
 texts, and every answer must be identical.
 
 The texts mix every character JS `\\s` removes, the whitespace only Python's `\\s` knows

@@ -6,7 +6,7 @@
 // /benchmark-result, or the first difference to /benchmark-error.
 //
 // Query: sequences (default 96) and steps (default 128) per sequence; seed (default 1).
-import init, * as core from "../../www/pkg/ocr_bench_core.js";
+import init, * as core from "../../pkg/ocr_bench_core.js";
 import { createDevice, describeAdapter, requestGpuAdapter } from "../../browser/gpu.js";
 import { createLogitMaker, createRandom } from "./logits.mjs";
 import { standalonePage } from "../standalone-page.mjs";

@@ -7,7 +7,7 @@
 // the made PNGs must be decoded in WASM, the JPEG and the transparent PNG by the
 // browser. Broken files must come out as they did (the same message, or the same tensor). Posts the counts
 // to /benchmark-result, the first difference to /benchmark-error.
-import init, * as core from "../../www/pkg/ocr_bench_core.js";
+import init, * as core from "../../pkg/ocr_bench_core.js";
 import { loadCases } from "../../www/manifest.js";
 import { formerImageTensor, pageJpeg, pagePngs, sha256, transparentPng } from "../../bench/core/image-paths.mjs";
 import { standalonePage } from "../standalone-page.mjs";

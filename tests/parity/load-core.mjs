@@ -1,10 +1,10 @@
-// Loads the wasm build of the core (www/pkg, made by scripts/build-wasm) and
+// Loads the wasm build of the core (pkg/, made by scripts/build-wasm) and
 // the vocabulary into Node, the same files the page uses.
 import { existsSync, readFileSync } from "node:fs";
 
 const root = new URL("../../", import.meta.url);
-const glue = new URL("www/pkg/ocr_bench_core.js", root);
-const binary = new URL("www/pkg/ocr_bench_core_bg.wasm", root);
+const glue = new URL("pkg/ocr_bench_core.js", root);
+const binary = new URL("pkg/ocr_bench_core_bg.wasm", root);
 
 export const loadCore = async () => {
 	for (const file of [glue, binary]) {

@@ -1,4 +1,4 @@
-// Runs the page's wasm core (www/pkg) on inputs that a Python test generated, so the test can
+// Runs the page's wasm core (pkg/) on inputs that a Python test generated, so the test can
 // require the Python evaluation code to give the same answers.
 //
 //   node tests/python-core/run-core.mjs REQUEST.json [LOGITS.f32]

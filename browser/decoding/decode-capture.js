@@ -25,8 +25,8 @@
 //   buffer), so after each step copyBufferToBuffer moves present -> past in
 //   the same queue.
 // A step's submit time therefore includes queueing those copies.
-import { ort } from "../browser/ort.js";
-import { createSession } from "../browser/sessions.js";
+import { ort } from "../ort.js";
+import { createSession } from "../sessions.js";
 import { decoderTensors } from "./decoder-tensors.js";
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;

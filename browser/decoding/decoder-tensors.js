@@ -2,7 +2,7 @@
 // shared by both decode loops (decode.js, decode-gpu.js): the present names,
 // the CPU tensors each loop feeds, the empty cache of the prefill, and the
 // disposal of a run's outputs.
-import { ort } from "../browser/ort.js";
+import { ort } from "../ort.js";
 
 /**
  * Where a decoder session keeps its outputs, in either realm: every one on the

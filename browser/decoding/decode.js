@@ -10,7 +10,7 @@
 // step's kernels), syncMs (until the logits are readable on the CPU: the GPU's
 // work plus the browser's completion wait) and chooseMs (the core's token
 // choice). Without the split the first two are one await, as in the seed.
-import { ort } from "../browser/ort.js";
+import { ort } from "../ort.js";
 import { decoderTensors } from "./decoder-tensors.js";
 import { createDivergence } from "./divergence.js";
 

@@ -13,7 +13,7 @@
 // of its batch and 0 on the others, so a step's submit + sync + choose still add
 // up to the decode time. The prefill's id is read back on its own
 // (prefillSyncMs), so the first token is known as early as with the CPU loop.
-import { ort } from "../browser/ort.js";
+import { ort } from "../ort.js";
 import { decoderTensors } from "./decoder-tensors.js";
 
 /**
