@@ -1,0 +1,127 @@
+// One decoder run, set up the same way in every realm that decodes: the page
+// (realm=page, www/main.js) and the decoder worker (realm=worker,
+// worker/decoder-worker.js). From the core's parsed config it creates the
+// decoder session (and capture=on's step session), checks it against the model
+// contract, and picks the loop (decode.js, or decode-gpu.js with choose=gpu)
+// and the token choice (the core's TokenChooser or GpuTokenChooser), so the two
+// realms decode and time alike. The caller owns the device and its waiter.
+import { GpuTokenChooser, TokenChooser } from "../../pkg/ocr_bench_core.js";
+import { createSession } from "../sessions.js";
+import { checkDecoder } from "../contract.js";
+import { endProfile } from "../ort-profile.js";
+import { createDecoder } from "./decode.js";
+import { createGpuDecoder } from "./decode-gpu.js";
+import { createCapturedSteps } from "./decode-capture.js";
+import { decoderOutputLocations } from "./decoder-tensors.js";
+import { withCoreDefaults } from "./core-defaults.js";
+
+// Decoder-only scope: the seed forces this non-EOS id (the vocabulary's first
+// character) so every run walks the complete cache path.
+export const FORCED_TOKEN = 4;
+
+/**
+ * The choice on logits read on the CPU: the seed's, with the core's defaults (a
+ * 1.2 penalty on every id already in the sequence, BOS included; a content
+ * character repeated 12 times in a row blocked), or FORCED_TOKEN every step
+ * with scope=decoder. Returns { next(logits), reset() (a fresh sequence: only
+ * BOS), free() }.
+ */
+export function createTokenChoice({ decoderOnly, vocabulary, tokens }) {
+	if (decoderOnly) return { next: () => FORCED_TOKEN, reset: () => {}, free: () => {} };
+	const chooser = new TokenChooser(vocabulary, { bos: tokens.bos });
+	return {
+		next: (logits) => {
+			const token = chooser.choose(logits);
+			chooser.push(token);
+			return token;
+		},
+		reset: () => chooser.reset(),
+		free: () => chooser.free(),
+	};
+}
+
+/**
+ * config: the core's parsed config (core.parseConfig, structured-cloned into a
+ * worker as it is); capability: the manifest's; entry: the decoder's manifest
+ * entry (www/manifest.js modelEntry: name, requires, fixedKv, model); tokens:
+ * { bos, eos }; vocabulary: a core Vocabulary; device, waiter: the realm's
+ * GPUDevice and its waiter (browser/gpu-wait.js).
+ *
+ * Returns { ready: { createMs, session (browser/sessions.js's record), step
+ * (capture=on: { createMs, session } of the captured steps' session, else
+ * null), spec }, decode, profile, release }.
+ */
+export async function createDecoderRun({ config: parsed, capability, entry, tokens, vocabulary, device, waiter }) {
+	const config = withCoreDefaults(parsed);
+	const decoderOnly = config.scope === "decoder";
+	const outputs = decoderOutputLocations(capability.layers);
+	const created = await createSession({ model: entry.model, loader: config.loader, memory: config.memory, device, preferredOutputLocation: outputs, what: `decoder "${entry.name}"`, profile: config.profile, role: "decoder", graph: "decoder" });
+	const session = created.session;
+	let stepSession = null;
+	let choice = null;
+	let gpuChooser = null;
+	let released = false;
+	const release = async () => {
+		if (released) return;
+		released = true;
+		await session.release();
+		await stepSession?.release();
+		stepSession = null;
+		choice?.free();
+		gpuChooser?.free();
+		choice = null;
+		gpuChooser = null;
+	};
+	try {
+		const shape = checkDecoder(session, capability, entry, config.maxTokens);
+		const spec = { ...shape, fixedKv: entry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: tokens.bos, eos: tokens.eos };
+		let step = null;
+		let loop;
+		if (config.choose === "gpu") {
+			// The choice as a shader on the logits' buffer, `sync` steps per readback;
+			// the GPU loop resets its chooser itself and forces the token of scope=decoder.
+			gpuChooser = decoderOnly ? null : await GpuTokenChooser.create(device, vocabulary, { bos: tokens.bos });
+			let createRunner;
+			if (config.capture === "on") {
+				// The steps on a second session of the same file that records and replays them (decode-capture.js).
+				const captured = await createCapturedSteps({ model: entry.model, loader: config.loader, memory: config.memory, device, outputs, name: entry.name, profile: config.profile });
+				stepSession = captured.session;
+				step = { createMs: captured.createMs, session: captured.record };
+				createRunner = captured.createRunner;
+			}
+			loop = createGpuDecoder(session, spec, waiter, { device, chooser: gpuChooser, forcedToken: FORCED_TOKEN, sync: config.sync, createRunner });
+		} else {
+			choice = createTokenChoice({ decoderOnly, vocabulary, tokens });
+			loop = createDecoder(session, spec, waiter, { device });
+		}
+		return {
+			ready: { createMs: created.createMs, session: created.record, step, spec },
+			/**
+			 * visionEmbeds: a [1,V,hidden] tensor (disposed by the loop). keepLogits
+			 * (verify=wasm): each step's logits kept, the array the step read back,
+			 * no copy inside the timed loop. diverge: a test-only divergence fault's
+			 * kind (divergence.js), or null. wrapNext(next): the page's fault hook
+			 * around the choice. Returns the loop's result with `logits` (null
+			 * without keepLogits).
+			 */
+			async decode(visionEmbeds, { maxTokens, keepLogits = false, diverge = null, wrapNext = (next) => next }) {
+				const logits = keepLogits ? [] : null;
+				// A fresh sequence holds only BOS (penalised like any seen id).
+				choice?.reset();
+				const next = (stepLogits, index) => {
+					logits?.push(stepLogits);
+					return choice.next(stepLogits, index);
+				};
+				const decoded = await loop(visionEmbeds, { next: wrapNext(next), maxTokens, diverge });
+				return { ...decoded, logits };
+			},
+			/** profile=ops: the decoder session's operators and placement (one-shot: ORT then stops profiling). */
+			profile: () => endProfile(session, created.placementLines),
+			placementLines: created.placementLines,
+			release,
+		};
+	} catch (error) {
+		await release();
+		throw error;
+	}
+}
