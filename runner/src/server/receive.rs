@@ -95,7 +95,11 @@ pub(super) async fn receive(
 
 impl AppState {
     /// The record of one request's body; `Err` says what was wrong and what is allowed.
-    pub(super) fn record(&self, endpoint: Endpoint, mut body: Map<String, Value>) -> Result<Record, Refusal> {
+    pub(super) fn record(
+        &self,
+        endpoint: Endpoint,
+        mut body: Map<String, Value>,
+    ) -> Result<Record, Refusal> {
         // The summary keeps its own `runId`; the other bodies' moves to the record's top.
         let run_id = match endpoint {
             Endpoint::Result => None,
