@@ -185,8 +185,9 @@ pub fn chromium_switches(route: Route) -> Vec<String> {
 }
 
 /// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would
-/// start network traffic, updates, telemetry or first-run pages off.
-const FIREFOX_PREFS: &[(&str, &str)] = &[
+/// start network traffic, updates, telemetry or first-run pages off. Values are JavaScript
+/// literals that are JSON too (a WebDriver session takes them as `moz:firefoxOptions` prefs).
+pub(crate) const FIREFOX_PREFS: &[(&str, &str)] = &[
     ("dom.webgpu.enabled", "true"),
     ("gfx.webgpu.ignore-blocklist", "true"),
     ("app.update.enabled", "false"),

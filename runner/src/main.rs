@@ -86,6 +86,8 @@ enum Command {
         /// Vulkan driver is found (see `ocr-bench gpu-route`).
         #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
         gpu_route: GpuRouteRequest,
+        #[command(flatten)]
+        webdriver: commands::run::WebDriverArgs,
         /// The page's query string, such as `tier=242&schedule=resident` (a leading `?` is fine).
         query: Option<String>,
     },
@@ -125,7 +127,12 @@ enum Command {
         /// Vulkan driver is found (see `ocr-bench gpu-route`).
         #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
         gpu_route: GpuRouteRequest,
+        #[command(flatten)]
+        webdriver: commands::run::WebDriverArgs,
     },
+    /// Deletes a WebDriver session if the runner dies first (started by the runner itself).
+    #[command(name = "webdriver-watchdog", hide = true)]
+    WebdriverWatchdog,
     /// Say which way a browser started here would reach WebGPU (the GPU route or software),
     /// why, and the switches and environment that adds; starts no browser. Exit status 0.
     GpuRoute {
@@ -360,6 +367,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             page,
             sample_ms,
             gpu_route,
+            webdriver,
             query,
         } => {
             let options = RunOptions {
@@ -371,7 +379,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 sample_interval: Duration::from_millis(sample_ms),
                 gpu_route,
             };
-            run_command(browser, options).await
+            run_command(browser, webdriver, options).await
         }
         Command::Sweep {
             browser,
@@ -382,8 +390,17 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             runs,
             sample_ms,
             gpu_route,
+            webdriver,
         } => {
+            let webdriver = match webdriver.spec() {
+                Ok(spec) => spec,
+                Err(message) => {
+                    eprintln!("ocr-bench: {message}");
+                    return Ok(commands::EXIT_USAGE);
+                }
+            };
             let options = sweep::SweepOptions {
+                webdriver,
                 browsers: browser,
                 params,
                 retry_failed,
@@ -405,6 +422,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         }
         Command::Report { files, out } => Ok(report_command(Some(&root), &files, out.as_deref())),
         Command::GpuRoute { .. } => unreachable!("answered before the runtime starts"),
+        Command::WebdriverWatchdog => Ok(ocr_bench::target::webdriver::watchdog_main().await),
         Command::Plan { base, combinations } => Ok(plan_command(&base, &combinations)),
         Command::Export { .. } => unreachable!("answered before the runtime starts"),
         Command::Table {

@@ -226,6 +226,15 @@ impl ProcessMemoryAnswer {
         }
     }
 
+    /// No figures, for `reason` (a browser whose processes the runner cannot read).
+    pub fn unavailable(reason: &str) -> Self {
+        Self {
+            measured: None,
+            available: false,
+            reason: Some(reason.to_owned()),
+        }
+    }
+
     pub fn not_sampled() -> Self {
         Self {
             measured: None,
@@ -239,7 +248,8 @@ impl ProcessMemoryAnswer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEnd {
-    /// `result`, `error`, `timeout`, `interrupted`, `browser-exited` or `write-failed`.
+    /// `result`, `error`, `timeout`, `interrupted`, `browser-exited`, `not-started` (the
+    /// browser or its WebDriver session could not be started) or `write-failed`.
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -257,6 +267,10 @@ pub struct RunEnd {
     /// environment it added, and the page's adapter (absent in older files and `serve`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_route: Option<GpuRoute>,
+    /// A WebDriver run: what the session reported of the browser (`browserName`,
+    /// `browserVersion`, `platformName`, the driver's version), never the whole echo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_capabilities: Option<Value>,
 }
 
 /// A refused request: which endpoint, the HTTP status it got and why.

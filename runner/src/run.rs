@@ -65,6 +65,11 @@ pub enum Outcome {
         status: String,
         phase: String,
     },
+    /// The target could not start the browser (no executable, no WebDriver endpoint, a
+    /// session refused): the reason, free of credentials.
+    NotStarted {
+        message: String,
+    },
     /// Ctrl-C, SIGTERM or SIGHUP reached the runner; the browser was still stopped.
     Interrupted {
         phase: String,
@@ -95,6 +100,7 @@ impl Outcome {
             Outcome::PageError { .. } => "error",
             Outcome::TimedOut { .. } => "timeout",
             Outcome::BrowserExited { .. } => "browser-exited",
+            Outcome::NotStarted { .. } => "not-started",
             Outcome::Interrupted { .. } => "interrupted",
             Outcome::WriteFailed { .. } => "write-failed",
             Outcome::SoftwareAdapter { .. } => "software-adapter",
@@ -109,6 +115,7 @@ impl Outcome {
             Outcome::PageError { .. } => Cause::PageError,
             Outcome::TimedOut { .. } => Cause::Timeout,
             Outcome::BrowserExited { .. } => Cause::BrowserExited,
+            Outcome::NotStarted { .. } => Cause::BrowserMissing,
             Outcome::Interrupted { .. } => Cause::Interrupted,
             Outcome::WriteFailed { .. } => Cause::WriteFailed,
             Outcome::SoftwareAdapter { .. } => Cause::SoftwareAdapter,
@@ -145,6 +152,7 @@ impl Outcome {
             Outcome::BrowserExited { status, phase } => Some(format!(
                 "{browser} exited ({status}) in phase {phase} before the page reported a result"
             )),
+            Outcome::NotStarted { message } => Some(message.clone()),
             Outcome::Interrupted { phase } => Some(format!(
                 "interrupted in phase {phase}; the browser was stopped"
             )),
@@ -180,6 +188,8 @@ pub struct RunReport {
     pub wall: Duration,
     pub stop: StopReport,
     pub browser_log_tail: String,
+    /// What a WebDriver endpoint reported of the browser (`None` for a local one).
+    pub reported_capabilities: Option<serde_json::Value>,
 }
 
 /// A page error body `{ phase, error: { name, message, stack } }`: its phase and one line.
@@ -338,7 +348,8 @@ async fn run_attempt(
     let page_url_path = page_url_path(&options.page, &options.query);
     let state = Arc::new(
         AppState::new(&options.results, context, sampler.clone(), Some(events_tx))?
-            .guarded(secret.clone(), page_url_path.clone()),
+            .guarded(secret.clone(), page_url_path.clone())
+            .without_process_memory(target.no_process_memory()),
     );
     let (address, server_task) = server::start_server(
         target.listen_address(),
@@ -362,7 +373,37 @@ async fn run_attempt(
     let mut terminate =
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut hangup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
-    let mut instance = target.start(&launch_url, &route)?;
+    let mut seen = Seen {
+        phase: crate::memory::STARTUP_PHASE.to_owned(),
+        cases_done: 0,
+        run_id: None,
+        gpu_route: route,
+    };
+    // A browser that cannot be started still gets its closing record.
+    let mut instance = match target.start(&launch_url, &seen.gpu_route) {
+        Ok(instance) => instance,
+        Err(e) if is_not_started(&e) => {
+            if let Some(sampler) = &sampler {
+                sampler.stop();
+            }
+            server_task.abort();
+            let outcome = Outcome::NotStarted {
+                message: format!("{e:#}"),
+            };
+            let no_stop = StopReport {
+                killed: 0,
+                left: Vec::new(),
+            };
+            return close_run(
+                state, outcome, started, no_stop, url, seen, None, options, browser,
+            )
+            .map(|report| RunReport {
+                browser_log_tail: String::new(),
+                ..report
+            });
+        }
+        Err(e) => return Err(e),
+    };
     if let (Some(sampler), Some(processes)) = (&sampler, instance.processes()) {
         sampler.set_browser_pid(processes.browser);
         for pid in processes.not_the_browser {
@@ -372,12 +413,6 @@ async fn run_attempt(
 
     let deadline = tokio::time::Instant::now() + options.timeout;
     let mut poll = tokio::time::interval(Duration::from_millis(200));
-    let mut seen = Seen {
-        phase: crate::memory::STARTUP_PHASE.to_owned(),
-        cases_done: 0,
-        run_id: None,
-        gpu_route: route,
-    };
     let outcome = loop {
         tokio::select! {
             event = events.recv() => match event {
@@ -426,9 +461,39 @@ async fn run_attempt(
     .context("stopping the browser")?;
     let (stop, instance) = stop;
     let browser_log_tail = instance.log_tail(40);
+    let reported = instance.reported_capabilities();
     drop(instance);
     server_task.abort();
+    let report = close_run(
+        state, outcome, started, stop, url, seen, reported, options, browser,
+    )?;
+    Ok(RunReport {
+        browser_log_tail,
+        ..report
+    })
+}
 
+/// A target's failure to start its browser (exit 7), which ends the run with a record.
+fn is_not_started(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .find_map(|e| e.downcast_ref::<Failure>())
+        .is_some_and(|f| f.cause == Cause::BrowserMissing)
+}
+
+/// Writes the closing `run` record and says how the run ended.
+#[allow(clippy::too_many_arguments)]
+fn close_run(
+    state: Arc<AppState>,
+    outcome: Outcome,
+    started: Instant,
+    stop: StopReport,
+    url: String,
+    seen: Seen,
+    reported_capabilities: Option<Value>,
+    options: &RunOptions,
+    browser: &crate::browser::BrowserInfo,
+) -> Result<RunReport> {
     let wall = started.elapsed();
     let closing = state.append(Record::Run(RunEnd {
         outcome: outcome.label().to_owned(),
@@ -440,6 +505,7 @@ async fn run_attempt(
         url,
         run_id: seen.run_id,
         gpu_route: Some(seen.gpu_route),
+        reported_capabilities: reported_capabilities.clone(),
         another_page: matches!(
             &outcome,
             Outcome::Finished {
@@ -462,7 +528,8 @@ async fn run_attempt(
         outcome,
         wall,
         stop,
-        browser_log_tail,
+        browser_log_tail: String::new(),
+        reported_capabilities,
     })
 }
 

@@ -18,6 +18,7 @@ use crate::report::{self, SweepRow};
 use crate::run::{self, Outcome, RunOptions};
 use crate::runs::{self, Run};
 use crate::target::local::LocalTarget;
+use crate::target::webdriver::WebDriverSpec;
 use crate::target::BrowserTarget;
 
 /// Parses `NAME=V1,V2,…` into the core's sweep axis form.
@@ -167,6 +168,8 @@ fn say(bar: &ProgressBar, line: String) {
 
 pub struct SweepOptions {
     pub browsers: Vec<BrowserKind>,
+    /// `--webdriver`: every browser through this endpoint instead of a local launch.
+    pub webdriver: Option<WebDriverSpec>,
     pub params: Vec<(String, Vec<String>)>,
     pub retry_failed: bool,
     /// Finished runs wanted of every combination (1: each once).
@@ -203,9 +206,15 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
             .map_err(|message| Failure::new(Cause::Usage, message))?;
     }
     let machine = crate::machine::describe();
-    let mut targets = Vec::new();
+    let mut targets: Vec<Box<dyn BrowserTarget>> = Vec::new();
     for kind in &options.browsers {
-        targets.push(LocalTarget::new(browser::probe(*kind)?, machine.clone()));
+        targets.push(match &options.webdriver {
+            Some(spec) => Box::new(
+                spec.target(*kind)
+                    .map_err(|message| Failure::new(Cause::Usage, message))?,
+            ),
+            None => Box::new(LocalTarget::new(browser::probe(*kind)?, machine.clone())),
+        });
     }
     // Each configuration in every browser next to each other, so a cut-short sweep still
     // holds comparable pairs.
@@ -214,7 +223,7 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         .flat_map(|config| {
             targets
                 .iter()
-                .map(move |target| (target as &dyn BrowserTarget, config.to_query()))
+                .map(move |target| (target.as_ref(), config.to_query()))
         })
         .collect();
     let done = finished_runs(&read_runs(&options.run.results)?, options.retry_failed);

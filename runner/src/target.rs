@@ -1,23 +1,28 @@
 //! Where a run's browser runs: what `run_once` needs of a browser, whatever starts it.
 //!
 //! A [`BrowserTarget`] starts a browser at a URL and says which browser it is, on which
-//! machine, and the identity the record and the sweep's resume key keep (`local` today). The
+//! machine, and the identity the record and the sweep's resume key keep (`local`, or
+//! `webdriver:URL` without credentials). The
 //! [`RunningBrowser`] it returns says whether the browser has exited, stops it, and names its
 //! processes when the runner can sample them.
 //!
-//! Today's target is the local child process ([`local::LocalTarget`]). A WebDriver target (a
-//! remote browser) fits the same seam without changing `run_once`:
-//! - [`BrowserTarget::listen_address`] gives an address the remote browser can reach instead
-//!   of loopback;
+//! Two targets: the local child process ([`local::LocalTarget`]) and a browser behind a W3C
+//! WebDriver endpoint ([`webdriver::WebDriverTarget`]), which differs from the local one thus:
+//! - [`BrowserTarget::listen_address`] is loopback too for now: WebGPU needs a secure context,
+//!   which `http://127.0.0.1` is and `http://HOST:PORT` is not, so the browser runs on this
+//!   machine until the runner serves TLS (`docs/remote-browsers.md`);
 //! - [`BrowserTarget::sampler`] and [`RunningBrowser::processes`] answer `None`: no process
-//!   to sample, so the result's `processMemory` says why there are none;
+//!   to sample, so the result's `processMemory` says why there are none
+//!   ([`BrowserTarget::no_process_memory`]);
 //! - [`RunningBrowser::exit_status`] asks the session whether it still lives, with no Unix
-//!   signals or child process;
+//!   signals or child process; [`RunningBrowser::reported_capabilities`] names the browser as
+//!   the session reported it;
 //! - [`RunningBrowser::stop`] deletes the session; `run_once` calls it on every way out of a
 //!   run, and a target's `Drop` stops it too, so an error between start and stop leaves no
-//!   session behind.
+//!   session behind; a watchdog process deletes it if the runner dies.
 
 pub mod local;
+pub mod webdriver;
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -56,6 +61,11 @@ pub trait BrowserTarget: Send + Sync {
 
     /// Starts the browser on `url` with a fresh profile.
     fn start(&self, url: &str, route: &GpuRoute) -> Result<Box<dyn RunningBrowser>>;
+
+    /// Why the result has no process figures, where [`BrowserTarget::sampler`] is `None`.
+    fn no_process_memory(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The processes a sampler follows: the browser's main process and its descendants, less
@@ -81,4 +91,10 @@ pub trait RunningBrowser: Send {
 
     /// The last `lines` lines of the browser's own output (empty where there is none).
     fn log_tail(&self, lines: usize) -> String;
+
+    /// What a remote end reported of the browser (`browserName`, `browserVersion`,
+    /// `platformName`, …), for the closing record; `None` for a local browser.
+    fn reported_capabilities(&self) -> Option<Value> {
+        None
+    }
 }

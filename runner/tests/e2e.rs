@@ -24,6 +24,8 @@
 mod checks;
 #[path = "e2e/oracle.rs"]
 mod oracle;
+#[path = "e2e/webdriver.rs"]
+mod webdriver;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -242,6 +244,11 @@ fn vanished(error: &std::io::Error) -> bool {
 
 /// One `ocr-bench run`; `inject` is a test-only fault for the page (`OCR_BENCH_INJECT`).
 fn launch(browser: &str, query: &str, inject: Option<&str>) -> Run {
+    launch_with(browser, query, inject, &[])
+}
+
+/// `launch` with `extra` arguments to `run` (such as `--webdriver URL`).
+fn launch_with(browser: &str, query: &str, inject: Option<&str>, extra: &[&str]) -> Run {
     // As a subreaper, this test inherits any browser process the runner failed to stop,
     // so a leftover cannot hide by being re-parented to init.
     // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer and touches no memory.
@@ -276,8 +283,9 @@ fn launch(browser: &str, query: &str, inject: Option<&str>) -> Run {
             browser,
             "--timeout",
             &run_timeout().to_string(),
-            "--results",
         ])
+        .args(extra)
+        .arg("--results")
         .arg(&results)
         .arg(&full_query)
         .envs(inject.map(|fault| ("OCR_BENCH_INJECT", fault)))
@@ -493,8 +501,14 @@ fn check_finished(run: &Run) -> Vec<oracle::Reading> {
         start["body"]["ortVersion"]
     );
     assert!(start["body"]["adapter"].is_object(), "{}", start["body"]);
+    // A WebDriver browser's machine is known by its endpoint only.
+    let remote = result["target"].as_str().is_some_and(|t| t != "local");
     assert!(
-        start["machine"]["cores"].as_u64().is_some_and(|c| c >= 1),
+        if remote {
+            start["machine"]["webdriver"].is_string()
+        } else {
+            start["machine"]["cores"].as_u64().is_some_and(|c| c >= 1)
+        },
         "{}",
         start["machine"]
     );
@@ -513,6 +527,15 @@ fn check_finished(run: &Run) -> Vec<oracle::Reading> {
         .collect();
     assert_eq!(marked, phases, "the phases the page marked");
     let memory = &result["processMemory"];
+    // A browser behind WebDriver has no processes here to sample, and says so.
+    if remote {
+        assert_eq!(memory["available"], false, "{memory}");
+        assert!(
+            memory["reason"].as_str().is_some_and(|r| r.contains("WebDriver")),
+            "{memory}"
+        );
+        return readings;
+    }
     assert_eq!(memory["available"], true, "{memory}");
     for phase in phases {
         let measured = &memory["phases"][phase];

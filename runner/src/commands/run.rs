@@ -5,22 +5,76 @@ use anyhow::{Context, Result};
 use ocr_bench::browser::{self, BrowserKind};
 use ocr_bench::run::{run_once, Outcome, RunOptions, DEFAULT_PAGE};
 use ocr_bench::target::local::LocalTarget;
+use ocr_bench::target::webdriver::WebDriverSpec;
+use ocr_bench::target::BrowserTarget;
 use ocr_bench::{machine, procfs, report};
 
 use ocr_bench::exit::Cause;
 use ocr_bench::server::Injection;
 
+/// `--webdriver URL [--capabilities FILE|JSON]` of `run` and `sweep`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct WebDriverArgs {
+    /// Run the browser through this W3C WebDriver endpoint (chromedriver, geckodriver, a
+    /// Selenium Grid: http://HOST:PORT[/wd/hub]) instead of starting it here; `--browser`
+    /// then names the browser to ask for when no --capabilities are given. Credentials in
+    /// the URL are sent to the endpoint and written nowhere.
+    #[arg(long, value_name = "URL")]
+    pub webdriver: Option<String>,
+    /// The session's capabilities: a JSON object, inline or in a file (default: the
+    /// browser's, headless, with the switches or prefs a local run uses for WebGPU).
+    #[arg(long, value_name = "FILE|JSON", requires = "webdriver")]
+    pub capabilities: Option<String>,
+}
+
+impl WebDriverArgs {
+    /// The checked endpoint and capabilities, `None` without `--webdriver`.
+    pub fn spec(&self) -> Result<Option<WebDriverSpec>, String> {
+        self.webdriver
+            .as_deref()
+            .map(|url| WebDriverSpec::parse(url, self.capabilities.as_deref()))
+            .transpose()
+    }
+}
+
 /// Runs `options` as given on the command line: the page and query are first put in their
 /// canonical spelling, and the default page's query is checked (exit 2 when invalid).
-pub async fn run_command(kind: BrowserKind, options: RunOptions) -> Result<u8> {
-    let options = match canonical(options) {
-        Ok(options) => options,
+pub async fn run_command(
+    kind: BrowserKind,
+    webdriver: WebDriverArgs,
+    options: RunOptions,
+) -> Result<u8> {
+    let checked = canonical(options).and_then(|options| {
+        let target = match webdriver.spec()? {
+            Some(spec) => Some(spec.target(kind)?),
+            None => None,
+        };
+        Ok((options, target))
+    });
+    let (options, webdriver) = match checked {
+        Ok(checked) => checked,
         Err(message) => {
             eprintln!("ocr-bench: {message}");
             return Ok(Cause::Usage.code());
         }
     };
-    run_checked(kind, &options).await
+    let target: Box<dyn BrowserTarget> = match webdriver {
+        Some(target) => {
+            eprintln!(
+                "ocr-bench: {kind} through WebDriver at {} on {}",
+                target.endpoint().shown(),
+                options.page
+            );
+            Box::new(target)
+        }
+        None => {
+            procfs::become_subreaper().context("becoming a child subreaper")?;
+            let info = browser::probe(kind)?;
+            eprintln!("ocr-bench: {} on {}", info.version, options.page);
+            Box::new(LocalTarget::new(info, machine::describe()))
+        }
+    };
+    run_checked(target.as_ref(), &options).await
 }
 
 /// `./www/index.html` and `/www/index.html` are the benchmark page too; a leading `?` of the
@@ -90,16 +144,25 @@ pub fn check_evaluation_set(
     ))
 }
 
-async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
-    procfs::become_subreaper().context("becoming a child subreaper")?;
-    let info = browser::probe(kind)?;
-    let machine = machine::describe();
-    eprintln!("ocr-bench: {} on {}", info.version, options.page);
+async fn run_checked(target: &dyn BrowserTarget, options: &RunOptions) -> Result<u8> {
+    let kind = target.browser().name;
     let started = std::time::Instant::now();
     let on_status =
         move |status: &str| eprintln!("[{:>7.1} s] {status}", started.elapsed().as_secs_f64());
-    let target = LocalTarget::new(info.clone(), machine);
-    let report = run_once(options, &target, &on_status).await?;
+    let report = run_once(options, target, &on_status).await?;
+    // A WebDriver browser's version is what its session reported.
+    let version = report
+        .reported_capabilities
+        .as_ref()
+        .map(|caps| {
+            format!(
+                "{} {} on {} (WebDriver)",
+                caps["browserName"].as_str().unwrap_or("?"),
+                caps["browserVersion"].as_str().unwrap_or("?"),
+                caps["platformName"].as_str().unwrap_or("?")
+            )
+        })
+        .unwrap_or_else(|| target.browser().version.clone());
     let mut code = match &report.outcome {
         Outcome::Finished {
             summary,
@@ -108,7 +171,7 @@ async fn run_checked(kind: BrowserKind, options: &RunOptions) -> Result<u8> {
             print!(
                 "{}",
                 report::run_report(
-                    &info.version,
+                    &version,
                     &options.query,
                     summary,
                     process_memory,

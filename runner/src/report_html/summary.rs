@@ -13,7 +13,7 @@ use crate::record::{Line, Record};
 
 pub(super) const MIB: f64 = 1024.0 * 1024.0;
 
-/// The runs of one configuration: one browser and one query, in file order.
+/// The runs of one configuration: one browser on one target and one query, in file order.
 #[derive(Debug, Clone)]
 pub struct Configuration<'a> {
     /// `firefox · cases=smoke2&maxTokens=2`, as the charts name it too.
@@ -21,8 +21,9 @@ pub struct Configuration<'a> {
     pub runs: Vec<FinishedRun<'a>>,
 }
 
-/// The browser and query of a result record; under `serve` (neither recorded) the browser
-/// from the user agent and the run id less its timestamp (`tier-121-lean-…-full`).
+/// The browser, its target where it is not local (`chromium @ webdriver:http://…`) and the
+/// query of a result record; under `serve` (none recorded) the browser from the user agent and
+/// the run id less its timestamp (`tier-121-lean-…-full`).
 pub fn configuration_name(line: &Line, summary: &PageSummary) -> String {
     let agent = &summary.environment.user_agent;
     let browser = match &line.browser {
@@ -46,7 +47,10 @@ pub fn configuration_name(line: &Line, summary: &PageSummary) -> String {
     } else {
         query
     };
-    format!("{browser} · {query}")
+    match line.target() {
+        Some(target) if target != crate::target::LOCAL => format!("{browser} @ {target} · {query}"),
+        _ => format!("{browser} · {query}"),
+    }
 }
 
 /// Every finished run of the files grouped by configuration, in order of first appearance.
@@ -371,6 +375,35 @@ fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
             out,
             "(No run has a PSS sample in {}: left out.)",
             without_pss.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_two_targets_are_two_configurations_named_by_their_target() {
+        let local = include_str!("../../tests/data/smoke2.jsonl");
+        let remote: String = local
+            .lines()
+            .map(|line| {
+                let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+                record["target"] = "webdriver:http://127.0.0.1:9515".into();
+                format!("{record}\n")
+            })
+            .collect();
+        let files = [
+            ResultsFile::parse(local, std::path::Path::new("local.jsonl")).unwrap(),
+            ResultsFile::parse(&remote, std::path::Path::new("remote.jsonl")).unwrap(),
+        ];
+        let names: Vec<String> = configurations(&files).into_iter().map(|c| c.name).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(!names[0].contains('@'), "{names:?}");
+        assert!(
+            names[1].contains(" @ webdriver:http://127.0.0.1:9515 · "),
+            "{names:?}"
         );
     }
 }

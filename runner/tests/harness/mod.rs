@@ -3,6 +3,8 @@
 //! checks that nothing is left behind.
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod drivers;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

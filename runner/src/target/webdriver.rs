@@ -1,0 +1,792 @@
+//! The WebDriver target: a browser behind a W3C WebDriver endpoint (chromedriver,
+//! geckodriver, a Selenium Grid, a device cloud), driven through `fantoccini`.
+//!
+//! The runner opens a session with the run's capabilities, navigates it to the launch URL
+//! and waits for the page to post to its server, as for a local browser; the session is
+//! deleted on every way out of the run, and after a crash of the runner by a watchdog
+//! process (`ocr-bench webdriver-watchdog`) that outlives it. Credentials in the endpoint's
+//! URL or the capabilities go to the endpoint only: the record, the log and every error
+//! name the endpoint without them ([`Endpoint::shown`], [`Redactor`]).
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use fantoccini::error::{CmdError, NewSessionError};
+use fantoccini::{Client, ClientBuilder};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{json, Map, Value};
+
+use super::{BrowserTarget, Processes, RunningBrowser};
+use crate::browser::{chromium_switches, BrowserInfo, BrowserKind, StopReport, FIREFOX_PREFS};
+use crate::exit::{Cause, Failure};
+use crate::gpu_route::{GpuRoute, GpuRouteRequest, Route};
+use crate::memory::Sampler;
+
+/// How long the endpoint may take to create a session (a grid may queue the request).
+pub const SESSION_LIMIT: Duration = Duration::from_secs(120);
+/// How long deleting the session may take before it is reported as left.
+const DELETE_LIMIT: Duration = Duration::from_secs(30);
+/// How often the run asks the endpoint whether the session and its window still live.
+const LIVENESS_POLL: Duration = Duration::from_secs(1);
+
+/// The capability fields the record keeps of what the session reported: those that name the
+/// browser and the driver, never the whole echo (which can carry a vendor's credentials).
+const REPORTED_KEYS: &[&str] = &[
+    "browserName",
+    "browserVersion",
+    "platformName",
+    "moz:geckodriverVersion",
+];
+
+/// Why a WebDriver run has no process figures.
+pub const NO_PROCESS_MEMORY: &str = "the browser runs behind a WebDriver endpoint, whose \
+     processes the runner cannot read (no /proc of that machine); the page's own figures \
+     (GPU bytes, WASM heaps, JS heap) are in the summary";
+
+/// A WebDriver endpoint's URL: the whole of it for the requests, and how it is shown.
+#[derive(Clone)]
+pub struct Endpoint {
+    url: String,
+    shown: String,
+    loopback: bool,
+}
+
+/// Shows the URL without its credentials, like everything else here.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Endpoint").field(&self.shown).finish()
+    }
+}
+
+impl Endpoint {
+    /// Parses `--webdriver URL`: `http://[user:key@]host:port[/path]`.
+    pub fn parse(text: &str) -> Result<Endpoint, String> {
+        let parsed = url::Url::parse(text)
+            .map_err(|e| format!("--webdriver takes a URL such as http://127.0.0.1:4444 ({e})"))?;
+        let mut shown = parsed.clone();
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+        shown.set_query(None);
+        shown.set_fragment(None);
+        let shown = shown.as_str().trim_end_matches('/').to_owned();
+        match parsed.scheme() {
+            "http" => {}
+            "https" => {
+                return Err(format!(
+                    "--webdriver {shown}: an https endpoint is not supported yet (this build's \
+                     WebDriver client speaks plain HTTP); allowed: an http:// URL, or a local \
+                     tunnel to the endpoint"
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "--webdriver {shown}: scheme {other:?} is not WebDriver's; allowed: http://"
+                ))
+            }
+        }
+        let loopback = match parsed.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(name)) => name == "localhost",
+            None => return Err(format!("--webdriver {shown}: the URL names no host")),
+        };
+        Ok(Endpoint {
+            url: parsed.as_str().to_owned(),
+            shown,
+            loopback,
+        })
+    }
+
+    /// The URL without user, password, query or fragment: what records and messages name.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The secrets of the URL (user and password, as written and decoded).
+    fn secrets(&self) -> Vec<String> {
+        let Ok(parsed) = url::Url::parse(&self.url) else {
+            return Vec::new();
+        };
+        let mut found = vec![parsed.username().to_owned()];
+        found.extend(parsed.password().map(str::to_owned));
+        if let Some(query) = parsed.query() {
+            found.extend(
+                query
+                    .split('&')
+                    .filter_map(|pair| pair.split_once('='))
+                    .map(|(_, v)| v.to_owned()),
+            );
+        }
+        let decoded: Vec<String> = found
+            .iter()
+            .filter_map(|s| {
+                let pair = format!("x={s}");
+                url::form_urlencoded::parse(pair.as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+            })
+            .collect();
+        found.extend(decoded);
+        found
+    }
+}
+
+/// Takes every credential out of a text before it is shown or written: the endpoint's user
+/// and password, and the capability values whose key names a secret.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    fn new(endpoint: &Endpoint, capabilities: &Map<String, Value>) -> Redactor {
+        let mut secrets = endpoint.secrets();
+        collect_secret_values(&Value::Object(capabilities.clone()), false, &mut secrets);
+        secrets.retain(|s| s.len() >= 3);
+        // Longest first, so that a secret containing another is taken out whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    pub fn clean(&self, text: &str) -> String {
+        self.secrets
+            .iter()
+            .fold(text.to_owned(), |text, secret| text.replace(secret, "***"))
+    }
+}
+
+/// Whether a capability key names a credential (`accessKey`, `password`, `token`, …).
+fn names_a_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["key", "secret", "password", "token", "user", "auth"]
+        .iter()
+        .any(|word| key.contains(word))
+}
+
+fn collect_secret_values(value: &Value, secret: bool, into: &mut Vec<String>) {
+    match value {
+        Value::String(s) if secret => into.push(s.clone()),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|v| collect_secret_values(v, secret, into)),
+        Value::Object(map) => map
+            .iter()
+            .for_each(|(k, v)| collect_secret_values(v, secret || names_a_secret(k), into)),
+        _ => {}
+    }
+}
+
+/// Reads `--capabilities`: a JSON object given inline, or the path of a file holding one.
+/// A W3C `{"capabilities": {"alwaysMatch": …}}` or `{"alwaysMatch": …}` is taken too.
+pub fn read_capabilities(argument: &str) -> Result<Map<String, Value>, String> {
+    let text = if argument.trim_start().starts_with('{') {
+        argument.to_owned()
+    } else {
+        std::fs::read_to_string(argument).map_err(|e| {
+            format!(
+                "--capabilities {argument:?}: not a JSON object and not a readable file ({e}); \
+                 allowed: inline JSON such as '{{\"browserName\":\"chrome\"}}', or a file path"
+            )
+        })?
+    };
+    // The text may hold credentials: the parse error gives the place, never the text.
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| format!("--capabilities: not valid JSON ({e})"))?;
+    let mut value = value;
+    for wrapper in ["capabilities", "alwaysMatch"] {
+        if let Some(inner) = value.get(wrapper).filter(|v| v.is_object()) {
+            value = inner.clone();
+        }
+    }
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(
+            "--capabilities: the JSON is not an object; allowed: an object of \
+                  capabilities such as {\"browserName\":\"firefox\"}"
+                .to_owned(),
+        ),
+    }
+}
+
+/// The capabilities asked for when none are given: the browser, headless, with the switches
+/// (Chromium) or prefs (Firefox) the local launch uses for WebGPU. A driver on this machine
+/// is given the browser a local run would start.
+pub fn default_capabilities(kind: BrowserKind, endpoint: &Endpoint) -> Map<String, Value> {
+    let local = if endpoint.loopback {
+        crate::browser::probe(kind).ok()
+    } else {
+        None
+    };
+    let capabilities = match kind {
+        BrowserKind::Chromium => {
+            let mut args = chromium_switches(Route::Software);
+            // As the local launch: Chromium refuses to run as root with its sandbox.
+            // SAFETY: geteuid has no preconditions.
+            if endpoint.loopback && unsafe { libc::geteuid() } == 0 {
+                args.push("--no-sandbox".to_owned());
+            }
+            let mut options = json!({ "args": args });
+            if let Some(info) = local {
+                options["binary"] = json!(info.executable);
+            }
+            json!({ "browserName": "chrome", "goog:chromeOptions": options })
+        }
+        BrowserKind::Firefox => {
+            let prefs: Map<String, Value> = FIREFOX_PREFS
+                .iter()
+                .map(|(name, value)| {
+                    let value = serde_json::from_str(value).expect("the prefs are JSON literals");
+                    ((*name).to_owned(), value)
+                })
+                .collect();
+            let mut options = json!({
+                "args": ["-headless"],
+                "prefs": prefs,
+                "env": { "MOZ_CRASHREPORTER_DISABLE": "1" },
+            });
+            if let Some(info) = local {
+                options["binary"] = json!(info.executable);
+            }
+            json!({ "browserName": "firefox", "moz:firefoxOptions": options })
+        }
+    };
+    match capabilities {
+        Value::Object(map) => map,
+        _ => unreachable!("built as an object"),
+    }
+}
+
+/// `--webdriver URL [--capabilities FILE|JSON]`, checked: where sessions are opened and
+/// what they ask for (`None`: the defaults of each `--browser`).
+#[derive(Clone)]
+pub struct WebDriverSpec {
+    pub endpoint: Endpoint,
+    pub capabilities: Option<Map<String, Value>>,
+}
+
+impl WebDriverSpec {
+    /// Reads the two flags; the error says which was wrong and what is allowed.
+    pub fn parse(url: &str, capabilities: Option<&str>) -> Result<WebDriverSpec, String> {
+        Ok(WebDriverSpec {
+            endpoint: Endpoint::parse(url)?,
+            capabilities: capabilities.map(read_capabilities).transpose()?,
+        })
+    }
+
+    /// The target for `kind` (ignored where the capabilities name the browser).
+    pub fn target(&self, kind: BrowserKind) -> Result<WebDriverTarget, String> {
+        WebDriverTarget::new(self.endpoint.clone(), self.capabilities.clone(), kind)
+    }
+}
+
+/// A browser behind a WebDriver endpoint.
+pub struct WebDriverTarget {
+    endpoint: Endpoint,
+    capabilities: Map<String, Value>,
+    info: BrowserInfo,
+    redactor: Redactor,
+}
+
+impl WebDriverTarget {
+    /// `capabilities` as given (`--capabilities`), else the defaults for `kind`; the browser
+    /// is the capabilities' `browserName` where they name one.
+    pub fn new(
+        endpoint: Endpoint,
+        capabilities: Option<Map<String, Value>>,
+        kind: BrowserKind,
+    ) -> Result<WebDriverTarget, String> {
+        let mut capabilities =
+            capabilities.unwrap_or_else(|| default_capabilities(kind, &endpoint));
+        let kind = match capabilities.get("browserName").and_then(Value::as_str) {
+            Some(name) => name.parse::<BrowserKind>().map_err(|_| {
+                format!(
+                    "--capabilities: browserName {name:?} is not a browser ocr-bench knows yet; \
+                     allowed: chrome, chromium, firefox"
+                )
+            })?,
+            None => kind,
+        };
+        // The run waits on the page's own reports, not on the page's load.
+        capabilities
+            .entry("pageLoadStrategy")
+            .or_insert_with(|| json!("none"));
+        let redactor = Redactor::new(&endpoint, &capabilities);
+        let info = BrowserInfo {
+            name: kind,
+            executable: std::path::PathBuf::new(),
+            version: format!(
+                "{kind} through WebDriver at {} (its version: the closing record's \
+                 reportedCapabilities)",
+                endpoint.shown()
+            ),
+        };
+        Ok(WebDriverTarget {
+            endpoint,
+            capabilities,
+            info,
+            redactor,
+        })
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    async fn open(&self, url: &str) -> Result<Session> {
+        let shown = self.endpoint.shown();
+        let mut builder = ClientBuilder::new(HttpConnector::new());
+        builder.capabilities(self.capabilities.clone());
+        let connecting = builder.connect(&self.endpoint.url);
+        let client = match tokio::time::timeout(SESSION_LIMIT, connecting).await {
+            Err(_) => {
+                return Err(Failure::new(
+                    Cause::BrowserMissing,
+                    format!(
+                        "the WebDriver endpoint {shown} created no session within {} s",
+                        SESSION_LIMIT.as_secs()
+                    ),
+                )
+                .into())
+            }
+            Ok(Err(e)) => {
+                return Err(Failure::new(Cause::BrowserMissing, self.new_session_error(&e)).into())
+            }
+            Ok(Ok(client)) => client,
+        };
+        let id = client.session_id().await.ok().flatten().unwrap_or_default();
+        let reported = reported_capabilities(client.capabilities());
+        let mut session = Session {
+            client: Some(client.clone()),
+            id,
+            shown: shown.to_owned(),
+            redactor: self.redactor.clone(),
+            ended: Arc::new(Mutex::new(None)),
+            poll: None,
+            watchdog: None,
+            reported,
+            handle: tokio::runtime::Handle::current(),
+        };
+        // From here on the session is deleted whatever happens: `Session`'s drop does it.
+        session.watchdog = Some(
+            SessionWatchdog::start(&self.endpoint.url, &session.id)
+                .context("starting the WebDriver session's watchdog")?,
+        );
+        if let Err(e) = client.goto(url).await {
+            return Err(Failure::new(
+                Cause::BrowserMissing,
+                format!(
+                    "the WebDriver session at {shown} could not open the page: {}",
+                    self.redactor.clean(&e.to_string())
+                ),
+            )
+            .into());
+        }
+        session.poll = Some(tokio::spawn(watch_session(
+            client,
+            Arc::clone(&session.ended),
+            self.redactor.clone(),
+        )));
+        Ok(session)
+    }
+
+    fn new_session_error(&self, error: &NewSessionError) -> String {
+        let shown = self.endpoint.shown();
+        let detail = self.redactor.clean(&error.to_string());
+        match error {
+            NewSessionError::Failed(_) | NewSessionError::FailedC(_) | NewSessionError::Lost(_) => {
+                format!(
+                    "no WebDriver endpoint answered at {shown} ({detail}); start the driver \
+                     (chromedriver --port=PORT, geckodriver --port PORT) or the grid, or pass \
+                     the URL it listens on"
+                )
+            }
+            NewSessionError::SessionNotCreated(_) => format!(
+                "the WebDriver endpoint {shown} refused the session: {detail}; check \
+                 --capabilities (browserName, the vendor options) against what the endpoint \
+                 offers"
+            ),
+            _ => format!("the WebDriver endpoint {shown} created no session: {detail}"),
+        }
+    }
+}
+
+/// The fields of the session's reported capabilities that identify the browser.
+fn reported_capabilities(capabilities: Option<&Map<String, Value>>) -> Option<Value> {
+    let capabilities = capabilities?;
+    let kept: Map<String, Value> = REPORTED_KEYS
+        .iter()
+        .filter_map(|key| Some(((*key).to_owned(), capabilities.get(*key)?.clone())))
+        .collect();
+    Some(Value::Object(kept))
+}
+
+/// Asks the endpoint for the session's windows until it says the session or its browser is
+/// gone; writes why into `ended`.
+async fn watch_session(client: Client, ended: Arc<Mutex<Option<String>>>, redactor: Redactor) {
+    loop {
+        tokio::time::sleep(LIVENESS_POLL).await;
+        let gone = match client.windows().await {
+            Ok(windows) if windows.is_empty() => Some("the session has no window left".to_owned()),
+            Ok(_) => None,
+            Err(e) if ends_the_session(&e) => Some(redactor.clean(&e.to_string())),
+            // A slow answer or a passing error: ask again.
+            Err(_) => None,
+        };
+        if let Some(why) = gone {
+            *ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+            return;
+        }
+    }
+}
+
+/// Errors that say the session, its window or its browser is gone, or the driver with them.
+fn ends_the_session(error: &CmdError) -> bool {
+    match error {
+        CmdError::Lost(_) | CmdError::Failed(_) | CmdError::FailedC(_) => true,
+        CmdError::Standard(e) => {
+            error.is_invalid_session_id()
+                || error.is_no_such_window()
+                || (error.is_unknown_error()
+                    && ["crash", "disconnected", "not reachable", "closed"]
+                        .iter()
+                        .any(|word| e.message.contains(word)))
+        }
+        _ => false,
+    }
+}
+
+/// An open WebDriver session; [`RunningBrowser::stop`] deletes it, and so does dropping it.
+struct Session {
+    client: Option<Client>,
+    id: String,
+    shown: String,
+    redactor: Redactor,
+    /// Why the session ended by itself, once the liveness poll saw it.
+    ended: Arc<Mutex<Option<String>>>,
+    poll: Option<tokio::task::JoinHandle<()>>,
+    watchdog: Option<SessionWatchdog>,
+    reported: Option<Value>,
+    handle: tokio::runtime::Handle,
+}
+
+impl RunningBrowser for Session {
+    fn processes(&self) -> Option<Processes> {
+        None
+    }
+
+    fn exit_status(&mut self) -> Option<String> {
+        self.ended.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn stop(&mut self) -> StopReport {
+        if let Some(poll) = self.poll.take() {
+            poll.abort();
+        }
+        let Some(client) = self.client.take() else {
+            return StopReport {
+                killed: 0,
+                left: Vec::new(),
+            };
+        };
+        // On a thread of its own, so that it blocks whatever called it (a blocking task, or a
+        // drop in async code) and never the runtime it waits on.
+        let handle = self.handle.clone();
+        let deleted = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    handle.block_on(async {
+                        tokio::time::timeout(DELETE_LIMIT, client.close()).await
+                    })
+                })
+                .join()
+        });
+        let left = match deleted {
+            Ok(Ok(Ok(()))) => None,
+            // A session the endpoint no longer knows is deleted already.
+            Ok(Ok(Err(e))) if e.is_invalid_session_id() => None,
+            Ok(Ok(Err(e))) => Some(self.redactor.clean(&e.to_string())),
+            Ok(Err(_)) => Some(format!("no answer within {} s", DELETE_LIMIT.as_secs())),
+            Err(_) => Some("the delete panicked".to_owned()),
+        };
+        if let Some(watchdog) = self.watchdog.take() {
+            // A session that could not be deleted is left to the watchdog's own try.
+            if left.is_none() {
+                watchdog.dismiss();
+            }
+        }
+        StopReport {
+            killed: 0,
+            left: left
+                .map(|why| {
+                    format!(
+                        "WebDriver session {} at {}: not deleted ({why})",
+                        self.id, self.shown
+                    )
+                })
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    fn log_tail(&self, _lines: usize) -> String {
+        String::new()
+    }
+
+    fn reported_capabilities(&self) -> Option<Value> {
+        self.reported.clone()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.client.is_some() {
+            self.stop();
+        }
+    }
+}
+
+impl BrowserTarget for WebDriverTarget {
+    fn identity(&self) -> String {
+        format!("webdriver:{}", self.endpoint.shown())
+    }
+
+    fn browser(&self) -> &BrowserInfo {
+        &self.info
+    }
+
+    /// The runner's machine is not the browser's; the endpoint is all that is known here.
+    fn machine(&self) -> Value {
+        json!({ "webdriver": self.endpoint.shown(), "browserMachine": "unknown to the runner" })
+    }
+
+    fn sampler(&self, _interval: Duration) -> Option<Sampler> {
+        None
+    }
+
+    /// Loopback: the page needs a secure context, which `http://127.0.0.1` is and
+    /// `http://HOST:PORT` is not, so the browser must run on this machine for now.
+    fn listen_address(&self) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    }
+
+    fn gpu_route(&self, request: GpuRouteRequest) -> GpuRoute {
+        GpuRoute {
+            asked: request,
+            route: Route::Software,
+            reason: "a WebDriver browser reaches WebGPU as its capabilities say; the runner \
+                     cannot look for a GPU on its machine"
+                .to_owned(),
+            flags: Vec::new(),
+            env: Vec::new(),
+            adapter: None,
+            fallback_accepted: false,
+        }
+    }
+
+    fn start(&self, url: &str, _route: &GpuRoute) -> Result<Box<dyn RunningBrowser>> {
+        let handle = tokio::runtime::Handle::current();
+        let session = tokio::task::block_in_place(|| handle.block_on(self.open(url)))?;
+        Ok(Box::new(session))
+    }
+
+    fn no_process_memory(&self) -> Option<&'static str> {
+        Some(NO_PROCESS_MEMORY)
+    }
+}
+
+/// The runner's own executable, waiting on a pipe beside the session: `done` means the runner
+/// deleted the session itself; end of file without it means the runner died, and the watchdog
+/// deletes the session.
+struct SessionWatchdog {
+    child: Child,
+}
+
+impl SessionWatchdog {
+    fn start(endpoint: &str, session: &str) -> Result<SessionWatchdog> {
+        use std::os::unix::process::CommandExt;
+        let exe = std::env::current_exe().context("finding the runner's executable")?;
+        let mut child = Command::new(exe)
+            .arg(WATCHDOG_COMMAND)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .context("starting the watchdog")?;
+        // The endpoint (with its credentials) goes through the pipe, never the command line.
+        let line = json!({ "endpoint": endpoint, "session": session }).to_string();
+        let pipe = child.stdin.as_mut().context("the watchdog's pipe")?;
+        writeln!(pipe, "{line}").context("writing to the watchdog")?;
+        Ok(SessionWatchdog { child })
+    }
+
+    fn dismiss(mut self) {
+        if let Some(mut pipe) = self.child.stdin.take() {
+            let _ = pipe.write_all(b"done\n");
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// The hidden subcommand the watchdog runs as.
+pub const WATCHDOG_COMMAND: &str = "webdriver-watchdog";
+
+/// The watchdog's body: reads the endpoint and session, waits for `done` or end of file, and
+/// on end of file deletes the session. Ignores the terminal's signals, as the local one does.
+pub async fn watchdog_main() -> u8 {
+    for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM, libc::SIGQUIT] {
+        // SAFETY: setting a signal to be ignored touches no memory of ours.
+        unsafe { libc::signal(signal, libc::SIG_IGN) };
+    }
+    let lines = tokio::task::spawn_blocking(|| {
+        let stdin = std::io::stdin();
+        let mut first = String::new();
+        let mut second = String::new();
+        let _ = stdin.read_line(&mut first);
+        let _ = stdin.read_line(&mut second);
+        (first, second)
+    })
+    .await;
+    let Ok((first, second)) = lines else { return 1 };
+    if second.trim() == "done" {
+        return 0;
+    }
+    let Ok(given) = serde_json::from_str::<Value>(&first) else {
+        return 1;
+    };
+    let (Some(endpoint), Some(session)) = (given["endpoint"].as_str(), given["session"].as_str())
+    else {
+        return 1;
+    };
+    let delete = async {
+        let client = Client::with_existing_session(endpoint, session, HttpConnector::new()).await?;
+        client
+            .close()
+            .await
+            .map_err(NewSessionError::UnexpectedError)
+    };
+    match tokio::time::timeout(DELETE_LIMIT, delete).await {
+        Ok(Ok(())) => 0,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_endpoint_is_shown_without_its_credentials() {
+        let endpoint =
+            Endpoint::parse("http://alice:s3cr%40t@grid.example:4444/wd/hub?key=tok123").unwrap();
+        assert_eq!(endpoint.shown(), "http://grid.example:4444/wd/hub");
+        let redactor = Redactor::new(&endpoint, &Map::new());
+        let cleaned = redactor.clean("failed for alice with s3cr@t and s3cr%40t and tok123");
+        assert!(
+            !cleaned.contains("alice") && !cleaned.contains("s3cr") && !cleaned.contains("tok123"),
+            "{cleaned}"
+        );
+        assert!(!endpoint.loopback);
+        assert!(Endpoint::parse("http://127.0.0.1:9515").unwrap().loopback);
+    }
+
+    #[test]
+    fn bad_endpoints_are_refused_saying_what_is_allowed() {
+        let https = Endpoint::parse("https://bob:pw123@hub.example/wd/hub").unwrap_err();
+        assert!(
+            https.contains("http://") && !https.contains("pw123"),
+            "{https}"
+        );
+        let other = Endpoint::parse("ftp://hub.example").unwrap_err();
+        assert!(other.contains("\"ftp\""), "{other}");
+        let nonsense = Endpoint::parse("not a url").unwrap_err();
+        assert!(nonsense.contains("http://127.0.0.1:4444"), "{nonsense}");
+    }
+
+    #[test]
+    fn capability_values_under_secret_keys_are_redacted() {
+        let capabilities = read_capabilities(
+            r#"{"browserName":"chrome","bstack:options":{"userName":"carol","accessKey":"AK-987"}}"#,
+        )
+        .unwrap();
+        let endpoint = Endpoint::parse("http://hub.example:4444").unwrap();
+        let redactor = Redactor::new(&endpoint, &capabilities);
+        assert_eq!(redactor.clean("carol AK-987 chrome"), "*** *** chrome");
+    }
+
+    #[test]
+    fn capabilities_are_read_inline_wrapped_or_from_a_file_and_errors_hide_the_text() {
+        let wrapped =
+            read_capabilities(r#"{"capabilities":{"alwaysMatch":{"browserName":"firefox"}}}"#)
+                .unwrap();
+        assert_eq!(wrapped["browserName"], "firefox");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("caps.json");
+        std::fs::write(&file, r#"{"browserName":"chrome"}"#).unwrap();
+        assert_eq!(
+            read_capabilities(file.to_str().unwrap()).unwrap()["browserName"],
+            "chrome"
+        );
+        let bad = read_capabilities(r#"{"accessKey": "AK-555""#).unwrap_err();
+        assert!(
+            bad.contains("not valid JSON") && !bad.contains("AK-555"),
+            "{bad}"
+        );
+        let array = read_capabilities("[1]");
+        assert!(array.unwrap_err().contains("not a readable file"));
+        let missing = read_capabilities("/no/such/caps.json").unwrap_err();
+        assert!(missing.contains("/no/such/caps.json"), "{missing}");
+    }
+
+    #[test]
+    fn default_capabilities_carry_the_local_launchs_switches_and_prefs() {
+        let endpoint = Endpoint::parse("http://grid.example:4444").unwrap();
+        let chromium = default_capabilities(BrowserKind::Chromium, &endpoint);
+        let args = chromium["goog:chromeOptions"]["args"].as_array().unwrap();
+        for switch in chromium_switches(Route::Software) {
+            assert!(args.contains(&json!(switch)), "{switch} missing");
+        }
+        let firefox = default_capabilities(BrowserKind::Firefox, &endpoint);
+        assert_eq!(
+            firefox["moz:firefoxOptions"]["prefs"]["dom.webgpu.enabled"],
+            true
+        );
+        assert_eq!(firefox["moz:firefoxOptions"]["args"], json!(["-headless"]));
+    }
+
+    #[test]
+    fn the_browser_is_the_capabilities_and_unknown_ones_are_named() {
+        let endpoint = Endpoint::parse("http://127.0.0.1:4444").unwrap();
+        let caps = read_capabilities(r#"{"browserName":"firefox"}"#).unwrap();
+        let target =
+            WebDriverTarget::new(endpoint.clone(), Some(caps), BrowserKind::Chromium).unwrap();
+        assert_eq!(target.browser().name, BrowserKind::Firefox);
+        assert_eq!(target.identity(), "webdriver:http://127.0.0.1:4444");
+        assert_eq!(target.capabilities["pageLoadStrategy"], "none");
+        let safari = read_capabilities(r#"{"browserName":"safari"}"#).unwrap();
+        let err = WebDriverTarget::new(endpoint, Some(safari), BrowserKind::Chromium)
+            .err()
+            .unwrap();
+        assert!(
+            err.contains("\"safari\"") && err.contains("chrome, chromium, firefox"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn only_the_identifying_capabilities_are_kept() {
+        let echo = read_capabilities(
+            r#"{"browserName":"chrome","browserVersion":"156","platformName":"linux","goog:chromeOptions":{"debuggerAddress":"x"},"bstack:options":{"accessKey":"AK"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            reported_capabilities(Some(&echo)).unwrap(),
+            json!({ "browserName": "chrome", "browserVersion": "156", "platformName": "linux" })
+        );
+    }
+}

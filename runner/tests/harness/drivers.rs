@@ -1,0 +1,194 @@
+//! WebDriver endpoints for the tests: Debian's chromedriver and geckodriver (from crates.io,
+//! `scripts/setup` installs both), each started on a free loopback port and stopped when
+//! dropped, and the questions the tests ask of them: which sessions are open, which browser
+//! processes the driver still has.
+#![allow(dead_code)] // each test file uses its own part
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A driver started by the test.
+pub struct Driver {
+    child: Child,
+    pub kind: DriverKind,
+    pub port: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverKind {
+    Chromedriver,
+    Geckodriver,
+}
+
+impl DriverKind {
+    fn executable(self) -> Option<std::path::PathBuf> {
+        let name = match self {
+            DriverKind::Chromedriver => "chromedriver",
+            DriverKind::Geckodriver => "geckodriver",
+        };
+        let on_path = std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .find(|p| p.is_file())
+        });
+        // `cargo install` puts geckodriver here, which a test's PATH may lack.
+        on_path.or_else(|| {
+            let home = std::env::var_os("HOME")?;
+            let installed = std::path::Path::new(&home).join(".cargo/bin").join(name);
+            installed.is_file().then_some(installed)
+        })
+    }
+
+    fn install(self) -> &'static str {
+        match self {
+            DriverKind::Chromedriver => {
+                "./scripts/setup, or apt-get install -y --no-install-recommends chromium-driver"
+            }
+            DriverKind::Geckodriver => {
+                "./scripts/setup, or cargo install --locked geckodriver@0.37.1"
+            }
+        }
+    }
+}
+
+/// A port nothing listens on at this moment.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+impl Driver {
+    /// Starts the driver on a free loopback port and waits (up to 20 s) until it is ready;
+    /// `None` only when it is missing and `OCR_BENCH_SKIP_BROWSER_TESTS=1` allows skipping.
+    pub fn start(kind: DriverKind) -> Option<Driver> {
+        let Some(executable) = kind.executable() else {
+            super::skip_or_fail(&format!("{kind:?} is not installed"), kind.install());
+            return None;
+        };
+        let port = free_port();
+        let mut command = Command::new(&executable);
+        match kind {
+            DriverKind::Chromedriver => command.arg(format!("--port={port}")),
+            DriverKind::Geckodriver => command.args(["--port", &port.to_string()]),
+        };
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", executable.display()));
+        let driver = Driver { child, kind, port };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if driver.status().is_some_and(|s| s["value"]["ready"] == true) {
+                return Some(driver);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{kind:?} on port {port} was not ready within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn status(&self) -> Option<Value> {
+        let mut response = super::agent()
+            .get(format!("{}/status", self.url()))
+            .call()
+            .ok()?;
+        serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()
+    }
+
+    /// Whether the driver holds a session: chromedriver lists them (`GET /sessions`);
+    /// geckodriver takes one at a time and is not `ready` while it has it.
+    pub fn has_session(&self) -> bool {
+        match self.kind {
+            DriverKind::Chromedriver => {
+                let mut response = super::agent()
+                    .get(format!("{}/sessions", self.url()))
+                    .call()
+                    .expect("GET /sessions");
+                let text = response.body_mut().read_to_string().unwrap();
+                let sessions: Value = serde_json::from_str(&text).unwrap();
+                sessions["value"].as_array().is_some_and(|s| !s.is_empty())
+            }
+            DriverKind::Geckodriver => {
+                let status = self.status().expect("geckodriver answers /status");
+                status["value"]["ready"] != true
+            }
+        }
+    }
+
+    /// The driver's live descendants (the browsers it started), `pid comm` each.
+    pub fn browsers(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut stack = vec![self.pid()];
+        while let Some(pid) = stack.pop() {
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten();
+            for task in tasks.flatten() {
+                let children =
+                    std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+                for child in children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok())
+                {
+                    stack.push(child);
+                    // A zombie is gone but for its entry, which only its parent (the driver,
+                    // whose browser was killed) can reap.
+                    let stat =
+                        std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+                    if stat
+                        .rsplit(')')
+                        .next()
+                        .is_some_and(|s| s.trim_start().starts_with('Z'))
+                    {
+                        continue;
+                    }
+                    let comm =
+                        std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
+                    found.push(format!("{child} {}", comm.trim()));
+                }
+            }
+        }
+        found
+    }
+
+    /// Waits up to `within` for the driver to hold no session and no browser; the panic
+    /// says what was left.
+    pub fn assert_nothing_left(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline && (self.has_session() || !self.browsers().is_empty()) {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert!(
+            !self.has_session(),
+            "{:?} still holds a session after {within:?}",
+            self.kind
+        );
+        assert!(
+            self.browsers().is_empty(),
+            "{:?} still has browser processes after {within:?}: {:?}",
+            self.kind,
+            self.browsers()
+        );
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
