@@ -27,7 +27,16 @@ use crate::runs::{self, Run};
 
 /// The report's own files in the repository, copied next to the written `index.html`.
 const TEMPLATE: &str = "www/report/static.html";
-const SHARED_FILES: [&str; 2] = ["www/report/charts.js", "www/report/report.css"];
+/// The chart code's parts in the order `static.html` loads them (`www/report/charts.js` says why).
+const SHARED_FILES: [&str; 7] = [
+    "www/report/runs.js",
+    "www/report/chart-kit.js",
+    "www/report/timeline.js",
+    "www/report/configuration-charts.js",
+    "www/report/decomposition.js",
+    "www/report/charts.js",
+    "www/report/report.css",
+];
 /// Chart.js's UMD build: a classic script, which a page opened from file:// may load.
 pub const CHART_LIBRARY: &str = "node_modules/chart.js/dist/chart.umd.min.js";
 const DATA_PLACEHOLDER: &str = "@REPORT_DATA@";

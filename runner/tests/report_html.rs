@@ -371,7 +371,7 @@ impl Drop for KilledOnDrop {
 }
 
 /// `serve` and its `www/report.html` on the same results file: the same charts, drawn by the
-/// same `www/report/charts.js`, with Chart.js from `node_modules`.
+/// same parts of `www/report/`, with Chart.js from `node_modules` and the core from `pkg/`.
 #[test]
 fn the_served_report_page_draws_the_same_charts() {
     let Some(info) = harness::browser_or_fail(BrowserKind::Chromium) else {
@@ -381,7 +381,7 @@ fn the_served_report_page_draws_the_same_charts() {
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path().join("root");
     std::fs::create_dir_all(root.join("results")).unwrap();
-    for dir in ["www", "node_modules"] {
+    for dir in ["www", "pkg", "node_modules"] {
         std::os::unix::fs::symlink(
             repository().join(dir).canonicalize().unwrap(),
             root.join(dir),

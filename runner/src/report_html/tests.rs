@@ -128,12 +128,20 @@ fn the_static_report_is_the_template_with_its_files_beside_it() {
     for name in ["charts.js", "report.css", "chart.umd.min.js"] {
         assert!(out.path().join("r").join(name).is_file(), "{name}");
     }
+    // Every part of the chart code is copied, and the page loads each script it copied.
+    for shared in SHARED_FILES {
+        let name = Path::new(shared).file_name().unwrap().to_str().unwrap();
+        assert!(out.path().join("r").join(name).is_file(), "{name}");
+        if name.ends_with(".js") {
+            let tag = format!(r#"<script src="./{name}"></script>"#);
+            assert!(html.contains(&tag), "the template does not load {name}");
+        }
+    }
     // A root without Chart.js says how to install it.
     let bare = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(bare.path().join("www/report")).unwrap();
-    for name in ["static.html", "charts.js", "report.css"] {
-        let from = root.join("www/report").join(name);
-        std::fs::copy(from, bare.path().join("www/report").join(name)).unwrap();
+    for shared in SHARED_FILES.iter().chain([&TEMPLATE]) {
+        std::fs::copy(root.join(shared), bare.path().join(shared)).unwrap();
     }
     let err = write_static(&files, bare.path(), &out.path().join("s"), "now").unwrap_err();
     assert!(matches!(err, ReportError::Write(_)), "{err}");
