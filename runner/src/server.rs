@@ -173,7 +173,7 @@ mod tests {
             Some("text/javascript")
         );
         assert_eq!(
-            content_type_for("/www/pkg/ocr_bench_core_bg.wasm"),
+            content_type_for("/pkg/ocr_bench_core_bg.wasm"),
             Some("application/wasm")
         );
         assert_eq!(

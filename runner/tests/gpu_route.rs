@@ -6,7 +6,7 @@
 //! flock /tmp/browser.lock cargo test -p ocr-bench --test gpu_route -- --ignored --nocapture
 //! ```
 //!
-//! It needs the wasm build in `www/pkg/`, the `smoke2` evaluation set and Debian's Chromium.
+//! It needs the wasm build in `pkg/`, the `smoke2` evaluation set and Debian's Chromium.
 //! The Vulkan loader is pointed at Chromium's own SwiftShader ICD: with Mesa's manifests and no
 //! GPU, Chromium on the GPU route's switches never reaches the page (its GPU process fails to
 //! create a Skia context over and over), so the run would end only at `--timeout`.
