@@ -129,6 +129,15 @@ enum Command {
         gpu_route: GpuRouteRequest,
         #[command(flatten)]
         webdriver: commands::run::WebDriverArgs,
+        /// Where each browser runs, repeatable: `local:BROWSER` or `webdriver:URL#BROWSER`
+        /// (that endpoint's default capabilities); instead of --browser and --webdriver.
+        #[arg(
+            long = "target",
+            value_name = "SPEC",
+            conflicts_with = "webdriver",
+            value_parser = parse_target
+        )]
+        targets: Vec<ocr_bench::target::TargetSpec>,
     },
     /// Deletes a WebDriver session if the runner dies first (started by the runner itself).
     #[command(name = "webdriver-watchdog", hide = true)]
@@ -391,6 +400,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             sample_ms,
             gpu_route,
             webdriver,
+            targets,
         } => {
             let webdriver = match webdriver.spec() {
                 Ok(spec) => spec,
@@ -401,6 +411,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             };
             let options = sweep::SweepOptions {
                 webdriver,
+                targets,
                 browsers: browser,
                 params,
                 retry_failed,
@@ -431,4 +442,9 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             files,
         } => Ok(table_command(&against, &files, ncer_within)),
     }
+}
+
+/// `sweep --target SPEC` (`TargetSpec::parse`).
+fn parse_target(text: &str) -> Result<ocr_bench::target::TargetSpec, String> {
+    ocr_bench::target::TargetSpec::parse(text)
 }

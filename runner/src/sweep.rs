@@ -19,7 +19,7 @@ use crate::run::{self, Outcome, RunOptions};
 use crate::runs::{self, Run};
 use crate::target::local::LocalTarget;
 use crate::target::webdriver::WebDriverSpec;
-use crate::target::BrowserTarget;
+use crate::target::{BrowserTarget, TargetSpec};
 
 /// Parses `NAME=V1,V2,…` into the core's sweep axis form.
 pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
@@ -170,6 +170,8 @@ pub struct SweepOptions {
     pub browsers: Vec<BrowserKind>,
     /// `--webdriver`: every browser through this endpoint instead of a local launch.
     pub webdriver: Option<WebDriverSpec>,
+    /// `--target`, each a browser and where it runs; when given, instead of `browsers`.
+    pub targets: Vec<TargetSpec>,
     pub params: Vec<(String, Vec<String>)>,
     pub retry_failed: bool,
     /// Finished runs wanted of every combination (1: each once).
@@ -194,7 +196,19 @@ pub enum SweepEnd {
 pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     let configs = ocr_bench_core::expand_sweep(&options.params)
         .map_err(|e| Failure::new(Cause::Usage, e.to_string()))?;
-    if options.browsers.is_empty() {
+    let specs: Vec<TargetSpec> = if options.targets.is_empty() {
+        options
+            .browsers
+            .iter()
+            .map(|kind| match &options.webdriver {
+                Some(spec) => TargetSpec::WebDriver(spec.clone(), *kind),
+                None => TargetSpec::Local(*kind),
+            })
+            .collect()
+    } else {
+        options.targets.clone()
+    };
+    if specs.is_empty() {
         return Err(Failure::new(
             Cause::Usage,
             "--browser lists no browser; allowed: chromium, firefox",
@@ -207,13 +221,15 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     }
     let machine = crate::machine::describe();
     let mut targets: Vec<Box<dyn BrowserTarget>> = Vec::new();
-    for kind in &options.browsers {
-        targets.push(match &options.webdriver {
-            Some(spec) => Box::new(
+    for spec in &specs {
+        targets.push(match spec {
+            TargetSpec::WebDriver(spec, kind) => Box::new(
                 spec.target(*kind)
                     .map_err(|message| Failure::new(Cause::Usage, message))?,
             ),
-            None => Box::new(LocalTarget::new(browser::probe(*kind)?, machine.clone())),
+            TargetSpec::Local(kind) => {
+                Box::new(LocalTarget::new(browser::probe(*kind)?, machine.clone()))
+            }
         });
     }
     // Each configuration in every browser next to each other, so a cut-short sweep still

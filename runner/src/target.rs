@@ -30,12 +30,49 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::browser::{BrowserInfo, StopReport};
+use crate::browser::{BrowserInfo, BrowserKind, StopReport};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
 
 /// The identity of the local target in the record (older files, without one, read as this).
 pub const LOCAL: &str = "local";
+
+/// A sweep's `--target`: `local:BROWSER`, or `webdriver:URL#BROWSER` (the endpoint's default
+/// capabilities for that browser).
+#[derive(Debug, Clone)]
+pub enum TargetSpec {
+    Local(BrowserKind),
+    WebDriver(webdriver::WebDriverSpec, BrowserKind),
+}
+
+impl TargetSpec {
+    /// Reads one `--target`; the error says what was wrong and what is allowed.
+    pub fn parse(text: &str) -> Result<TargetSpec, String> {
+        const ALLOWED: &str = "allowed: local:BROWSER or webdriver:URL#BROWSER, such as \
+             local:firefox or webdriver:http://127.0.0.1:9515#chromium";
+        let browser = |name: &str| {
+            name.parse::<BrowserKind>()
+                .map_err(|e| format!("--target {text:?}: {e}"))
+        };
+        if let Some(name) = text.strip_prefix("local:") {
+            return Ok(TargetSpec::Local(browser(name)?));
+        }
+        if let Some(rest) = text.strip_prefix("webdriver:") {
+            let Some((url, name)) = rest.rsplit_once('#') else {
+                return Err(format!(
+                    "--target: a webdriver target names its browser after '#'; {ALLOWED}"
+                ));
+            };
+            let spec = webdriver::WebDriverSpec::parse(url, None)?;
+            return Ok(TargetSpec::WebDriver(spec, browser(name)?));
+        }
+        // The text may be a URL with credentials: say only what it starts with.
+        let kind = text.split(':').next().unwrap_or_default();
+        Err(format!(
+            "--target of kind {kind:?} is not one ocr-bench knows; {ALLOWED}"
+        ))
+    }
+}
 
 /// A place a run's browser can be started.
 pub trait BrowserTarget: Send + Sync {
@@ -96,5 +133,36 @@ pub trait RunningBrowser: Send {
     /// `platformName`, …), for the closing record; `None` for a local browser.
     fn reported_capabilities(&self) -> Option<Value> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_targets_parse_and_errors_say_what_is_allowed() {
+        assert!(matches!(
+            TargetSpec::parse("local:firefox"),
+            Ok(TargetSpec::Local(BrowserKind::Firefox))
+        ));
+        match TargetSpec::parse("webdriver:http://u:pw-991@127.0.0.1:9515#chromium") {
+            Ok(TargetSpec::WebDriver(spec, BrowserKind::Chromium)) => {
+                assert_eq!(spec.endpoint.shown(), "http://127.0.0.1:9515");
+                assert!(!format!("{spec:?}").contains("pw-991"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let no_browser = TargetSpec::parse("webdriver:http://127.0.0.1:9515").unwrap_err();
+        assert!(no_browser.contains("after '#'"), "{no_browser}");
+        let unknown = TargetSpec::parse("grid:http://a:secret-77@h#firefox").unwrap_err();
+        assert!(
+            unknown.contains("\"grid\"")
+                && unknown.contains("local:BROWSER")
+                && !unknown.contains("secret-77"),
+            "{unknown}"
+        );
+        let browser = TargetSpec::parse("local:safari").unwrap_err();
+        assert!(browser.contains("chromium, firefox"), "{browser}");
     }
 }

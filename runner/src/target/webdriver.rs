@@ -269,6 +269,16 @@ pub struct WebDriverSpec {
     pub capabilities: Option<Map<String, Value>>,
 }
 
+/// The endpoint without credentials; the capabilities' values are never shown.
+impl std::fmt::Debug for WebDriverSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebDriverSpec")
+            .field("endpoint", &self.endpoint)
+            .field("capabilities", &self.capabilities.as_ref().map(|_| "given"))
+            .finish()
+    }
+}
+
 impl WebDriverSpec {
     /// Reads the two flags; the error says which was wrong and what is allowed.
     pub fn parse(url: &str, capabilities: Option<&str>) -> Result<WebDriverSpec, String> {

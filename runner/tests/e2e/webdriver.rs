@@ -77,3 +77,115 @@ fn chromium_through_chromedriver() {
 fn firefox_through_geckodriver() {
     smoke_through(DriverKind::Geckodriver, "firefox", "firefox");
 }
+
+/// The records of a results file (none when it is not there yet).
+fn records_of(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// `sweep --target local:firefox --target webdriver:URL#firefox` over one configuration:
+/// Ctrl-C during the second target's run, then the same command again runs only that one;
+/// each target ends with one result, and `report` shows them side by side.
+#[test]
+#[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
+fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    let Some(driver) = Driver::start(DriverKind::Geckodriver) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("sweep.jsonl");
+    let remote = format!("webdriver:{}", driver.url());
+    let sweep = || {
+        Command::new(super::BIN)
+            .arg("--root")
+            .arg(super::repository_root())
+            .args(["sweep", "--target", "local:firefox", "--target"])
+            .arg(format!("{remote}#firefox"))
+            .args([
+                "--param",
+                "cases=smoke1",
+                "--param",
+                "maxTokens=2",
+                "--results",
+            ])
+            .arg(&results)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting ocr-bench sweep")
+    };
+    let mut first = sweep();
+    // Once the local run has closed and the WebDriver one has started, interrupt.
+    let limit = Duration::from_secs(super::run_timeout());
+    let started = Instant::now();
+    loop {
+        let records = records_of(&results);
+        let closed_local = records
+            .iter()
+            .any(|r| r["kind"] == "run" && r["target"] == "local");
+        let remote_started = records
+            .iter()
+            .any(|r| r["kind"] == "start" && r["target"] == remote.as_str());
+        if closed_local && remote_started {
+            break;
+        }
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the sweep ended before its second run started: {records:?}"
+        );
+        assert!(
+            started.elapsed() < limit,
+            "no second run within {limit:?}: {records:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // SAFETY: kill on our own child's pid.
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    let status = first.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    driver.assert_nothing_left(Duration::from_secs(10));
+
+    let second = sweep().wait_with_output().unwrap();
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let records = records_of(&results);
+    let outcomes: Vec<(String, String)> = records
+        .iter()
+        .filter(|r| r["kind"] == "run")
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap().to_owned(),
+                r["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("local".to_owned(), "result".to_owned()),
+        (remote.clone(), "interrupted".to_owned()),
+        (remote.clone(), "result".to_owned()),
+    ];
+    assert_eq!(outcomes, expected, "the local run is not run again");
+    driver.assert_nothing_left(Duration::from_secs(10));
+
+    let report = Command::new(super::BIN)
+        .arg("report")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert_eq!(report.status.code(), Some(0), "{text}");
+    assert!(text.contains("firefox · cases=smoke1"), "{text}");
+    assert!(
+        text.contains(&format!("firefox @ {remote} · cases=smoke1")),
+        "{text}"
+    );
+}
