@@ -194,7 +194,9 @@ enum Command {
     /// query). Per combination: rounds, the median over them of the per-token p50, the submit
     /// and sync p50, ms per decode step and nCER; whether every round read the tokens of the
     /// --against file's first run ("yes", or how many cases differ); and the ratio of the
-    /// per-token p50s seed/this. Then the fastest combination with the seed's tokens, the
+    /// per-token p50s seed/this. A second table gives the time to first token, vision, prefill
+    /// and case p50 over the steady runs, the first run (pipeline compilation) apart, and
+    /// seed/this for the first token and the case. Then the fastest combination with the seed's tokens, the
     /// fastest with nCER within --ncer-within of the seed's, and the completion-bound ones.
     ///
     /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record, no

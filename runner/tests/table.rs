@@ -292,7 +292,8 @@ fn the_table_command_prints_the_table_and_exits_2_on_bad_input() {
             .lines()
             .filter(|l| l.starts_with("| decoder="))
             .count(),
-        4
+        8,
+        "four rows in each of the two tables: {stdout}"
     );
     assert!(
         stdout.contains("fastest with the seed's tokens: "),
@@ -407,4 +408,55 @@ fn a_combination_whose_verification_failed_is_marked_and_never_the_fastest() {
         text.contains("fastest with nCER within 1 of the seed's loop: verify=none"),
         "{text}"
     );
+}
+
+/// A case's figure, read as plain JSON.
+fn case_ms(case: &Value, figure: &str) -> f64 {
+    case[figure].as_f64().unwrap()
+}
+
+#[test]
+fn first_token_and_case_are_the_steady_cases_p50_with_the_first_case_apart() {
+    // smoke2 without warm-up: the first case compiles the pipelines, the second is steady.
+    let seed_summary = summary(&fixture(1));
+    let cases = seed_summary["results"].as_array().unwrap();
+    assert!(seed_summary["warmupResults"].as_array().unwrap().is_empty());
+    let seed = load_combination(&fixture(1)).unwrap();
+    let kick = load_combination(&fixture(2)).unwrap();
+    let t = table(&seed, &[seed.clone(), kick], DEFAULT_NCER_TOLERANCE);
+    let f = &t.rows[0].first_token;
+    assert_eq!(f.ttft_p50_ms, Some(case_ms(&cases[1], "timeToFirstTokenMs")));
+    assert_eq!(f.vision_p50_ms, Some(case_ms(&cases[1], "visionMs")));
+    assert_eq!(f.prefill_p50_ms, Some(case_ms(&cases[1], "prefillMs")));
+    assert_eq!(f.case_p50_ms, Some(case_ms(&cases[1], "totalMs")));
+    assert_eq!(f.first_case_ttft_ms, Some(case_ms(&cases[0], "timeToFirstTokenMs")));
+    assert_eq!(f.first_case_ms, Some(case_ms(&cases[0], "totalMs")));
+    assert_eq!(t.rows[0].ttft_speedup, Some(1.0));
+    let kick_cases = summary(&fixture(2))["results"].as_array().unwrap().clone();
+    let kick_ttft = case_ms(&kick_cases[1], "timeToFirstTokenMs");
+    assert_eq!(
+        t.rows[1].ttft_speedup,
+        Some(case_ms(&cases[1], "timeToFirstTokenMs") / kick_ttft)
+    );
+    let rendered = t.render();
+    assert!(rendered.contains("| combination | first token | vision | prefill | case |"));
+    assert!(rendered.contains(&format!("| {:.2} |", kick_ttft)));
+
+    // With a warm-up run, that run is the first case and every timed case is steady.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("warm.jsonl");
+    let text = round_of(&fixture(1), 1, |s| {
+        let first = s["results"][0].clone();
+        let mut warm = first.clone();
+        warm["totalMs"] = 99999.0.into();
+        warm["timeToFirstTokenMs"] = 8888.0.into();
+        s["warmupResults"] = Value::Array(vec![warm]);
+    });
+    std::fs::write(&file, &text).unwrap();
+    let warm = parse_combination(&text, &file).unwrap();
+    let f = &warm.rounds[0].first_token;
+    assert_eq!(f.first_case_ms, Some(99999.0));
+    assert_eq!(f.first_case_ttft_ms, Some(8888.0));
+    let both: Vec<f64> = cases.iter().map(|c| case_ms(c, "totalMs")).collect();
+    assert_eq!(f.case_p50_ms, latency_stats(&both).map(|s| s.p50_ms));
 }

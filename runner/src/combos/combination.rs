@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use ocr_bench_core::build_summary::token_latencies;
 use ocr_bench_core::latency::latency_stats;
-use ocr_bench_core::record::PageSummary;
+use ocr_bench_core::record::{CaseResult, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 
 use super::InputError;
@@ -29,6 +29,47 @@ pub struct Round {
     pub cases: Vec<(String, Vec<i64>)>,
     /// Another page's figures, kept as posted (`None` for this page's summary).
     pub another_page: Option<OtherFigures>,
+    /// Time to first token, vision, prefill and the whole case over the steady cases, and
+    /// the first case apart (it compiles the pipelines).
+    pub first_token: FirstToken,
+}
+
+/// The figures a user feels: p50 over the steady cases of the time to first token (vision +
+/// prefill + the first choice, as the page defines it), its vision and prefill parts and the
+/// whole case; and the first case, which pays for compiling every pipeline, apart. First and
+/// steady split as the core's `pipelineCompilation` splits them: the first run made (a warm-up
+/// run where `warmup` made any) and every run after it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FirstToken {
+    pub ttft_p50_ms: Option<f64>,
+    pub vision_p50_ms: Option<f64>,
+    pub prefill_p50_ms: Option<f64>,
+    pub case_p50_ms: Option<f64>,
+    pub first_case_ttft_ms: Option<f64>,
+    pub first_case_ms: Option<f64>,
+}
+
+impl FirstToken {
+    fn of(summary: &PageSummary) -> Self {
+        let ordered: Vec<&CaseResult> =
+            summary.warmup_results.iter().chain(&summary.results).collect();
+        let (first, steady) = match ordered.split_first() {
+            Some((first, steady)) => (Some(*first), steady),
+            None => (None, &[][..]),
+        };
+        let p50 = |figure: fn(&CaseResult) -> f64| {
+            let values: Vec<f64> = steady.iter().map(|c| figure(c)).collect();
+            latency_stats(&values).map(|s| s.p50_ms)
+        };
+        Self {
+            ttft_p50_ms: p50(|c| c.time_to_first_token_ms),
+            vision_p50_ms: p50(|c| c.vision_ms),
+            prefill_p50_ms: p50(|c| c.prefill_ms),
+            case_p50_ms: p50(|c| c.total_ms),
+            first_case_ttft_ms: first.map(|c| c.time_to_first_token_ms),
+            first_case_ms: first.map(|c| c.total_ms),
+        }
+    }
 }
 
 /// A record made before the probe named its steps per readback stored, for `sync` above 1,
@@ -75,6 +116,7 @@ impl Round {
                 .map(|c| (c.id.clone(), c.token_ids.clone()))
                 .collect(),
             another_page: None,
+            first_token: FirstToken::of(summary),
         }
     }
 
@@ -96,6 +138,7 @@ impl Round {
                 .map(|c| (c.id.clone(), c.token_ids.clone().unwrap_or_default()))
                 .collect(),
             another_page: Some(figures),
+            first_token: FirstToken::default(),
         }
     }
 

@@ -11,7 +11,7 @@ use ocr_bench_core::Config;
 
 use crate::other_page::OtherFigures;
 
-pub use super::combination::{load_combination, parse_combination, Combination, Round};
+pub use super::combination::{load_combination, parse_combination, Combination, FirstToken, Round};
 
 /// The nCER difference from the seed's loop that still counts as its accuracy.
 pub const DEFAULT_NCER_TOLERANCE: f64 = 0.005;
@@ -106,6 +106,11 @@ pub struct Row {
     pub failed_verification_rounds: usize,
     /// Another page's figures (its first round's), said in a line under the table.
     pub another_page: Option<String>,
+    /// Medians over the rounds of each round's first-token figures.
+    pub first_token: FirstToken,
+    /// The reference's time to first token p50 over this one's, and the same for the case.
+    pub ttft_speedup: Option<f64>,
+    pub case_speedup: Option<f64>,
 }
 
 /// The table: the reference first unless the list names it elsewhere.
@@ -116,6 +121,29 @@ pub struct Table {
     pub common: String,
     pub browsers: Vec<String>,
     pub ncer_tolerance: f64,
+}
+
+/// The reference's figure over this one's.
+fn ratio(seed: Option<f64>, this: Option<f64>) -> Option<f64> {
+    match (seed, this) {
+        (Some(seed), Some(this)) if this > 0.0 => Some(seed / this),
+        _ => None,
+    }
+}
+
+/// Each first-token figure's median over the rounds.
+fn first_token(rounds: &[Round]) -> FirstToken {
+    let over = |figure: fn(&FirstToken) -> Option<f64>| {
+        median(rounds.iter().map(|r| figure(&r.first_token)))
+    };
+    FirstToken {
+        ttft_p50_ms: over(|f| f.ttft_p50_ms),
+        vision_p50_ms: over(|f| f.vision_p50_ms),
+        prefill_p50_ms: over(|f| f.prefill_p50_ms),
+        case_p50_ms: over(|f| f.case_p50_ms),
+        first_case_ttft_ms: over(|f| f.first_case_ttft_ms),
+        first_case_ms: over(|f| f.first_case_ms),
+    }
 }
 
 /// A parameter's value in a combination (`None` where neither the summary nor the query gives
@@ -180,6 +208,7 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
     };
     let reference_round = &against.rounds[0];
     let reference_p50 = median(against.rounds.iter().map(|r| r.token_p50_ms));
+    let reference_first = first_token(&against.rounds);
     let (labels, common) = labels(&combinations);
     let rows = combinations
         .iter()
@@ -187,7 +216,11 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
         .enumerate()
         .map(|(index, (c, label))| {
             let token_p50_ms = median(c.rounds.iter().map(|r| r.token_p50_ms));
+            let first = first_token(&c.rounds);
             Row {
+                ttft_speedup: ratio(reference_first.ttft_p50_ms, first.ttft_p50_ms),
+                case_speedup: ratio(reference_first.case_p50_ms, first.case_p50_ms),
+                first_token: first,
                 file: c.file.clone(),
                 label,
                 is_reference: index == reference_index,
@@ -198,10 +231,7 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
                 ms_per_step: median(c.rounds.iter().map(|r| r.ms_per_step)),
                 ncer: median(c.rounds.iter().map(|r| r.ncer)),
                 tokens: tokens_against(reference_round, &c.rounds),
-                speedup: match (reference_p50, token_p50_ms) {
-                    (Some(seed), Some(this)) if this > 0.0 => Some(seed / this),
-                    _ => None,
-                },
+                speedup: ratio(reference_p50, token_p50_ms),
                 completion_bound_rounds: c.rounds.iter().filter(|r| r.completion_bound).count(),
                 failed_verification_rounds: c
                     .rounds
@@ -320,6 +350,7 @@ impl Table {
             );
         }
         out.push('\n');
+        self.render_first_token(&mut out);
         match self.fastest_with_the_seeds_tokens() {
             Some(row) => {
                 let _ = writeln!(out, "fastest with the seed's tokens: {}", verdict(row));
@@ -376,6 +407,40 @@ impl Table {
         }
         out
     }
+}
+
+impl Table {
+    /// What a user waits for: the first token and the whole case, the first case apart.
+    fn render_first_token(&self, out: &mut String) {
+        out.push_str(
+            "First token and whole case in ms, p50 over the steady cases (every run after the \
+             first; the first is a warm-up run where warmup=N made any); first token = vision + \
+             prefill + the first choice; the first case, which compiles the pipelines, apart:\n\n",
+        );
+        out.push_str("| combination | first token | vision | prefill | case | first case: first token | first case | first token seed/this | case seed/this |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+        for row in &self.rows {
+            let f = &row.first_token;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                row.label,
+                ms(f.ttft_p50_ms),
+                ms(f.vision_p50_ms),
+                ms(f.prefill_p50_ms),
+                ms(f.case_p50_ms),
+                ms(f.first_case_ttft_ms),
+                ms(f.first_case_ms),
+                times(row.ttft_speedup),
+                times(row.case_speedup),
+            );
+        }
+        out.push('\n');
+    }
+}
+
+fn times(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
 }
 
 fn ms(value: Option<f64>) -> String {
