@@ -1,5 +1,5 @@
-// The model files checked against the contract and the manifest's capability
-// numbers before any run, in the page and the workers: layers from the
+// The model files checked against the contract, the manifest's I/O names and its
+// capability numbers before any run, in the page and the workers: layers from the
 // past_k*/past_v* inputs, the KV slot count of the fixed-KV variant, the
 // vocabulary size from the logits. Nothing is assumed.
 import { tensorShape } from "./sessions.js";
@@ -32,6 +32,12 @@ export function checkVision(session, capability) {
 
 /** Returns the decoder's shape of things (layers, slots) as read from its inputs. */
 export function checkDecoder(session, capability, entry, maxTokens) {
+	// The graph is the one the manifest describes: its I/O names were written from the file.
+	for (const [kind, names, listed] of [["inputs", session.inputNames, entry.inputs], ["outputs", session.outputNames, entry.outputs]]) {
+		if (JSON.stringify(names) !== JSON.stringify(listed)) {
+			throw new Error(`The decoder "${entry.name}" has the ${kind} [${names.join(", ")}], but the manifest lists [${listed.join(", ")}]; is the manifest the one built with this file?`);
+		}
+	}
 	for (const name of ["vision_embeds", "token_ids", "position_ids"]) {
 		if (!session.inputNames.includes(name)) throw new Error(`The decoder "${entry.name}" has no input ${name} (it has: ${session.inputNames.join(", ")}).`);
 	}

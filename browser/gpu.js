@@ -1,26 +1,7 @@
 // The WebGPU device this harness hands to onnxruntime-web, and the words for
 // what the adapter cannot do. Shared by the page and the workers.
 
-// What ORT 1.30 asks for when it creates its own device
-// (onnxruntime/core/providers/webgpu/webgpu_context.h, GetAvailableRequiredFeatures
-// and GetRequiredLimits): these features where the adapter has them, these
-// limits raised to the adapter's. A device we create must match, or kernels
-// that ORT sizes from the limits fail validation.
-const WANTED_FEATURES = ["shader-f16", "timestamp-query", "subgroups"];
-const RAISED_LIMITS = [
-	"maxBindGroups",
-	"maxComputeWorkgroupStorageSize",
-	"maxComputeWorkgroupsPerDimension",
-	"maxStorageBufferBindingSize",
-	"maxBufferSize",
-	"maxComputeInvocationsPerWorkgroup",
-	"maxComputeWorkgroupSizeX",
-	"maxComputeWorkgroupSizeY",
-	"maxComputeWorkgroupSizeZ",
-	// Not raised by ORT itself, but SwiftShader offers 10 against the default 8
-	// and attention kernels bind up to 9 storage buffers.
-	"maxStorageBuffersPerShaderStage",
-];
+import { RAISED_LIMITS, WANTED_FEATURES } from "./ort-device-needs.js";
 
 // The limits a record keeps: the buffer sizes that bound a model, and every one
 // the device is created with (which differ between a GPU and SwiftShader).

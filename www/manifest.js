@@ -44,7 +44,10 @@ export async function loadManifest(manifestParameter) {
 	return { ...manifest, url };
 }
 
-/** The resolved files of one vision tier or decoder variant for the chosen weights. */
+/**
+ * The resolved files of one vision tier or decoder variant for the chosen weights, with the
+ * properties the realms check (requires, fixedKv) and its graph's I/O names.
+ */
 export function modelEntry(manifest, role, name, weights) {
 	const entries = manifest[role];
 	const entry = entries[name];
@@ -59,7 +62,7 @@ export function modelEntry(manifest, role, name, weights) {
 		if (!entry.embedded) throw new Error(`The model manifest's ${role} "${name}" has no embedded model file.`);
 		model = { url: resolve(entry.embedded) };
 	}
-	return { name, description: entry.description ?? name, requires: entry.requires ?? [], fixedKv: Boolean(entry.fixedKv), model };
+	return { name, description: entry.description ?? name, requires: entry.requires ?? [], fixedKv: Boolean(entry.fixedKv), inputs: entry.inputs, outputs: entry.outputs, model };
 }
 
 /** The vocabulary characters, checked against the manifest's capability. */

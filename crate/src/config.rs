@@ -29,17 +29,26 @@ pub const MAX_TOKENS_LIMIT: u32 = 128;
 /// The GPU chooser keeps this many chosen ids per sequence for one readback.
 pub const MAX_SYNC_STEPS: u32 = 64;
 const CASES_NAME_MAX_LEN: usize = 64;
+/// The longest tier or decoder name: the manifest's names are checked against it too.
+pub const VARIANT_NAME_MAX_LEN: usize = 64;
+/// The seed's vision tier and decoder, which the built-in manifest offers.
+pub const DEFAULT_TIER: &str = "121";
+pub const DEFAULT_DECODER: &str = "baseline";
 
 parameters! {
-    tier: Tier = Tier::Int4, "tier", OneOf,
-        "vision encoder: 121 = int4 MatMulNBits weights, 242 = fp16";
+    /// A vision tier of the manifest (`docs/model-contract.md`, "Variants").
+    tier: String = DEFAULT_TIER.to_owned(), "tier", Text::Name { max_len: VARIANT_NAME_MAX_LEN },
+        "vision encoder, a tier of the manifest: 121 = int4 MatMulNBits weights, 242 = fp16 in \
+         the built-in one";
     memory: Memory = Memory::Lean, "memory", OneOf,
         "session options: lean = enableCpuMemArena and enableMemPattern off, default = ORT's";
     loader: Loader = Loader::Url, "loader", OneOf,
         "url = onnxruntime-web fetches the model, bytes = the page fetches it and passes bytes";
     schedule: Schedule = Schedule::Staged, "schedule", OneOf,
         "staged = vision in a worker that ends before the decoder loads, resident = both live together";
-    decoder: Decoder = Decoder::Baseline, "decoder", OneOf, "decoder graph variant";
+    /// A decoder variant of the manifest.
+    decoder: String = DEFAULT_DECODER.to_owned(), "decoder", Text::Name { max_len: VARIANT_NAME_MAX_LEN },
+        "decoder graph variant, a decoder of the manifest";
     scope: Scope = Scope::Full, "scope", OneOf,
         "full = vision and decoder on the evaluation set, decoder = synthetic embeddings, full 128-token path";
     /// Evaluation set name: `models/eval/<cases>/cases.json`.
@@ -88,11 +97,6 @@ parameters! {
 pub const OMITTED_AT_DEFAULT: [&str; 4] = ["choose", "sync", "capture", "realm"];
 
 choice! {
-    /// Which vision encoder: `121` int4 MatMulNBits weights, `242` fp16.
-    Tier { Int4 = "121", Fp16 = "242" }
-}
-
-choice! {
     /// `lean` turns `enableCpuMemArena` and `enableMemPattern` off; `default` leaves ORT's own.
     Memory { Lean = "lean", Default = "default" }
 }
@@ -105,55 +109,6 @@ choice! {
 choice! {
     /// `staged`: vision in a worker terminated before the decoder loads; `resident`: both live.
     Schedule { Staged = "staged", Resident = "resident" }
-}
-
-choice! {
-    /// The decoder graph variant.
-    Decoder {
-        Baseline = "baseline",
-        GatherOpt = "gather-opt",
-        Fp16Matmul = "fp16-matmul",
-        FixedKv = "fixed-kv",
-        GpuGather = "gpu-gather",
-        NbitsInt8 = "nbits-int8",
-        NbitsInt4 = "nbits-int4",
-        Gqa = "gqa",
-        FixedKvGpu = "fixed-kv-gpu",
-        FixedKvFused = "fixed-kv-fused",
-        EinsumInt8 = "einsum-int8",
-    }
-}
-
-impl Decoder {
-    /// Whether a decode step's every input and output has one shape for the whole sequence
-    /// and every node runs on WebGPU: what onnxruntime-web's graph capture needs. fixed-kv has
-    /// the static shapes but int64 slot bookkeeping on the CPU, which capture refuses.
-    pub fn capturable(self) -> bool {
-        matches!(self, Decoder::FixedKvGpu | Decoder::FixedKvFused)
-    }
-
-    /// Whether `verify=wasm` can decode it again on the WASM (CPU) execution provider. The
-    /// decoders that embed tokens with com.microsoft GatherBlockQuantized cannot: the WebGPU
-    /// build of onnxruntime-web 1.30 (the one the page loads) has no CPU kernel for it, so
-    /// their WASM session is refused ("Could not find an implementation for
-    /// GatherBlockQuantized(1)"), after every timed case has run.
-    pub fn wasm_verifiable(self) -> bool {
-        !matches!(
-            self,
-            Decoder::NbitsInt8 | Decoder::NbitsInt4 | Decoder::FixedKvFused
-        )
-    }
-
-    /// The decoders with a property, as "a or decoder=b": what a refusal offers instead.
-    fn names_where(property: fn(Decoder) -> bool) -> String {
-        let names: Vec<&str> = Decoder::ALL
-            .iter()
-            .copied()
-            .filter(|decoder| property(*decoder))
-            .map(Decoder::as_str)
-            .collect();
-        names.join(" or decoder=")
-    }
 }
 
 choice! {
@@ -218,7 +173,8 @@ pub(crate) fn parameter_index(name: &str) -> Result<usize> {
 }
 
 impl Config {
-    /// The rules between parameters, which no single value breaks: `sync` above 1 queues
+    /// The rules between parameters, which no single value breaks (those between a config and
+    /// its model are [`crate::manifest::Manifest::check_config`]'s): `sync` above 1 queues
     /// steps on the GPU, which only the GPU chooser can do (the CPU one reads every step's
     /// logits back before the next step can start).
     pub fn check_combination(&self) -> Result<()> {
@@ -242,19 +198,6 @@ impl Config {
                     .to_owned(),
             });
         }
-        if self.verify == Verify::Wasm && !self.decoder.wasm_verifiable() {
-            return Err(CoreError::InvalidConfig {
-                field: "verify".to_owned(),
-                message: format!(
-                    "verify=wasm decodes every case again on onnxruntime-web's WASM (CPU) \
-                     execution provider, and decoder={} embeds its tokens with \
-                     GatherBlockQuantized, which the page's WebGPU build of onnxruntime-web has \
-                     no CPU kernel for; verify decoder={}, or leave verify at none",
-                    self.decoder.as_str(),
-                    Decoder::names_where(Decoder::wasm_verifiable)
-                ),
-            });
-        }
         if self.capture == Capture::On {
             self.check_capture()?;
         }
@@ -262,40 +205,21 @@ impl Config {
     }
 
     /// capture=on replays one recorded step, so every input of a step must be a GPU buffer
-    /// that stays the same (the token id too: only the GPU chooser writes it there) and every
-    /// shape static with each node on WebGPU (only the capturable decoders).
+    /// that stays the same, the token id too: only the GPU chooser writes it there. Whether
+    /// the decoder's steps can be captured is the manifest's to say
+    /// ([`crate::manifest::Manifest::check_config`]).
     fn check_capture(&self) -> Result<()> {
-        let capturable = Decoder::names_where(Decoder::capturable);
-        let refusal = if self.choose != Choose::Gpu {
-            Some(format!(
-                "capture=on needs choose=gpu: a captured step reads its token id from the same \
-                 GPU buffer every time, which only the GPU chooser writes; give choose=gpu \
-                 (decoder={}), or leave capture at off",
-                capturable
-            ))
-        } else if !self.decoder.capturable() {
-            Some(format!(
-                "capture=on needs a decoder whose steps have static shapes and run every node \
-                 on WebGPU, and decoder={} {}; give decoder={}, or leave capture at off",
-                self.decoder.as_str(),
-                if self.decoder == Decoder::FixedKv {
-                    "keeps its int64 slot bookkeeping on the CPU (onnxruntime-web 1.30 refuses \
-                     to capture it)"
-                } else {
-                    "grows its KV cache every step or runs nodes on the CPU"
-                },
-                capturable
-            ))
-        } else {
-            None
-        };
-        match refusal {
-            Some(message) => Err(CoreError::InvalidConfig {
+        if self.choose != Choose::Gpu {
+            return Err(CoreError::InvalidConfig {
                 field: "capture".to_owned(),
-                message,
-            }),
-            None => Ok(()),
+                message: "capture=on needs choose=gpu: a captured step reads its token id from \
+                          the same GPU buffer every time, which only the GPU chooser writes; \
+                          give choose=gpu (and a decoder the manifest marks capturable), or \
+                          leave capture at off"
+                    .to_owned(),
+            });
         }
+        Ok(())
     }
 
     /// The query string (without `?`) that [`parse_query`] turns back into this config.
@@ -359,17 +283,17 @@ enum Given {
 
 impl Given {
     /// Sets parameter `name` of `config` to this value, if the parameter's kind takes this
-    /// form: choices take either (so `{ tier: 242 }` works from the page), numbers a number,
-    /// names and URLs a string.
+    /// form: choices and names take either (so `{ tier: 242 }` works from the page), numbers
+    /// a number, URLs a string.
     fn set_on(self, config: &mut Config, name: &str) -> Result<()> {
         let (text, is_number) = match self {
             Given::Text(text) => (text, false),
             Given::Number(text) => (text, true),
         };
         let wants_number = match Config::kind(name)? {
-            ParameterKind::Choice => is_number,
+            ParameterKind::Choice | ParameterKind::Name => is_number,
             ParameterKind::Integer | ParameterKind::Decimal => true,
-            ParameterKind::Name | ParameterKind::Url => false,
+            ParameterKind::Url => false,
         };
         if wants_number == is_number {
             return config.set(name, &text);

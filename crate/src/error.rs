@@ -30,6 +30,9 @@ pub enum CoreError {
     #[error("config field `{field}` is invalid: {message}")]
     InvalidConfig { field: String, message: String },
 
+    #[error("the model manifest is not one the core can read: {message}")]
+    InvalidManifest { message: String },
+
     #[error("the vocabulary has no characters; `vocab.json` must be a non-empty array")]
     EmptyVocabulary,
 

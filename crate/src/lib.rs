@@ -16,11 +16,13 @@ pub mod gpu_choose;
 pub mod image_input;
 pub mod lanczos;
 pub mod latency;
+pub mod manifest;
 pub mod phase;
 pub mod preprocess;
 pub mod record;
 #[cfg(test)]
 mod record_typescript;
+pub mod runtime;
 pub mod score;
 pub mod summary;
 pub mod sweep_grid;
@@ -47,11 +49,9 @@ pub fn start() {
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-export type Tier = "121" | "242";
 export type Memory = "lean" | "default";
 export type Loader = "url" | "bytes";
 export type Schedule = "staged" | "resident";
-export type Decoder = "baseline" | "gather-opt" | "fp16-matmul" | "fixed-kv" | "gpu-gather" | "nbits-int8" | "nbits-int4" | "gqa" | "fixed-kv-gpu" | "fixed-kv-fused" | "einsum-int8";
 export type Scope = "full" | "decoder";
 export type Weights = "embedded" | "external";
 export type Poll = "none" | "kick";
@@ -62,11 +62,13 @@ export type Capture = "off" | "on";
 export type Realm = "page" | "worker";
 
 export interface Config {
-    tier: Tier;
+    /** A vision tier of the manifest. */
+    tier: string;
     memory: Memory;
     loader: Loader;
     schedule: Schedule;
-    decoder: Decoder;
+    /** A decoder of the manifest. */
+    decoder: string;
     scope: Scope;
     /** Evaluation set name: models/eval/<cases>/cases.json. */
     cases: string;
@@ -95,6 +97,31 @@ export interface Config {
     capture?: Capture;
     /** Where the decoder session, its decode loop and the token choice run; absent at the default "page". */
     realm?: Realm;
+}
+
+/** The model manifest as the core reads it (crate/src/manifest.rs; docs/model-contract.md). */
+export interface Manifest {
+    name?: string;
+    weightsSource?: string;
+    buildInfo?: string;
+    vocab: string;
+    tokens: { bos: number; eos: number; vocabOffset: number };
+    capability: Record<"layers" | "hiddenSize" | "intermediateSize" | "attentionHeads" | "kvHeads" | "headDim" | "vocabulary" | "imageSize" | "visionTokens" | "kvSlots" | "maxTokens", number>;
+    logitsShape: number[];
+    vision: Record<string, ManifestGraph>;
+    decoder: Record<string, ManifestGraph & { fixedKv: boolean; capturable: boolean }>;
+}
+
+export interface ManifestGraph {
+    description?: string;
+    requires: string[];
+    embedded: string;
+    external: { model: string; data: string };
+    bytes: { embedded: number; externalModel: number; externalData: number };
+    largestActivation: { bytes: number; tensor: string; shape: number[]; step?: string };
+    inputs: string[];
+    outputs: string[];
+    operators: string[];
 }
 
 export interface ParameterDescription {
@@ -222,6 +249,22 @@ pub fn config_to_query(
 #[wasm_bindgen(js_name = parameters, unchecked_return_type = "ParameterDescription[]")]
 pub fn parameters_js() -> Result<JsValue, JsError> {
     to_js(&parameters())
+}
+
+/// The manifest in `text`, read as the core's type and checked against `config` (its tier,
+/// decoder, maxTokens, capture and verify); the page reads the model through what it returns.
+#[wasm_bindgen(js_name = checkManifest, unchecked_return_type = "Manifest")]
+pub fn check_manifest(
+    text: &str,
+    #[wasm_bindgen(unchecked_param_type = "Config")] config: JsValue,
+) -> Result<JsValue, JsError> {
+    let config = from_js::<Config>("config", config, &config::PARAMETER_NAMES)?;
+    let manifest = manifest::Manifest::parse(text)?;
+    manifest.check_config(&config)?;
+    // Plain objects for the variant maps, as the page indexes them by name.
+    manifest
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(into_error)
 }
 
 /// A sweep value: the query's text, or a JS number standing for its digits.

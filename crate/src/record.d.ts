@@ -374,11 +374,11 @@ export interface PipelineCompilation {
 /** The whole summary: /benchmark-result's body and window.__benchmarkResult. */
 export interface PageSummary {
     runId: string;
-    tier: Tier;
+    tier: string;
     memoryMode: Memory;
     loaderMode: Loader;
     scheduleMode: Schedule;
-    decoderMode: Decoder;
+    decoderMode: string;
     benchmarkScope: Scope;
     capability: Capability;
     cases: number;

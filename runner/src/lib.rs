@@ -10,6 +10,7 @@ pub mod gpu_route;
 pub mod machine;
 pub mod memory;
 pub mod memory_model;
+pub mod model_manifest;
 pub mod other_page;
 pub mod process_type;
 pub mod procfs;

@@ -310,7 +310,14 @@ fn main() -> ExitCode {
         return ExitCode::from(compare_command(a, b, run_a.as_deref(), run_b.as_deref()));
     }
     if let Command::Plan { base, combinations } = &cli.command {
-        return ExitCode::from(plan_command(base, combinations));
+        // Each combination is checked against the manifest it names, under the root.
+        return match resolve_root(cli.root.clone()) {
+            Ok(root) => ExitCode::from(plan_command(&root, base, combinations)),
+            Err(e) => {
+                eprintln!("ocr-bench: {e:#}");
+                ExitCode::from(commands::EXIT_USAGE)
+            }
+        };
     }
     if let Command::Export {
         results,
@@ -436,7 +443,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::Report { files, out } => Ok(report_command(Some(&root), &files, out.as_deref())),
         Command::GpuRoute { .. } => unreachable!("answered before the runtime starts"),
         Command::WebdriverWatchdog => Ok(ocr_bench::target::webdriver::watchdog_main().await),
-        Command::Plan { base, combinations } => Ok(plan_command(&base, &combinations)),
+        Command::Plan { .. } => unreachable!("answered before the runtime starts"),
         Command::Export { .. } => unreachable!("answered before the runtime starts"),
         Command::Table {
             against,

@@ -216,7 +216,7 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         .into());
     }
     for config in &configs {
-        crate::run::check_manifest(config)
+        crate::run::check_manifest(&options.run.root, &options.run.page, config)
             .map_err(|message| Failure::new(Cause::Usage, message))?;
     }
     let machine = crate::machine::describe();

@@ -24,6 +24,8 @@
 mod checks;
 #[path = "e2e/oracle.rs"]
 mod oracle;
+#[path = "e2e/user_manifest.rs"]
+mod user_manifest;
 #[path = "e2e/webdriver.rs"]
 mod webdriver;
 

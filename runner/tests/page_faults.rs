@@ -360,8 +360,10 @@ fn a_sweep_interrupted_by_ctrl_c_resumes_with_what_is_missing() {
         return;
     };
     let results = fault.path("results.jsonl");
-    // The first combination fails at once (a missing manifest: the page's own error, which a
-    // sweep counts as finished); the second does GPU work.
+    // The first combination fails at once (a manifest whose decoder file is missing: the
+    // page's own error, which a sweep counts as finished); the second does GPU work.
+    let (_broken, broken_url) = manifest_without_its_decoder_file();
+    let manifests = format!("manifest={broken_url},/models/manifest.json");
     let mut args: Vec<OsString> = vec!["--root".into(), checkout().into()];
     for arg in [
         "sweep",
@@ -374,7 +376,7 @@ fn a_sweep_interrupted_by_ctrl_c_resumes_with_what_is_missing() {
         "--param",
         "maxTokens=1",
         "--param",
-        "manifest=/models/missing-manifest.json,/models/manifest.json",
+        manifests.as_str(),
         "--results",
     ] {
         args.push(arg.into());
@@ -383,10 +385,10 @@ fn a_sweep_interrupted_by_ctrl_c_resumes_with_what_is_missing() {
     let mut sweep = fault.start(&args, &[]);
     sweep.wait_for("FAIL  firefox", Duration::from_secs(120));
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while !records(&results)
-        .iter()
-        .any(|r| r["phase"] == "decoder-load")
-    {
+    // The broken combination marks decoder-load too, before it fails.
+    while !records(&results).iter().any(|r| {
+        r["phase"] == "decoder-load" && !r["query"].as_str().unwrap_or("").contains("broken")
+    }) {
         assert!(
             std::time::Instant::now() < deadline,
             "the second combination did not load its decoder within 120 s; the records so far: {:?}",
@@ -421,13 +423,37 @@ fn a_sweep_interrupted_by_ctrl_c_resumes_with_what_is_missing() {
         .collect();
     let interrupted = &all[closings[1]];
     assert!(
-        !interrupted["query"].as_str().unwrap().contains("missing"),
+        !interrupted["query"].as_str().unwrap().contains("broken"),
         "{interrupted}"
     );
     for record in &all[closings[1] + 1..] {
         assert_eq!(record["query"], interrupted["query"], "{record}");
     }
     fault.assert_nothing_left();
+}
+
+/// A manifest under the checkout (in the ignored `target/`) that the runner reads and accepts,
+/// but whose `baseline` decoder file is not there, so the page fails loading it. Returns its
+/// folder and its `manifest=` URL path.
+fn manifest_without_its_decoder_file() -> (tempfile::TempDir, String) {
+    let checkout = checkout().canonicalize().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("broken-manifest-")
+        .tempdir_in(checkout.join("target"))
+        .unwrap();
+    let mut manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(checkout.join("models/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    // From target/<dir>/ back to models/; the decoder's model file is beside the manifest.
+    manifest["vocab"] = format!("../../models/{}", manifest["vocab"].as_str().unwrap()).into();
+    manifest["decoder"]["baseline"]["embedded"] = "missing-decoder.onnx".into();
+    std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+    let url = format!(
+        "/target/{}/manifest.json",
+        dir.path().file_name().unwrap().to_str().unwrap()
+    );
+    (dir, url)
 }
 
 /// Copies the directory `from` to `to`, recursively.

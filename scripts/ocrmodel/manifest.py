@@ -117,10 +117,23 @@ def _measured(concrete: onnx.ModelProto, step: str) -> list[dict]:
             for name, value in zip(names, values)]
 
 
+def graph_interface(model: onnx.ModelProto) -> dict:
+    """The graph's input and output names in its order, and its operator types, sorted:
+    `Type` in the default domain, `domain.Type` in another (crate/src/manifest.rs's `Graph`)."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    return {
+        "inputs": [value.name for value in model.graph.input if value.name not in initializers],
+        "outputs": [value.name for value in model.graph.output],
+        "operators": sorted({f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+                             for node in model.graph.node}),
+    }
+
+
 def graph_facts(model: onnx.ModelProto, role: str) -> dict:
-    """What the manifest stores of one graph beyond its files: its largest activation."""
+    """What the manifest stores of one graph beyond its files: its largest activation and
+    its interface."""
     steps = {"vision": VISION_STEPS, "decoder": DECODER_STEPS}[role]
-    return {"largestActivation": largest_activation(model, steps)}
+    return {"largestActivation": largest_activation(model, steps), **graph_interface(model)}
 
 MODEL_NAME = "ocr-bench-default"
 # The decoder's logits output: the last position's scores, one row.
@@ -164,7 +177,7 @@ def build_manifest(generated: PurePosixPath, vocab: PurePosixPath, checkpoint: P
         },
         "decoder": {
             d.name: {"description": d.description, "requires": list(d.requires), "fixedKv": d.fixed_kv,
-                     **_files(generated, d.file, sizes, graphs)}
+                     "capturable": d.capturable, **_files(generated, d.file, sizes, graphs)}
             for d in DECODER_VARIANTS
         },
     }

@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from ocrmodel import spec
-from ocrmodel.manifest import largest_activation
+from ocrmodel.manifest import graph_interface, largest_activation
 from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
 
 
@@ -59,3 +59,30 @@ def test_the_largest_step_wins_and_a_dimension_without_a_value_is_refused():
     assert largest == {"bytes": 8 * 1000 * 4, "tensor": "tiled", "shape": [1, 8000], "step": "large"}
     with pytest.raises(ValueError, match="no step value for dimension 'n'"):
         largest_activation(_graph("n"), {"prefill": ({}, {})})
+
+
+def test_the_interface_names_inputs_outputs_and_operators_by_domain():
+    model = _graph("n")
+    model.graph.node.append(helper.make_node("MatMulNBits", ["y"], ["z"], domain="com.microsoft"))
+    assert graph_interface(model) == {"inputs": ["x"], "outputs": ["y"],
+                                      "operators": ["ReduceSum", "Tile", "com.microsoft.MatMulNBits"]}
+
+
+def test_each_variants_properties_are_written_as_the_core_reads_them(build):
+    """crate/src/manifest.rs reads these fields (its test reads models/manifest.json back to the
+    same JSON, and test_contract.py holds that file to what the builder writes): capturable,
+    and each graph's interface from the file itself."""
+    manifest = build.manifest
+    root = build.manifest_path.parent
+    for variant in DECODER_VARIANTS:
+        entry = manifest["decoder"][variant.name]
+        assert entry["capturable"] == (variant.fixed_kv and variant.gpu_only), variant.name
+        interface = graph_interface(onnx.load(root / entry["external"]["model"], load_external_data=False))
+        assert {key: entry[key] for key in interface} == interface, variant.name
+        assert entry["outputs"][0] == "logits", variant.name
+        # The runtime's WASM provider lacks GatherBlockQuantized (crate/src/runtime.rs).
+        assert ("com.microsoft.GatherBlockQuantized" in entry["operators"]) == (
+            variant.embedding == "gather-block-quantized"), variant.name
+    for variant in VISION_VARIANTS:
+        entry = manifest["vision"][variant.tier]
+        assert (entry["inputs"], entry["outputs"]) == (["pixel_values"], ["vision_embeds"]), variant.tier

@@ -58,6 +58,12 @@ class DecoderVariant:
         return "fp16" if layer in self.fp16_layers else self.linear_format
 
     @property
+    def capturable(self) -> bool:
+        """Every step has the same shapes (fixed KV) and runs every node on WebGPU: what
+        onnxruntime-web's graph capture (capture=on) needs."""
+        return self.fixed_kv and self.gpu_only
+
+    @property
     def uses_ms_domain(self) -> bool:
         return self.linear_format.startswith("nbits") or self.attention == "gqa"
 

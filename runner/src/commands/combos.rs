@@ -2,14 +2,21 @@
 
 use std::path::{Path, PathBuf};
 
-use ocr_bench::combos::plan::plan;
+use ocr_bench::combos::plan::{plan, Planned};
 use ocr_bench::combos::table::{load_combination, table};
+use ocr_bench::combos::InputError;
 
 use super::EXIT_USAGE;
 
 /// Prints one query per configuration; 0, or 2 with the core's message for the first bad one.
-pub fn plan_command(base: &str, combinations: &[String]) -> u8 {
-    match plan(base, combinations) {
+pub fn plan_command(root: &Path, base: &str, combinations: &[String]) -> u8 {
+    let checked = plan(base, combinations).and_then(|plan| {
+        for planned in &plan.planned {
+            check_planned_manifest(root, planned)?;
+        }
+        Ok(plan)
+    });
+    match checked {
         Ok(plan) => {
             for (dropped, kept) in &plan.duplicates {
                 eprintln!(
@@ -57,4 +64,14 @@ pub fn parse_ncer_tolerance(text: &str) -> Result<f64, String> {
             "{text:?} is not an nCER difference; allowed: a number from 0, such as 0.005"
         )),
     }
+}
+
+/// The manifest a planned combination names, read under `root` as the benchmark page fetches
+/// it, must offer its tier and decoder (and allow its capture and verify), as `run` and
+/// `sweep` check before a browser starts.
+fn check_planned_manifest(root: &Path, planned: &Planned) -> Result<(), InputError> {
+    let config = ocr_bench_core::parse_query(&planned.query)
+        .map_err(|e| InputError(format!("{:?}: {e}", planned.given)))?;
+    ocr_bench::run::check_manifest(root, ocr_bench::run::DEFAULT_PAGE, &config)
+        .map_err(|e| InputError(format!("combination {:?}: {e}", planned.given)))
 }

@@ -5,55 +5,14 @@
 //! graphs that run in it. One function of (manifest, config, phase): [`phase_floor`].
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
+use ocr_bench_core::manifest::{Graph, Manifest};
 use ocr_bench_core::phase::Phase;
 use ocr_bench_core::Config;
 use serde::{Deserialize, Serialize};
 
 use super::STARTUP_PHASE;
-
-/// The manifest's fields the floor reads (`models/manifest.json`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Manifest {
-    pub capability: Capability,
-    pub vision: BTreeMap<String, ModelEntry>,
-    pub decoder: BTreeMap<String, ModelEntry>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Capability {
-    pub layers: u64,
-    pub kv_heads: u64,
-    pub head_dim: u64,
-    pub vision_tokens: u64,
-    pub kv_slots: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelEntry {
-    pub bytes: FileBytes,
-    pub largest_activation: Activation,
-    #[serde(default)]
-    pub fixed_kv: bool,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FileBytes {
-    pub embedded: u64,
-    pub external_model: u64,
-    pub external_data: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Activation {
-    pub bytes: u64,
-    pub tensor: String,
-}
 
 /// fp32 keys and values.
 const KV_BYTES_PER_VALUE: u64 = 4;
@@ -160,18 +119,18 @@ pub fn phase_floor(
     let Some((alive, running)) = sessions(config, phase) else {
         return Ok(None);
     };
-    let entry = |role: &str| -> Result<&ModelEntry, String> {
-        let (entries, name) = match role {
-            "vision" => (&manifest.vision, config.get("tier")),
-            _ => (&manifest.decoder, config.get("decoder")),
-        };
-        let name = name.map_err(|e| e.to_string())?;
-        entries.get(&name).ok_or_else(|| {
-            format!(
-                "the manifest has no {role} {name:?} (it has: {})",
-                entries.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })
+    let entry = |role: &str| -> Result<&Graph, String> {
+        match role {
+            "vision" => match manifest.vision_entry(config) {
+                Ok(Some(vision)) => Ok(&vision.graph),
+                Ok(None) => Err("scope=decoder runs no vision".to_owned()),
+                Err(e) => Err(e.to_string()),
+            },
+            _ => manifest
+                .decoder_entry(config)
+                .map(|decoder| &decoder.graph)
+                .map_err(|e| e.to_string()),
+        }
     };
     let external = config.get("weights").is_ok_and(|w| w == "external");
     let mut weights_bytes = 0;
@@ -196,12 +155,20 @@ pub fn phase_floor(
             .map_err(|e| format!("maxTokens: {e}"))?;
         // A dynamic cache grows to the vision tokens, BOS and every decoded token but the
         // last; a fixed one is allocated whole.
-        let slots = if entry("decoder")?.fixed_kv {
-            c.kv_slots
+        let fixed_kv = manifest
+            .decoder_entry(config)
+            .map_err(|e| e.to_string())?
+            .fixed_kv;
+        let slots = if fixed_kv {
+            u64::from(c.kv_slots)
         } else {
-            c.vision_tokens + max_tokens
+            u64::from(c.vision_tokens) + max_tokens
         };
-        2 * c.layers * c.kv_heads * slots * c.head_dim * KV_BYTES_PER_VALUE
+        2 * u64::from(c.layers)
+            * u64::from(c.kv_heads)
+            * slots
+            * u64::from(c.head_dim)
+            * KV_BYTES_PER_VALUE
     } else {
         0
     };
@@ -225,34 +192,6 @@ pub fn floor(manifest: &Manifest, config: &Config) -> Result<BTreeMap<String, Ph
     Ok(floors)
 }
 
-/// The file under `root` that the page at `page` (a path under the root) fetches as
-/// `manifest=`: absolute paths from the root, others from the page's directory, never above
-/// the root.
-pub fn manifest_path(root: &Path, page: &str, manifest: &str) -> Result<PathBuf, String> {
-    let url_path = manifest.split(['?', '#']).next().unwrap_or_default();
-    let joined = match url_path.strip_prefix('/') {
-        Some(absolute) => PathBuf::from(absolute),
-        None => Path::new(page.trim_start_matches('/'))
-            .parent()
-            .unwrap_or(Path::new(""))
-            .join(url_path),
-    };
-    let mut inside = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            Component::Normal(name) => inside.push(name),
-            Component::ParentDir if inside.pop() => {}
-            Component::CurDir => {}
-            _ => {
-                return Err(format!(
-                    "manifest={manifest:?} leads outside the served root"
-                ))
-            }
-        }
-    }
-    Ok(root.join(inside))
-}
-
 /// The floor of a run: the query's config (the one the page parses with the same core) on
 /// the manifest it names, read from under the served root; or why there is none.
 pub fn for_run(root: &Path, page: &str, query: &str) -> FloorAnswer {
@@ -260,25 +199,9 @@ pub fn for_run(root: &Path, page: &str, query: &str) -> FloorAnswer {
         Ok(config) => config,
         Err(e) => return FloorAnswer::unavailable(format!("the query: {e}")),
     };
-    let path = match manifest_path(root, page, &config.manifest) {
-        Ok(path) => path,
+    let (shown, manifest) = match crate::model_manifest::read(root, page, &config.manifest) {
+        Ok(read) => read,
         Err(e) => return FloorAnswer::unavailable(e),
-    };
-    let shown = path
-        .strip_prefix(root)
-        .unwrap_or(&path)
-        .display()
-        .to_string();
-    let manifest: Manifest = match std::fs::read_to_string(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-    {
-        Ok(manifest) => manifest,
-        Err(e) => {
-            return FloorAnswer::unavailable(format!(
-            "the manifest {shown} has no floor figures ({e}); rebuild the models (scripts/build)"
-        ))
-        }
     };
     match floor(&manifest, &config) {
         Ok(phases) => FloorAnswer {
@@ -294,6 +217,7 @@ pub fn for_run(root: &Path, page: &str, query: &str) -> FloorAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn root() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -304,7 +228,7 @@ mod tests {
 
     fn committed() -> Manifest {
         let text = std::fs::read_to_string(root().join("models/manifest.json")).unwrap();
-        serde_json::from_str(&text).unwrap()
+        Manifest::parse(&text).unwrap()
     }
 
     fn config(query: &str) -> Config {
@@ -326,10 +250,10 @@ mod tests {
         // The probe phase runs before any session exists.
         assert_eq!(floors["probe"].bytes, 0);
         assert!(floors["probe"].sessions.is_empty());
-        assert_eq!(floors["vision-load"].bytes, vision.bytes.embedded);
+        assert_eq!(floors["vision-load"].bytes, vision.graph.bytes.embedded);
         assert_eq!(
             floors["vision-encode"].bytes,
-            vision.bytes.embedded + vision.largest_activation.bytes
+            vision.graph.bytes.embedded + vision.graph.largest_activation.bytes
         );
         assert_eq!(floors["decoder-load"].sessions, ["decoder"]);
         // 2 (k, v) x 6 layers x 2 KV heads x (256 vision + 2 tokens) slots x 64 x 4 bytes.
@@ -338,7 +262,7 @@ mod tests {
         assert_eq!(run.activation_bytes, 14630 * 512 * 4);
         assert_eq!(
             run.bytes,
-            decoder.bytes.embedded + run.kv_cache_bytes + run.activation_bytes
+            decoder.graph.bytes.embedded + run.kv_cache_bytes + run.activation_bytes
         );
         assert!(run.bytes > 50 * MIB && run.bytes < 60 * MIB, "{run:?}");
     }
@@ -350,10 +274,10 @@ mod tests {
         let floors = floor(&manifest, &config).unwrap();
         assert!(!floors.contains_key("vision-encode"));
         let (vision, decoder) = (&manifest.vision["121"], &manifest.decoder["fixed-kv"]);
-        let weights = vision.bytes.external_model
-            + vision.bytes.external_data
-            + decoder.bytes.external_model
-            + decoder.bytes.external_data;
+        let weights = vision.graph.bytes.external_model
+            + vision.graph.bytes.external_data
+            + decoder.graph.bytes.external_model
+            + decoder.graph.bytes.external_data;
         let run = &floors["decoder-run"];
         assert_eq!(run.sessions, ["vision", "decoder"]);
         assert_eq!(run.weights_bytes, weights);
@@ -398,7 +322,6 @@ mod tests {
                 .contains("models/none.json"),
             "{missing:?}"
         );
-        assert!(manifest_path(&root(), "www/index.html", "../../etc/passwd").is_err());
         let json = serde_json::to_value(&answer).unwrap();
         assert_eq!(json["phases"]["decoder-run"]["sessions"][0], "decoder");
     }

@@ -1,5 +1,6 @@
 //! What is checked of a run's page and query before a browser starts: the page must report
-//! to the runner, and the manifest must be on the serving origin.
+//! to the runner, and the manifest must be on the serving origin, readable under the served
+//! root and offer what the query asks of it.
 
 use std::path::Path;
 
@@ -86,9 +87,15 @@ fn script_references(text: &str) -> Vec<&str> {
     found
 }
 
-/// `manifest=` must name a path on the serving origin: the page fetches the manifest and
-/// every model it lists, and a benchmark never reaches the network on its own.
-pub fn check_manifest(config: &ocr_bench_core::Config) -> Result<(), String> {
+/// `manifest=` must name a path on the serving origin (the page fetches the manifest and
+/// every model it lists, and a benchmark never reaches the network on its own), a manifest
+/// under `root` the core can read, that offers the query's tier and decoder and allows its
+/// maxTokens, capture and verify ([`ocr_bench_core::manifest::Manifest::check_config`]).
+pub fn check_manifest(
+    root: &Path,
+    page: &str,
+    config: &ocr_bench_core::Config,
+) -> Result<(), String> {
     let manifest = config.manifest.as_str();
     let scheme = manifest.split_once(':').is_some_and(|(scheme, _)| {
         !scheme.is_empty()
@@ -107,7 +114,10 @@ pub fn check_manifest(config: &ocr_bench_core::Config) -> Result<(), String> {
             ocr_bench_core::config::DEFAULT_MANIFEST
         ));
     }
-    Ok(())
+    let (shown, model) = crate::model_manifest::read(root, page, manifest)?;
+    model
+        .check_config(config)
+        .map_err(|e| format!("the manifest {shown}: {e}"))
 }
 
 #[cfg(test)]
@@ -136,19 +146,48 @@ mod tests {
 
     #[test]
     fn the_manifest_must_be_on_the_serving_origin() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let check = |config: &ocr_bench_core::Config| check_manifest(&root, DEFAULT_PAGE, config);
         let config = |m: &str| ocr_bench_core::parse_query(&format!("manifest={m}")).unwrap();
-        check_manifest(&config("/models/manifest.json")).unwrap();
-        check_manifest(&config("models/manifest.json")).unwrap();
+        check(&config("/models/manifest.json")).unwrap();
+        check(&config("../models/manifest.json")).unwrap();
         for off in [
             "https://example.com/m.json",
             "//example.com/m.json",
             "data:,{}",
         ] {
-            let err = check_manifest(&config(off)).unwrap_err();
+            let err = check(&config(off)).unwrap_err();
             assert!(
                 err.contains("not on the serving origin") && err.contains("/models/manifest.json"),
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn the_query_is_checked_against_the_manifest_it_names() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let check = |query: &str| {
+            check_manifest(
+                &root,
+                DEFAULT_PAGE,
+                &ocr_bench_core::parse_query(query).unwrap(),
+            )
+        };
+        check("decoder=fixed-kv-gpu&choose=gpu&capture=on").unwrap();
+        let err = check("decoder=my-decoder").unwrap_err();
+        assert!(
+            err.contains("models/manifest.json")
+                && err.contains("has no decoder \"my-decoder\"")
+                && err.contains("it offers: baseline, einsum-int8"),
+            "{err}"
+        );
+        let err = check("decoder=nbits-int4&verify=wasm").unwrap_err();
+        assert!(err.contains("GatherBlockQuantized"), "{err}");
+        let err = check("manifest=/models/none.json").unwrap_err();
+        assert!(
+            err.contains("models/none.json") && err.contains("cannot be read"),
+            "{err}"
+        );
     }
 }
