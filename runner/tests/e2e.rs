@@ -6,7 +6,7 @@
 //! cargo test -p ocr-bench --test e2e -- --ignored --test-threads=1 --nocapture
 //! ```
 //!
-//! They need the wasm build in `www/pkg/`, the models in `models/generated/` and the
+//! They need the wasm build in `pkg/`, the models in `models/generated/` and the
 //! `smoke2` evaluation set. `OCR_BENCH_E2E_TIMEOUT` (seconds, default 900) bounds each run;
 //! `OCR_BENCH_E2E_RESULTS=FILE` also appends every run's records to FILE (each run otherwise
 //! writes to a temporary file of its own).
@@ -816,7 +816,8 @@ const GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4";
 const BATCHED_REFERENCE_QUERY: &str = "cases=smoke1&maxTokens=8";
 /// Graph capture on a static-shape decoder (`capture=on` needs one and `choose=gpu`): the fused
 /// one, the fastest on a real GPU and, with its 8-bit weights, about 7× faster than
-/// `fixed-kv-gpu` on lavapipe; both replay through the same `www/decode-capture.js`.
+/// `fixed-kv-gpu` on lavapipe; both replay through the same
+/// `browser/decoding/decode-capture.js`.
 const CAPTURED_BATCHED: &str =
     "cases=smoke1&maxTokens=8&decoder=fixed-kv-fused&choose=gpu&sync=4&capture=on";
 /// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet it reads
@@ -1330,9 +1331,9 @@ fn firefox_wrong_token_fails_the_checks_through_the_cpu_oracle() {
     );
 }
 
-/// `capture=on` (www/decode-capture.js): the decode steps replay one graph that onnxruntime-web
-/// recorded, on the static-shape decoder, with four steps queued per readback; they must read
-/// smoke1 with the seed loop's tokens (a full batch, then one that EOS ends).
+/// `capture=on` (browser/decoding/decode-capture.js): the decode steps replay one graph that
+/// onnxruntime-web recorded, on the static-shape decoder, with four steps queued per readback;
+/// they must read smoke1 with the seed loop's tokens (a full batch, then one that EOS ends).
 fn graph_capture_reads_the_seeds_tokens(browser: &str) {
     let reference = run(browser, BATCHED_REFERENCE);
     check_batched_reference(&reference);

@@ -34,7 +34,7 @@ fn checkout() -> PathBuf {
 fn page_built() -> bool {
     let root = checkout();
     let missing: Vec<&str> = [
-        "www/pkg/ocr_bench_core_bg.wasm",
+        "pkg/ocr_bench_core_bg.wasm",
         "models/generated/vision_int4.onnx",
         "models/eval/smoke2/cases.json",
         "node_modules/onnxruntime-web",
@@ -469,12 +469,12 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A served root of its own: the page, the worker and the shared modules copied (the runner
-/// takes only a page under its root), the models and onnxruntime-web linked, the manifest and
-/// vocabulary copied. Returns its `models/` folder.
+/// A served root of its own: the page, the workers, the shared modules and the core copied (the
+/// runner takes only a page under its root), the models and onnxruntime-web linked, the manifest
+/// and vocabulary copied. Returns its `models/` folder.
 fn own_root(root: &Path) -> PathBuf {
     let checkout = checkout().canonicalize().unwrap();
-    for dir in ["www", "browser", "worker"] {
+    for dir in ["www", "browser", "worker", "pkg"] {
         copy_dir(&checkout.join(dir), &root.join(dir));
     }
     std::os::unix::fs::symlink(checkout.join("node_modules"), root.join("node_modules")).unwrap();
