@@ -12,7 +12,12 @@ use super::EXIT_USAGE;
 pub fn plan_command(root: &Path, base: &str, combinations: &[String]) -> u8 {
     let checked = plan(base, combinations).and_then(|plan| {
         for planned in &plan.planned {
-            check_planned_manifest(root, planned)?;
+            // Numbered as given, as the core's refusals in `plan` are.
+            let number = combinations
+                .iter()
+                .position(|given| *given == planned.given)
+                .map_or(0, |index| index + 1);
+            check_planned_manifest(root, base, number, planned)?;
         }
         Ok(plan)
     });
@@ -69,9 +74,18 @@ pub fn parse_ncer_tolerance(text: &str) -> Result<f64, String> {
 /// The manifest a planned combination names, read under `root` as the benchmark page fetches
 /// it, must offer its tier and decoder (and allow its capture and verify), as `run` and
 /// `sweep` check before a browser starts.
-fn check_planned_manifest(root: &Path, planned: &Planned) -> Result<(), InputError> {
-    let config = ocr_bench_core::parse_query(&planned.query)
-        .map_err(|e| InputError(format!("{:?}: {e}", planned.given)))?;
-    ocr_bench::run::check_manifest(root, ocr_bench::run::DEFAULT_PAGE, &config)
-        .map_err(|e| InputError(format!("combination {:?}: {e}", planned.given)))
+fn check_planned_manifest(
+    root: &Path,
+    base: &str,
+    number: usize,
+    planned: &Planned,
+) -> Result<(), InputError> {
+    let refused = |e: String| {
+        InputError(format!(
+            "combination {number} {:?} over the base {base:?}: {e}",
+            planned.given
+        ))
+    };
+    let config = ocr_bench_core::parse_query(&planned.query).map_err(|e| refused(e.to_string()))?;
+    ocr_bench::run::check_manifest(root, ocr_bench::run::DEFAULT_PAGE, &config).map_err(refused)
 }

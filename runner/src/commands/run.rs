@@ -93,7 +93,8 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
         match ocr_bench_core::parse_query(query) {
             // The canonical spelling: the same configuration always has one key.
             Ok(config) => {
-                ocr_bench::run::check_manifest(&options.root, &options.page, &config)?;
+                ocr_bench::run::check_manifest(&options.root, &options.page, &config)
+                    .map_err(|e| format!("query {query:?}: {e}"))?;
                 check_evaluation_set(&options.root, &config)?;
                 config.to_query()
             }
