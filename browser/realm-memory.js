@@ -1,5 +1,5 @@
 // What a worker reports of its own realm with every answer that changes it
-// (RealmMemory, crate/src/record.d.ts): its device's GPU bytes
+// (RealmMemory, crate/src/types.d.ts): its device's GPU bytes
 // (browser/gpu-memory.js), its WASM heaps (browser/wasm-memory.js) and, where
 // the browser has performance.memory (Chromium, in workers too), its JS heap.
 import { wasmHeaps } from "./wasm-memory.js";

@@ -96,7 +96,7 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
  * comes back as placementLines for ort-profile.js's endProfile.
  * executionProvider: "webgpu" (on `device`) or "wasm" (the CPU reference of
  * verify=wasm). role, graph: what the record calls the session (see
- * sessionRecord); the result's `record` is typed SessionRecord (crate/src/record.d.ts).
+ * sessionRecord); the result's `record` is typed SessionRecord (crate/src/types.d.ts).
  * graphCapture: the WebGPU EP records the first runs and replays them
  * (enableGraphCapture); then every input and output of each run must be a
  * gpu-buffer tensor, the same buffers every run (www/decode-capture.js).

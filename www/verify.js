@@ -76,7 +76,7 @@ export function maxAbsDifference(a, b) {
  * visionTokens, hiddenSize, bos, eos }.
  * makeNext(): a fresh next(logits, step) for one sequence. sessions: the
  * run's session records, which this pass's two are added to.
- * Returns the core's VerificationInput (crate/src/record.d.ts).
+ * Returns the core's VerificationInput (crate/src/types.d.ts).
  */
 export async function verifyOnWasm({ config, capability, visionEntry, decoderEntry, spec, runs, loadPixels, makeNext, sessions, log }) {
 	const started = performance.now();

@@ -26,6 +26,7 @@ use crate::verification::{verification, VerificationInput};
 
 /// What the page measured for one case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CaseRun {
     pub id: String,
@@ -39,6 +40,7 @@ pub struct CaseRun {
     pub total_ms: f64,
     pub decode_steps: usize,
     #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub vision_call_ms: Option<f64>,
     pub probe: CaseProbe,
     /// Null for a warm-up run.
@@ -49,6 +51,7 @@ pub struct CaseRun {
 
 /// What the page gathered for the summary, besides its cases.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SummaryInput {
     pub run_id: String,
@@ -64,26 +67,32 @@ pub struct SummaryInput {
     pub timing_notes: Vec<String>,
     pub completion_floors: CompletionFloors,
     #[serde(default)]
+    #[cfg_attr(test, ts(type = "unknown", optional))]
     pub profile: Value,
     /// The realms' GPU bytes and the leak check, as the page gathered them.
     #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub gpu_memory: Option<crate::record::GpuMemorySummary>,
     /// Every session the page's realm created (browser/sessions.js).
     #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub sessions: Option<Vec<SessionRecord>>,
     /// `verify=wasm`: the reference decode of every timed case, in the order of `results`.
     #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub verification: Option<VerificationInput>,
 }
 
 /// Each realm's completion-floor rounds, as measured (null where it did not run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct CompletionFloors {
     pub page: Option<FloorRounds>,
     pub worker: Option<FloorRounds>,
     /// The decoder worker's (`realm=worker`); absent from pages older than it.
     #[serde(default, rename = "decoderWorker")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub decoder_worker: Option<FloorRounds>,
 }
 

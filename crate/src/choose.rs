@@ -23,14 +23,18 @@ pub const DEFAULT_MAX_RUN: u32 = 12;
 
 /// Options of [`TokenChooser`]; a missing field takes the seed's value.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "TokenChooserOptions"))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ChooserOptions {
     /// Divides a positive score, multiplies a negative one, for every id already in the
     /// sequence (BOS included). `1` switches the penalty off.
+    #[cfg_attr(test, ts(as = "Option<f64>", optional))]
     pub penalty: f64,
     /// A content id that ends a run of at least this many equal decoded tokens is blocked.
+    #[cfg_attr(test, ts(as = "Option<u32>", optional))]
     pub max_run: u32,
     /// The id that starts every sequence (and is penalised like any seen id).
+    #[cfg_attr(test, ts(as = "Option<u32>", optional))]
     pub bos: u32,
 }
 

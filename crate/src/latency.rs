@@ -26,6 +26,7 @@ pub const MIN_WAITS: usize = 3;
 
 /// The distribution of one kind of latency, in milliseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LatencyStats {
     pub count: usize,
@@ -65,6 +66,7 @@ pub fn latency_stats(values: &[f64]) -> Option<LatencyStats> {
 
 /// Whether a run's GPU waits are the browser's completion timer, and the words for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CompletionCheck {
     pub floor_ms: f64,
@@ -136,6 +138,7 @@ pub fn completion_check(floor_ms: f64, waits_ms: &[f64], kicked: bool) -> Comple
 
 /// A mean across repeats with its two-sided 95 % confidence interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MeanInterval {
     pub n: usize,

@@ -9,8 +9,6 @@ pub mod box_reduce;
 pub mod build_summary;
 pub mod choose;
 pub mod config;
-#[cfg(test)]
-mod config_typescript;
 pub mod error;
 pub mod gpu_choose;
 pub mod image_input;
@@ -20,12 +18,12 @@ pub mod manifest;
 pub mod phase;
 pub mod preprocess;
 pub mod record;
-#[cfg(test)]
-mod record_typescript;
 pub mod runtime;
 pub mod score;
 pub mod summary;
 pub mod sweep_grid;
+#[cfg(test)]
+mod typescript;
 pub mod verification;
 pub mod vocab;
 
@@ -47,58 +45,13 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
+// The TypeScript of every value with a Rust type (the Config, the record, the options and
+// answers of the functions below), generated from those types (src/typescript.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const GENERATED_TYPES: &'static str = include_str!("types.d.ts");
+
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-export type Memory = "lean" | "default";
-export type Loader = "url" | "bytes";
-export type Schedule = "staged" | "resident";
-export type Scope = "full" | "decoder";
-export type Weights = "embedded" | "external";
-export type Poll = "none" | "kick";
-export type Profile = "none" | "ops";
-export type Choose = "cpu" | "gpu";
-export type Verify = "none" | "wasm";
-export type Capture = "off" | "on";
-export type Realm = "page" | "worker";
-
-export interface Config {
-    /** A vision tier of the manifest. */
-    tier: string;
-    memory: Memory;
-    loader: Loader;
-    schedule: Schedule;
-    /** A decoder of the manifest. */
-    decoder: string;
-    scope: Scope;
-    /** Evaluation set name: models/eval/<cases>/cases.json. */
-    cases: string;
-    /** Model manifest URL. */
-    manifest: string;
-    weights: Weights;
-    /** 1..=128 */
-    maxTokens: number;
-    /** How the page waits for GPU work: plain awaits, or an empty queue submit every kickMs. */
-    poll: Poll;
-    /** Milliseconds between kicks with poll = "kick", 0.05..=100 with at most 3 decimals. */
-    kickMs: number;
-    /** Cases run first and not timed into the summary, 0..=32. */
-    warmup: number;
-    /** Every case this many times, 1..=100. */
-    repeat: number;
-    /** "ops": per-operator GPU time and the nodes placed off the WebGPU device. */
-    profile: Profile;
-    /** Token choice: the core's TokenChooser on the CPU, or GpuTokenChooser's shader; absent at the default "cpu". */
-    choose?: Choose;
-    /** With choose = "gpu": decode steps queued per readback of their ids, 1..=64; absent at the default 1. */
-    sync?: number;
-    /** "wasm": each case decoded again on the WASM (CPU) execution provider and compared. */
-    verify: Verify;
-    /** "on": the decode steps replay a graph onnxruntime-web captured; absent at the default "off". */
-    capture?: Capture;
-    /** Where the decoder session, its decode loop and the token choice run; absent at the default "page". */
-    realm?: Realm;
-}
-
 /** The model manifest as the core reads it (crate/src/manifest.rs; docs/model-contract.md). */
 export interface Manifest {
     name?: string;
@@ -124,66 +77,8 @@ export interface ManifestGraph {
     operators: string[];
 }
 
-export interface ParameterDescription {
-    name: string;
-    kind: "choice" | "integer" | "decimal" | "name" | "url";
-    /** The allowed values of a choice parameter; empty otherwise. */
-    values: string[];
-    min: number | null;
-    max: number | null;
-    /** The default as written in a query string. */
-    default: string;
-    /** The allowed values in words. */
-    allowed: string;
-    description: string;
-}
-
 /** A list of values per parameter name; numbers are accepted where the query has digits. */
 export type SweepAxes = Partial<Record<keyof Config, (string | number)[]>>;
-
-export interface TokenChooserOptions {
-    /** Default 1.2: divides a positive score, multiplies a negative one, of every id already in the sequence (BOS included). */
-    penalty?: number;
-    /** Default 12: a content id that ends a run of this many equal decoded tokens is blocked. */
-    maxRun?: number;
-    /** Default 1. */
-    bos?: number;
-}
-
-export interface CaseInput {
-    id: string;
-    expected: string;
-    actual: string;
-    totalMs: number;
-    tokens?: number;
-    decodeMs?: number;
-}
-
-export interface SummaryOptions {
-    /** Default true; false in the decoder-only scope: nCER, distance and exact become null. */
-    accuracyApplicable?: boolean;
-}
-
-export interface CaseSummary {
-    id: string;
-    distance: number | null;
-    characters: number;
-    exact: boolean | null;
-}
-
-export interface Summary {
-    cases: number;
-    nCER: number | null;
-    distance: number | null;
-    characters: number;
-    exact: number | null;
-    medianMs: number | null;
-    peakCaseMs: number | null;
-    meanMs: number | null;
-    p90Ms: number | null;
-    msPerToken: number | null;
-    perCase: CaseSummary[];
-}
 "#;
 
 /// Any error as a JS `Error` carrying its message.
@@ -496,9 +391,6 @@ pub fn summarize_js(
     to_js(&summary::summarize(&cases, options)?)
 }
 
-#[wasm_bindgen(typescript_custom_section)]
-const RECORD_TYPES: &'static str = include_str!("record.d.ts");
-
 /// The record's values out: as [`to_js`], and maps (the open JSON parts, `sessionMs`) as
 /// plain objects, so `JSON.stringify` writes them.
 fn record_to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
@@ -530,34 +422,6 @@ pub fn build_summary_js(
         .map_err(|e| into_error(format!("buildSummary: {e}")))?;
     record_to_js(&build_summary::build_summary(input)?)
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const LATENCY_TYPES: &'static str = r#"
-export interface LatencyStats {
-    count: number;
-    minMs: number;
-    p50Ms: number;
-    p90Ms: number;
-    maxMs: number;
-    meanMs: number;
-}
-
-export interface CompletionCheck {
-    floorMs: number;
-    waits: number;
-    atMultiples: number;
-    bound: boolean;
-    verdict: string;
-}
-
-export interface MeanInterval {
-    n: number;
-    mean: number;
-    ci95Low: number | null;
-    ci95High: number | null;
-    halfWidth: number | null;
-}
-"#;
 
 /// Nearest-rank percentiles of finite latencies; `null` when there are none.
 #[wasm_bindgen(js_name = latencyStats, unchecked_return_type = "LatencyStats | null")]

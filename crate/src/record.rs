@@ -23,6 +23,7 @@ pub type Extra = Map<String, Value>;
 
 /// The whole summary of one run, as posted to `/benchmark-result`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PageSummary {
     pub run_id: String,
@@ -68,6 +69,7 @@ pub struct PageSummary {
     pub warmup_results: Vec<CaseResult>,
     pub pipeline_compilation: Option<PipelineCompilation>,
     /// ORT's per-operator profile under `profile=ops`, else null.
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub profile: Value,
     /// GPU bytes per realm from the wrapped devices (absent in records older than them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,7 +80,9 @@ pub struct PageSummary {
     /// `verify=wasm`: the WASM (CPU) reference decode against the timed one; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<Verification>,
+    // Fields a newer page adds are not part of the declared type.
     #[serde(flatten)]
+    #[cfg_attr(test, ts(skip))]
     pub extra: Extra,
 }
 
@@ -92,6 +96,7 @@ impl PageSummary {
 
 /// One ORT session, as the page created it (`browser/sessions.js`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRecord {
     /// `vision` or `decoder` for the timed run's sessions, `verify` for the WASM reference's.
@@ -111,6 +116,7 @@ pub struct SessionRecord {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct LoadedFile {
     pub url: String,
     /// The file's size as served (null where the server gave none).
@@ -118,6 +124,7 @@ pub struct LoadedFile {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ExternalDataFile {
     /// The name the `.onnx` refers to it by.
     pub path: String,
@@ -128,6 +135,7 @@ pub struct ExternalDataFile {
 /// The session options that change what runs or how it is measured, as passed to
 /// `InferenceSession.create` (ORT's default written out where the page left one unset).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionOptionsUsed {
     /// `disabled`, `basic`, `extended` or `all` (ORT's default).
@@ -145,6 +153,7 @@ pub struct SessionOptionsUsed {
 
 /// `verify=wasm`: every timed case against the same decode on the WASM (CPU) execution provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Verification {
     /// `wasm`.
@@ -163,6 +172,7 @@ pub struct Verification {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct VerificationTolerance {
     /// The most a logit may differ at a step compared.
@@ -176,6 +186,7 @@ pub struct VerificationTolerance {
 /// One timed case against its reference decode. Step 0 is the prefill's logits, step k the
 /// k-th decode step's; logits are compared at every step whose earlier tokens agree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct VerifiedCase {
     pub id: String,
@@ -193,6 +204,7 @@ pub struct VerifiedCase {
 
 /// The model's shape from the manifest, and what each session is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Capability {
     pub layers: u32,
@@ -208,6 +220,7 @@ pub struct Capability {
 
 /// One finished case: the seed's fields, then the additions and the decode probe's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CaseResult {
     pub id: String,
@@ -233,12 +246,15 @@ pub struct CaseResult {
     pub decode_probe: CaseProbe,
     /// Which pass over the set (0-based); null for a warm-up run.
     pub repeat: Option<u32>,
+    // Fields a newer page adds are not part of the declared type.
     #[serde(flatten)]
+    #[cfg_attr(test, ts(skip))]
     pub extra: Extra,
 }
 
 /// One case's decode steps: the prefill, then per step after it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CaseProbe {
     pub prefill_submit_ms: f64,
@@ -255,23 +271,28 @@ pub struct CaseProbe {
 
 /// Who measured: the browser, its adapter(s) and ORT.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Environment {
     pub user_agent: String,
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub adapter: Value,
     pub ort_version: String,
     pub cross_origin_isolated: bool,
     pub hardware_concurrency: Option<u32>,
     /// The vision worker's adapter (staged schedule), once it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub worker_adapter: Option<Value>,
     /// The decoder worker's adapter (`realm=worker`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub decoder_worker_adapter: Option<Value>,
 }
 
 /// One memory sample the page took between phases or cases.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MemorySample {
     pub label: String,
@@ -300,6 +321,7 @@ pub struct MemorySample {
     pub user_agent_ms: Option<f64>,
     /// The page's GPU bytes (null until its device exists), from its wrapped device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(as = "Option<GpuBytes>"))]
     pub gpu: Option<Option<GpuBytes>>,
     /// The page realm's WebAssembly heaps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -315,6 +337,7 @@ pub struct MemorySample {
 
 /// The GPU bytes of one realm's device: what is live, the peak, by buffer usage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct GpuBytes {
     pub live_bytes: u64,
@@ -334,6 +357,7 @@ pub struct GpuBytes {
 
 /// One WebAssembly heap of a realm (`onnxruntime`, `core`, or the module's file name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct WasmHeap {
     pub label: String,
     pub bytes: u64,
@@ -342,6 +366,7 @@ pub struct WasmHeap {
 
 /// What a worker reports of its own realm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RealmMemory {
     pub gpu: Option<GpuBytes>,
@@ -363,6 +388,7 @@ pub struct RealmMemory {
 
 /// The run's GPU bytes per realm and the leak check over the cases.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct GpuMemorySummary {
     pub measured_by: String,
@@ -375,6 +401,7 @@ pub struct GpuMemorySummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LeakCheck {
     pub after_cases: Vec<LiveAfterCase>,
@@ -385,6 +412,7 @@ pub struct LeakCheck {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LiveAfterCase {
     pub label: String,
@@ -393,14 +421,18 @@ pub struct LiveAfterCase {
 
 /// The manifest the run used and the model entries it took.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ManifestUse {
     pub url: String,
     pub name: Option<String>,
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub vision: Value,
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub decoder: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PollSetting {
     pub mode: String,
@@ -409,6 +441,7 @@ pub struct PollSetting {
 
 /// The completion floor of each realm and the verdict over the decode steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Completion {
     pub page: Option<CompletionFloor>,
     pub worker: Option<CompletionFloor>,
@@ -424,6 +457,7 @@ pub struct Completion {
 
 /// One realm's empty-queue and one-dispatch round trips, raw and as statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CompletionFloor {
     #[serde(flatten)]
@@ -434,6 +468,7 @@ pub struct CompletionFloor {
 
 /// The rounds as the page measured them (3 warm-up rounds, then 20 timed ones).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FloorRounds {
     pub rounds: u32,
@@ -451,6 +486,7 @@ pub struct FloorRounds {
 
 /// The decode probe over every timed case of the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RunProbe {
     pub token_latency: Option<LatencyStats>,
@@ -466,6 +502,7 @@ pub struct RunProbe {
 
 /// The timings of each pass over the set and their spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Repeats {
     pub count: u32,
@@ -476,6 +513,7 @@ pub struct Repeats {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RepeatFigures {
     pub repeat: Option<u32>,
@@ -491,6 +529,7 @@ pub struct RepeatFigures {
 
 /// The mean and 95 % interval of each figure of [`RepeatFigures`] across the passes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RepeatIntervals {
     pub case_p50_ms: Option<MeanInterval>,
@@ -505,6 +544,7 @@ pub struct RepeatIntervals {
 
 /// The first run (warm-up or timed) against the steady state of the rest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PipelineCompilation {
     pub first: FirstRun,
@@ -514,6 +554,7 @@ pub struct PipelineCompilation {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FirstRun {
     pub id: String,
@@ -525,6 +566,7 @@ pub struct FirstRun {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SteadyState {
     pub runs: usize,

@@ -18,6 +18,7 @@ use crate::score::score_case;
 
 /// One finished case as the page reports it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CaseInput {
     pub id: String,
@@ -25,14 +26,19 @@ pub struct CaseInput {
     pub actual: String,
     pub total_ms: f64,
     #[serde(default)]
+    #[cfg_attr(test, ts(optional))]
     pub tokens: Option<u32>,
     #[serde(default)]
+    #[cfg_attr(test, ts(optional))]
     pub decode_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct SummaryOptions {
+    /// Default true; false in the decoder-only scope: nCER, distance and exact become null.
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub accuracy_applicable: bool,
 }
 
@@ -45,6 +51,7 @@ impl Default for SummaryOptions {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CaseSummary {
     pub id: String,
@@ -54,6 +61,7 @@ pub struct CaseSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub cases: usize,

@@ -12,6 +12,7 @@ use crate::record::{CaseResult, Verification, VerificationTolerance, VerifiedCas
 
 /// What `www/verify.js` measured: each timed case's reference tokens and logit differences.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerificationInput {
     /// `wasm`.
@@ -21,6 +22,7 @@ pub struct VerificationInput {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerifyCaseInput {
     pub id: String,

@@ -11,6 +11,7 @@ use crate::error::{CoreError, Result};
 
 /// How a parameter's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum ParameterKind {
     /// One of a fixed list of values.
@@ -27,6 +28,7 @@ pub enum ParameterKind {
 
 /// A description of one parameter, for the runner's `--help` and the page's error text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ParameterDescription {
     pub name: &'static str,
@@ -164,6 +166,32 @@ macro_rules! choice {
                 <Self as $crate::config::Choice>::VALUES.to_vec()
             }
         }
+
+        // The TypeScript type (crate/src/typescript.rs): the union of the query spellings.
+        #[cfg(test)]
+        impl ::ts_rs::TS for $name {
+            type WithoutGenerics = Self;
+            type OptionInnerType = Self;
+            fn name(_: &::ts_rs::Config) -> String {
+                stringify!($name).to_owned()
+            }
+            fn inline(_: &::ts_rs::Config) -> String {
+                let values: Vec<String> = <Self as $crate::config::Choice>::VALUES
+                    .iter()
+                    .map(|value| format!("{value:?}"))
+                    .collect();
+                values.join(" | ")
+            }
+            fn decl(cfg: &::ts_rs::Config) -> String {
+                format!("type {} = {};", Self::name(cfg), Self::inline(cfg))
+            }
+            fn decl_concrete(cfg: &::ts_rs::Config) -> String {
+                Self::decl(cfg)
+            }
+            fn output_path() -> Option<::std::path::PathBuf> {
+                Some(concat!(stringify!($name), ".ts").into())
+            }
+        }
     };
 }
 pub(crate) use choice;
@@ -255,6 +283,42 @@ macro_rules! parameters {
                 fields.end()
             }
         }
+
+        // The TypeScript type (crate/src/typescript.rs): each field under its query name with
+        // its description, `?` where the JSON form leaves it out at its default.
+        #[cfg(test)]
+        impl ::ts_rs::TS for Config {
+            type WithoutGenerics = Self;
+            type OptionInnerType = Self;
+            fn docs() -> Option<String> {
+                Some("/** One benchmark run's configuration: the query's parameters under their names. */".to_owned())
+            }
+            fn name(_: &::ts_rs::Config) -> String {
+                "Config".to_owned()
+            }
+            fn inline(cfg: &::ts_rs::Config) -> String {
+                let fields: Vec<String> = vec![$(format!(
+                    "/** {} */ {}{}: {}",
+                    $description,
+                    $name,
+                    if $crate::config::OMITTED_AT_DEFAULT.contains(&$name) { "?" } else { "" },
+                    <$ty as ::ts_rs::TS>::name(cfg),
+                )),+];
+                format!("{{ {}, }}", fields.join(", "))
+            }
+            fn decl(cfg: &::ts_rs::Config) -> String {
+                format!("type Config = {};", Self::inline(cfg))
+            }
+            fn decl_concrete(cfg: &::ts_rs::Config) -> String {
+                Self::decl(cfg)
+            }
+            fn visit_dependencies(visitor: &mut impl ::ts_rs::TypeVisitor) {
+                $(visitor.visit::<$ty>();)+
+            }
+            fn output_path() -> Option<::std::path::PathBuf> {
+                Some("Config.ts".into())
+            }
+        }
     };
 }
 pub(crate) use parameters;
@@ -329,6 +393,19 @@ impl fmt::Display for Milliseconds {
 impl Serialize for Milliseconds {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         serializer.serialize_f64(self.as_f64())
+    }
+}
+
+/// A number of milliseconds in TypeScript, as it is serialized.
+#[cfg(test)]
+impl ts_rs::TS for Milliseconds {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+    fn name(_: &ts_rs::Config) -> String {
+        "number".to_owned()
+    }
+    fn inline(cfg: &ts_rs::Config) -> String {
+        Self::name(cfg)
     }
 }
 

@@ -1,0 +1,652 @@
+// Generated from the Rust types by crate/src/typescript.rs; do not edit. After changing
+// a type: OCR_BENCH_WRITE_TYPES=1 cargo test -p ocr-bench-core typescript
+
+export type Memory = "lean" | "default";
+
+export type Loader = "url" | "bytes";
+
+export type Schedule = "staged" | "resident";
+
+export type Scope = "full" | "decoder";
+
+export type Weights = "embedded" | "external";
+
+export type Poll = "none" | "kick";
+
+export type Profile = "none" | "ops";
+
+export type Choose = "cpu" | "gpu";
+
+export type Verify = "none" | "wasm";
+
+export type Capture = "off" | "on";
+
+export type Realm = "page" | "worker";
+
+/** One benchmark run's configuration: the query's parameters under their names. */
+export type Config = {
+    /** vision encoder, a tier of the manifest: 121 = int4 MatMulNBits weights, 242 = fp16 in the built-in one */
+    tier: string;
+    /** session options: lean = enableCpuMemArena and enableMemPattern off, default = ORT's */
+    memory: Memory;
+    /** url = onnxruntime-web fetches the model, bytes = the page fetches it and passes bytes */
+    loader: Loader;
+    /** staged = vision in a worker that ends before the decoder loads, resident = both live together */
+    schedule: Schedule;
+    /** decoder graph variant, a decoder of the manifest */
+    decoder: string;
+    /** full = vision and decoder on the evaluation set, decoder = synthetic embeddings, full 128-token path */
+    scope: Scope;
+    /** evaluation set: models/eval/<cases>/cases.json */
+    cases: string;
+    /** model manifest URL */
+    manifest: string;
+    /** embedded = weights inside the .onnx, external = ONNX external data file */
+    weights: Weights;
+    /** most tokens decoded per case */
+    maxTokens: number;
+    /** how the page waits for GPU work: none = plain awaits (Firefox completes them on a 100 ms timer), kick = an empty queue submit at most every kickMs while a wait is pending */
+    poll: Poll;
+    /** milliseconds between kicks with poll=kick (unused otherwise) */
+    kickMs: number;
+    /** cases run first and not timed into the summary */
+    warmup: number;
+    /** every case this many times */
+    repeat: number;
+    /** ops = per-operator GPU time and the nodes placed off the WebGPU device */
+    profile: Profile;
+    /** token choice: cpu = the core's TokenChooser on logits read back every step, gpu = the same choice as a WGSL shader on the logits' GPU buffer (www/decode-gpu.js) */
+    choose?: Choose;
+    /** with choose=gpu: decode steps queued before one readback of their chosen ids */
+    sync?: number;
+    /** wasm = after the timed cases, decode each case again on onnxruntime-web's WASM (CPU) execution provider and compare tokens and logits step by step (not with nbits-int8, nbits-int4, fixed-kv-fused: that build has no CPU GatherBlockQuantized) */
+    verify: Verify;
+    /** on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) instead of encoding each again; needs choose=gpu and a static-shape decoder (fixed-kv-gpu, fixed-kv-fused) */
+    capture?: Capture;
+    /** where the decoder session, its decode loop and the token choice run: page = in the page, worker = in a dedicated worker of their own (worker/decoder-worker.js) */
+    realm?: Realm;
+};
+
+/** A description of one parameter, for the runner's `--help` and the page's error text. */
+export type ParameterDescription = {
+    name: string;
+    kind: ParameterKind;
+    /** The allowed values of a choice parameter (empty for the others). */
+    values: Array<string>;
+    /** The bounds of a number parameter (`None` for the others). */
+    min: number | null;
+    max: number | null;
+    /** The default, as written in a query string. */
+    default: string;
+    /** The allowed values in words, as error messages give them. */
+    allowed: string;
+    description: string;
+};
+
+/** How a parameter's values are written. */
+export type ParameterKind = "choice" | "integer" | "decimal" | "name" | "url";
+
+/** Options of [`TokenChooser`]; a missing field takes the seed's value. */
+export type TokenChooserOptions = {
+    /**
+     * Divides a positive score, multiplies a negative one, for every id already in the
+     * sequence (BOS included). `1` switches the penalty off.
+     */
+    penalty?: number;
+    /** A content id that ends a run of at least this many equal decoded tokens is blocked. */
+    maxRun?: number;
+    /** The id that starts every sequence (and is penalised like any seen id). */
+    bos?: number;
+};
+
+/** One finished case as the page reports it. */
+export type CaseInput = {
+    id: string;
+    expected: string;
+    actual: string;
+    totalMs: number;
+    tokens?: number;
+    decodeMs?: number;
+};
+
+export type SummaryOptions = {
+    /** Default true; false in the decoder-only scope: nCER, distance and exact become null. */
+    accuracyApplicable?: boolean;
+};
+
+export type CaseSummary = {
+    id: string;
+    distance: number | null;
+    characters: number;
+    exact: boolean | null;
+};
+
+export type Summary = {
+    cases: number;
+    nCER: number | null;
+    distance: number | null;
+    characters: number;
+    exact: number | null;
+    medianMs: number | null;
+    peakCaseMs: number | null;
+    meanMs: number | null;
+    p90Ms: number | null;
+    msPerToken: number | null;
+    perCase: Array<CaseSummary>;
+};
+
+/** What the page measured for one case. */
+export type CaseRun = {
+    id: string;
+    expected: string;
+    /** The decoded text. */
+    text: string;
+    tokenIds: Array<number>;
+    visionMs: number;
+    prefillMs: number;
+    decodeMs: number;
+    totalMs: number;
+    decodeSteps: number;
+    visionCallMs?: number | null;
+    probe: CaseProbe;
+    /** Null for a warm-up run. */
+    repeat: number | null;
+    /** False in the decoder-only scope: distance, characters and exact become null. */
+    accuracyApplicable: boolean;
+};
+
+/** One case's decode steps: the prefill, then per step after it. */
+export type CaseProbe = {
+    prefillSubmitMs: number;
+    prefillSyncMs: number;
+    submitMs: Array<number>;
+    syncMs: Array<number>;
+    /** One more than the steps: the prefill's choice comes first. */
+    chooseMs: Array<number>;
+    /**
+     * choose=gpu: the steps queued per readback (`sync`), whose one wait sits on the last
+     * step of each batch; absent where every step is read back (and in older records).
+     */
+    stepsPerReadback?: number | null;
+};
+
+/** What the page gathered for the summary, besides its cases. */
+export type SummaryInput = {
+    runId: string;
+    config: Config;
+    capability: Capability;
+    manifest: ManifestUse;
+    results: Array<CaseResult>;
+    warmupResults: Array<CaseResult>;
+    memorySamples: Array<MemorySample>;
+    environment: Environment;
+    sessionMs: { [key in string]: number };
+    wallMs: number;
+    timingNotes: Array<string>;
+    completionFloors: CompletionFloors;
+    profile?: unknown;
+    /** The realms' GPU bytes and the leak check, as the page gathered them. */
+    gpuMemory?: GpuMemorySummary | null;
+    /** Every session the page's realm created (browser/sessions.js). */
+    sessions?: Array<SessionRecord> | null;
+    /** `verify=wasm`: the reference decode of every timed case, in the order of `results`. */
+    verification?: VerificationInput | null;
+};
+
+/** What `www/verify.js` measured: each timed case's reference tokens and logit differences. */
+export type VerificationInput = {
+    /** `wasm`. */
+    method: string;
+    wallMs: number;
+    cases: Array<VerifyCaseInput>;
+};
+
+export type VerifyCaseInput = {
+    id: string;
+    repeat: number | null;
+    /** The timed run's tokens (its `tokenIds`). */
+    tokenIds: Array<number>;
+    referenceTokenIds: Array<number>;
+    /**
+     * Per step both decodes ran (0 = prefill): the largest |WebGPU logit − WASM logit|;
+     * NaN where a logit was NaN.
+     */
+    stepMaxAbsDiff: Array<number>;
+};
+
+/** Each realm's completion-floor rounds, as measured (null where it did not run). */
+export type CompletionFloors = {
+    page: FloorRounds | null;
+    worker: FloorRounds | null;
+    /** The decoder worker's (`realm=worker`); absent from pages older than it. */
+    decoderWorker?: FloorRounds | null;
+};
+
+/** The whole summary of one run, as posted to `/benchmark-result`. */
+export type PageSummary = {
+    runId: string;
+    tier: string;
+    memoryMode: string;
+    loaderMode: string;
+    scheduleMode: string;
+    decoderMode: string;
+    benchmarkScope: string;
+    capability: Capability;
+    cases: number;
+    nCER: number | null;
+    distance: number | null;
+    /** Null where accuracy does not apply (the decoder-only scope), as `nCER` is. */
+    characters: number | null;
+    exact: number | null;
+    medianMs: number | null;
+    peakCaseMs: number | null;
+    memorySamples: Array<MemorySample>;
+    results: Array<CaseResult>;
+    config: Config;
+    casesName: string;
+    weights: string;
+    maxTokens: number;
+    accuracyApplicable: boolean;
+    meanMs: number | null;
+    p90Ms: number | null;
+    msPerToken: number | null;
+    environment: Environment;
+    timingNotes: Array<string>;
+    /** `InferenceSession.create` per session (`vision`, `decoder`). */
+    sessionMs: { [key in string]: number };
+    wallMs: number;
+    manifest: ManifestUse;
+    poll: PollSetting;
+    completion: Completion;
+    completionBound: boolean;
+    decodeProbe: RunProbe;
+    repeats: Repeats;
+    warmupResults: Array<CaseResult>;
+    pipelineCompilation: PipelineCompilation | null;
+    /** ORT's per-operator profile under `profile=ops`, else null. */
+    profile: unknown;
+    /** GPU bytes per realm from the wrapped devices (absent in records older than them). */
+    gpuMemory?: GpuMemorySummary | null;
+    /** Every ORT session the page's realm created, in order (absent in records older than it). */
+    sessions?: Array<SessionRecord> | null;
+    /** `verify=wasm`: the WASM (CPU) reference decode against the timed one; absent otherwise. */
+    verification?: Verification | null;
+};
+
+/** One finished case: the seed's fields, then the additions and the decode probe's. */
+export type CaseResult = {
+    id: string;
+    expected: string;
+    actual: string;
+    distance: number | null;
+    characters: number | null;
+    exact: boolean | null;
+    text: string;
+    tokens: number;
+    visionMs: number;
+    prefillMs: number;
+    decodeMs: number;
+    totalMs: number;
+    tokenIds: Array<number>;
+    decodeSteps: number;
+    /** Resident schedule only: when `vision.run()` returned, before the GPU finished. */
+    visionCallMs?: number | null;
+    timeToFirstTokenMs: number;
+    tokenLatency: LatencyStats | null;
+    tokensPerSecond: number | null;
+    decodeProbe: CaseProbe;
+    /** Which pass over the set (0-based); null for a warm-up run. */
+    repeat: number | null;
+};
+
+/** The model's shape from the manifest, and what each session is. */
+export type Capability = {
+    layers: number;
+    hiddenSize: number;
+    intermediateSize: number;
+    attentionHeads: number;
+    kvHeads: number;
+    vocabulary: number;
+    maxTokens: number;
+    vision: string;
+    decoder: string;
+};
+
+/** The manifest the run used and the model entries it took. */
+export type ManifestUse = {
+    url: string;
+    name: string | null;
+    vision: unknown;
+    decoder: unknown;
+};
+
+/** Who measured: the browser, its adapter(s) and ORT. */
+export type Environment = {
+    userAgent: string;
+    adapter: unknown;
+    ortVersion: string;
+    crossOriginIsolated: boolean;
+    hardwareConcurrency: number | null;
+    /** The vision worker's adapter (staged schedule), once it ran. */
+    workerAdapter?: unknown;
+    /** The decoder worker's adapter (`realm=worker`). */
+    decoderWorkerAdapter?: unknown;
+};
+
+/** One memory sample the page took between phases or cases. */
+export type MemorySample = {
+    label: string;
+    atMs: number;
+    jsHeapSizeLimit?: number | null;
+    totalJSHeapSize?: number | null;
+    usedJSHeapSize?: number | null;
+    userAgentBytes?: number | null;
+    userAgentMemoryError?: string | null;
+    userAgentMs?: number | null;
+    /** The page's GPU bytes (null until its device exists), from its wrapped device. */
+    gpu?: GpuBytes | null;
+    /** The page realm's WebAssembly heaps. */
+    wasmHeaps?: Array<WasmHeap> | null;
+    /** The vision worker's own report, as it last sent it (staged schedule). */
+    worker?: RealmMemory | null;
+    /** The decoder worker's own report, as it last sent it (`realm=worker`). */
+    decoderWorker?: RealmMemory | null;
+    sampleMs: number;
+};
+
+/** The GPU bytes of one realm's device: what is live, the peak, by buffer usage. */
+export type GpuBytes = {
+    liveBytes: number;
+    peakBytes: number;
+    /** `storage`, `uniform`, `mapped`, `copy`, `other`, `texture`. */
+    liveByKind: { [key in string]: number };
+    created: number;
+    destroyed: number;
+    /** Dropped without `destroy()` and then garbage-collected. */
+    collected: number;
+    deviceDestroyed: boolean;
+    measuredBy: string;
+    /** The peak since the sample before (memory samples only). */
+    windowPeakBytes?: number | null;
+};
+
+/** One WebAssembly heap of a realm (`onnxruntime`, `core`, or the module's file name). */
+export type WasmHeap = {
+    label: string;
+    bytes: number;
+    shared: boolean;
+};
+
+/** What a worker reports of its own realm. */
+export type RealmMemory = {
+    gpu: GpuBytes | null;
+    wasmHeaps: Array<WasmHeap>;
+    /** The worker's `performance.memory` (Chromium only). */
+    totalJSHeapSize?: number | null;
+    usedJSHeapSize?: number | null;
+};
+
+/** The run's GPU bytes per realm and the leak check over the cases. */
+export type GpuMemorySummary = {
+    measuredBy: string;
+    page: GpuBytes | null;
+    worker: GpuBytes | null;
+    /** The decoder worker's device at its last report (`realm=worker`). */
+    decoderWorker?: GpuBytes | null;
+    leakCheck: LeakCheck;
+};
+
+export type LeakCheck = {
+    afterCases: Array<LiveAfterCase>;
+    grows: boolean;
+    grownBytes: number;
+    repeatGrownBytes: number;
+    verdict: string;
+};
+
+export type LiveAfterCase = {
+    label: string;
+    liveBytes: number;
+};
+
+/** One ORT session, as the page created it (`browser/sessions.js`). */
+export type SessionRecord = {
+    /** `vision` or `decoder` for the timed run's sessions, `verify` for the WASM reference's. */
+    role: string;
+    /** The graph it runs: `vision` or `decoder`. */
+    graph: string;
+    /** `url` (onnxruntime-web fetched the files) or `bytes` (the page did). */
+    loader: string;
+    model: LoadedFile;
+    /** The ONNX external data file, when the weights are external. */
+    externalData: ExternalDataFile | null;
+    /** In the order given to onnxruntime-web (`webgpu`, `wasm`). */
+    executionProviders: Array<string>;
+    options: SessionOptionsUsed;
+    /** `InferenceSession.create`, including fetching the files. */
+    createMs: number;
+};
+
+export type LoadedFile = {
+    url: string;
+    /** The file's size as served (null where the server gave none). */
+    bytes: number | null;
+};
+
+export type ExternalDataFile = {
+    /** The name the `.onnx` refers to it by. */
+    path: string;
+    url: string;
+    bytes: number | null;
+};
+
+/**
+ * The session options that change what runs or how it is measured, as passed to
+ * `InferenceSession.create` (ORT's default written out where the page left one unset).
+ */
+export type SessionOptionsUsed = {
+    /** `disabled`, `basic`, `extended` or `all` (ORT's default). */
+    graphOptimizationLevel: string;
+    /** Output name to `cpu` or `gpu-buffer`; an output not named stays on the CPU. */
+    preferredOutputLocation: { [key in string]: string };
+    freeDimensionOverrides: { [key in string]: number };
+    enableProfiling: boolean;
+    enableGraphCapture: boolean;
+    /** Null: left to ORT. */
+    enableCpuMemArena: boolean | null;
+    enableMemPattern: boolean | null;
+    logSeverityLevel: number;
+};
+
+export type PollSetting = {
+    mode: string;
+    kickMs: number | null;
+};
+
+/** The rounds as the page measured them (3 warm-up rounds, then 20 timed ones). */
+export type FloorRounds = {
+    rounds: number;
+    warmupRounds: number;
+    emptyQueueMs: Array<number>;
+    dispatchReadbackMs: Array<number>;
+    poll: string;
+    kickMs: number | null;
+    kicks: number;
+    /**
+     * How long the realm's probe took, warm-up rounds and pipeline included, in the page's
+     * `probe` phase; absent from records made while the probe ran inside the load phases.
+     */
+    probeMs?: number | null;
+};
+
+/** One realm's empty-queue and one-dispatch round trips, raw and as statistics. */
+export type CompletionFloor = {
+    emptyQueue: LatencyStats | null;
+    dispatchReadback: LatencyStats | null;
+    rounds: number;
+    warmupRounds: number;
+    emptyQueueMs: Array<number>;
+    dispatchReadbackMs: Array<number>;
+    poll: string;
+    kickMs: number | null;
+    kicks: number;
+    /**
+     * How long the realm's probe took, warm-up rounds and pipeline included, in the page's
+     * `probe` phase; absent from records made while the probe ran inside the load phases.
+     */
+    probeMs?: number | null;
+};
+
+/** The completion floor of each realm and the verdict over the decode steps. */
+export type Completion = {
+    page: CompletionFloor | null;
+    worker: CompletionFloor | null;
+    /** The decoder worker's floor (`realm=worker`): the one the check then uses. */
+    decoderWorker?: CompletionFloor | null;
+    check: CompletionCheck;
+};
+
+/** Whether a run's GPU waits are the browser's completion timer, and the words for it. */
+export type CompletionCheck = {
+    floorMs: number;
+    waits: number;
+    atMultiples: number;
+    bound: boolean;
+    /** One sentence for the page, the summary and the runner's table. */
+    verdict: string;
+};
+
+/** The distribution of one kind of latency, in milliseconds. */
+export type LatencyStats = {
+    count: number;
+    minMs: number;
+    p50Ms: number;
+    p90Ms: number;
+    maxMs: number;
+    meanMs: number;
+};
+
+/** A mean across repeats with its two-sided 95 % confidence interval. */
+export type MeanInterval = {
+    n: number;
+    mean: number;
+    /** Null for a single repeat: one value has no spread. */
+    ci95Low: number | null;
+    ci95High: number | null;
+    halfWidth: number | null;
+};
+
+/** The decode probe over every timed case of the run. */
+export type RunProbe = {
+    tokenLatency: LatencyStats | null;
+    submit: LatencyStats | null;
+    sync: LatencyStats | null;
+    choose: LatencyStats | null;
+    prefillSubmit: LatencyStats | null;
+    prefillSync: LatencyStats | null;
+    timeToFirstToken: LatencyStats | null;
+    tokensPerSecond: number | null;
+    gpuMsPerDecoderRun: number | null;
+};
+
+/** The timings of each pass over the set and their spread. */
+export type Repeats = {
+    count: number;
+    perRepeat: Array<RepeatFigures>;
+    interval: RepeatIntervals;
+    /** False when a repeat decoded other tokens for a case (greedy decoding is deterministic). */
+    tokensAgree: boolean;
+};
+
+export type RepeatFigures = {
+    repeat: number | null;
+    caseP50Ms: number | null;
+    visionP50Ms: number | null;
+    prefillP50Ms: number | null;
+    timeToFirstTokenP50Ms: number | null;
+    tokenP50Ms: number | null;
+    tokenP90Ms: number | null;
+    msPerToken: number | null;
+    tokensPerSecond: number | null;
+};
+
+/** The mean and 95 % interval of each figure of [`RepeatFigures`] across the passes. */
+export type RepeatIntervals = {
+    caseP50Ms: MeanInterval | null;
+    visionP50Ms: MeanInterval | null;
+    prefillP50Ms: MeanInterval | null;
+    timeToFirstTokenP50Ms: MeanInterval | null;
+    tokenP50Ms: MeanInterval | null;
+    tokenP90Ms: MeanInterval | null;
+    msPerToken: MeanInterval | null;
+    tokensPerSecond: MeanInterval | null;
+};
+
+/** The first run (warm-up or timed) against the steady state of the rest. */
+export type PipelineCompilation = {
+    first: FirstRun;
+    steady: SteadyState | null;
+    prefillExtraMs: number | null;
+    visionExtraMs: number | null;
+};
+
+export type FirstRun = {
+    id: string;
+    warmup: boolean;
+    totalMs: number;
+    visionMs: number;
+    prefillMs: number;
+    firstTokenStepMs: number | null;
+};
+
+export type SteadyState = {
+    runs: number;
+    caseP50Ms: number | null;
+    visionP50Ms: number | null;
+    prefillP50Ms: number | null;
+    tokenP50Ms: number | null;
+};
+
+/** `verify=wasm`: every timed case against the same decode on the WASM (CPU) execution provider. */
+export type Verification = {
+    /** `wasm`. */
+    method: string;
+    tolerance: VerificationTolerance;
+    /** Every case within the tolerance. */
+    passed: boolean;
+    /** Cases within the tolerance, of `total`. */
+    agreeing: number;
+    total: number;
+    /** A case beyond the tolerance if there is one, else the largest logit difference. */
+    worst: VerifiedCase | null;
+    cases: Array<VerifiedCase>;
+    /** The whole WASM pass: creating its sessions and decoding every case. */
+    wallMs: number;
+};
+
+export type VerificationTolerance = {
+    /** The most a logit may differ at a step compared. */
+    maxAbsLogitDiff: number;
+    /** `fp16` when an fp16 graph ran (`tier=242`, `decoder=fp16-matmul`), else `fp32`. */
+    precision: string;
+    /** `equal`: every chosen token, EOS included, must be the reference's. */
+    tokens: string;
+};
+
+/**
+ * One timed case against its reference decode. Step 0 is the prefill's logits, step k the
+ * k-th decode step's; logits are compared at every step whose earlier tokens agree.
+ */
+export type VerifiedCase = {
+    id: string;
+    repeat: number | null;
+    tokensAgree: boolean;
+    /** The first step whose chosen token differs (or where one decode stopped), else null. */
+    firstDivergingStep: number | null;
+    /** Over the steps compared; null when a difference was not a finite number (NaN logits). */
+    maxAbsLogitDiff: number | null;
+    stepsCompared: number;
+    /** The tokens the reference decoded (EOS not included, as in `tokenIds`). */
+    referenceTokenIds: Array<number>;
+    withinTolerance: boolean;
+};
