@@ -45,38 +45,13 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
-// The TypeScript of every value with a Rust type (the Config, the record, the options and
-// answers of the functions below), generated from those types (src/typescript.rs).
+// The TypeScript of every value with a Rust type (the Config, the record, the manifest, the
+// options and answers of the functions below), generated from those types (src/typescript.rs).
 #[wasm_bindgen(typescript_custom_section)]
 const GENERATED_TYPES: &'static str = include_str!("types.d.ts");
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-/** The model manifest as the core reads it (crate/src/manifest.rs; docs/model-contract.md). */
-export interface Manifest {
-    name?: string;
-    weightsSource?: string;
-    buildInfo?: string;
-    vocab: string;
-    tokens: { bos: number; eos: number; vocabOffset: number };
-    capability: Record<"layers" | "hiddenSize" | "intermediateSize" | "attentionHeads" | "kvHeads" | "headDim" | "vocabulary" | "imageSize" | "visionTokens" | "kvSlots" | "maxTokens", number>;
-    logitsShape: number[];
-    vision: Record<string, ManifestGraph>;
-    decoder: Record<string, ManifestGraph & { fixedKv: boolean; capturable: boolean }>;
-}
-
-export interface ManifestGraph {
-    description?: string;
-    requires: string[];
-    embedded: string;
-    external: { model: string; data: string };
-    bytes: { embedded: number; externalModel: number; externalData: number };
-    largestActivation: { bytes: number; tensor: string; shape: number[]; step?: string };
-    inputs: string[];
-    outputs: string[];
-    operators: string[];
-}
-
 /** A list of values per parameter name; numbers are accepted where the query has digits. */
 export type SweepAxes = Partial<Record<keyof Config, (string | number)[]>>;
 "#;

@@ -18,6 +18,7 @@ use crate::error::{CoreError, Result};
 use crate::runtime;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,6 +40,7 @@ pub struct Manifest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestTokens"))]
 #[serde(rename_all = "camelCase")]
 pub struct Tokens {
     pub bos: u32,
@@ -49,6 +51,7 @@ pub struct Tokens {
 
 /// The model's shape: what every file of the manifest must agree with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestCapability"))]
 #[serde(rename_all = "camelCase")]
 pub struct Capability {
     pub layers: u32,
@@ -67,6 +70,7 @@ pub struct Capability {
 /// What every graph of the manifest has: its files (paths relative to the manifest), their
 /// sizes, its largest activation, its I/O names and its operators.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestGraph"))]
 #[serde(rename_all = "camelCase")]
 pub struct Graph {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,12 +94,14 @@ pub struct Graph {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestVision"))]
 pub struct VisionEntry {
     #[serde(flatten)]
     pub graph: Graph,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestDecoder"))]
 #[serde(rename_all = "camelCase")]
 pub struct DecoderEntry {
     #[serde(flatten)]
@@ -111,12 +117,14 @@ pub struct DecoderEntry {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestExternalFiles"))]
 pub struct ExternalFiles {
     pub model: String,
     pub data: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestFileBytes"))]
 #[serde(rename_all = "camelCase")]
 pub struct FileBytes {
     pub embedded: u64,
@@ -126,6 +134,7 @@ pub struct FileBytes {
 
 /// The largest single intermediate tensor of the graph's steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestActivation"))]
 pub struct Activation {
     pub bytes: u64,
     pub tensor: String,

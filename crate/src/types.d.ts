@@ -86,6 +86,140 @@ export type ParameterDescription = {
 /** How a parameter's values are written. */
 export type ParameterKind = "choice" | "integer" | "decimal" | "name" | "url";
 
+export type Manifest = {
+    name?: string | null;
+    weightsSource?: string | null;
+    buildInfo?: string | null;
+    /** The vocabulary file, relative to the manifest. */
+    vocab: string;
+    tokens: ManifestTokens;
+    capability: ManifestCapability;
+    /** The decoder's logits output: `[1, capability.vocabulary]`. */
+    logitsShape: Array<number>;
+    /** The vision tiers by their `tier=` name. */
+    vision: { [key in string]: ManifestVision };
+    /** The decoder variants by their `decoder=` name. */
+    decoder: { [key in string]: ManifestDecoder };
+};
+
+export type ManifestTokens = {
+    bos: number;
+    eos: number;
+    /** The ids below it are special; vocabulary character `i` is id `i + vocabOffset`. */
+    vocabOffset: number;
+};
+
+/** The model's shape: what every file of the manifest must agree with. */
+export type ManifestCapability = {
+    layers: number;
+    hiddenSize: number;
+    intermediateSize: number;
+    attentionHeads: number;
+    kvHeads: number;
+    headDim: number;
+    vocabulary: number;
+    imageSize: number;
+    visionTokens: number;
+    kvSlots: number;
+    maxTokens: number;
+};
+
+export type ManifestVision = {
+    description?: string | null;
+    /** WebGPU features the adapter must offer (`shader-f16`). */
+    requires: Array<string>;
+    /** The model with its weights inside. */
+    embedded: string;
+    /** The model and its ONNX external-data file. */
+    external: ManifestExternalFiles;
+    bytes: ManifestFileBytes;
+    largestActivation: ManifestActivation;
+    /** The graph's input names, in the graph's order. */
+    inputs: Array<string>;
+    /** The graph's output names, in the graph's order. */
+    outputs: Array<string>;
+    /**
+     * The operator types its nodes use, sorted: `Type` in the default ONNX domain,
+     * `domain.Type` in another (`com.microsoft.MatMulNBits`).
+     */
+    operators: Array<string>;
+};
+
+export type ManifestDecoder = {
+    /**
+     * KV inputs of `capability.kvSlots` slots and a `past_length` input, rather than a cache
+     * that grows by one each step.
+     */
+    fixedKv: boolean;
+    /**
+     * Every decode step has the same input and output shapes and runs every node on WebGPU:
+     * what onnxruntime-web's graph capture (`capture=on`) needs.
+     */
+    capturable: boolean;
+    description?: string | null;
+    /** WebGPU features the adapter must offer (`shader-f16`). */
+    requires: Array<string>;
+    /** The model with its weights inside. */
+    embedded: string;
+    /** The model and its ONNX external-data file. */
+    external: ManifestExternalFiles;
+    bytes: ManifestFileBytes;
+    largestActivation: ManifestActivation;
+    /** The graph's input names, in the graph's order. */
+    inputs: Array<string>;
+    /** The graph's output names, in the graph's order. */
+    outputs: Array<string>;
+    /**
+     * The operator types its nodes use, sorted: `Type` in the default ONNX domain,
+     * `domain.Type` in another (`com.microsoft.MatMulNBits`).
+     */
+    operators: Array<string>;
+};
+
+/**
+ * What every graph of the manifest has: its files (paths relative to the manifest), their
+ * sizes, its largest activation, its I/O names and its operators.
+ */
+export type ManifestGraph = {
+    description?: string | null;
+    /** WebGPU features the adapter must offer (`shader-f16`). */
+    requires: Array<string>;
+    /** The model with its weights inside. */
+    embedded: string;
+    /** The model and its ONNX external-data file. */
+    external: ManifestExternalFiles;
+    bytes: ManifestFileBytes;
+    largestActivation: ManifestActivation;
+    /** The graph's input names, in the graph's order. */
+    inputs: Array<string>;
+    /** The graph's output names, in the graph's order. */
+    outputs: Array<string>;
+    /**
+     * The operator types its nodes use, sorted: `Type` in the default ONNX domain,
+     * `domain.Type` in another (`com.microsoft.MatMulNBits`).
+     */
+    operators: Array<string>;
+};
+
+export type ManifestExternalFiles = {
+    model: string;
+    data: string;
+};
+
+export type ManifestFileBytes = {
+    embedded: number;
+    externalModel: number;
+    externalData: number;
+};
+
+/** The largest single intermediate tensor of the graph's steps. */
+export type ManifestActivation = {
+    bytes: number;
+    tensor: string;
+    shape: Array<number>;
+    step?: string | null;
+};
+
 /** Options of [`TokenChooser`]; a missing field takes the seed's value. */
 export type TokenChooserOptions = {
     /**

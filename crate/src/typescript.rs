@@ -1,6 +1,6 @@
 //! The TypeScript declarations of the values the wasm boundary passes that have a Rust type
-//! (the `Config`, the result record, the options and answers of `TokenChooser` and
-//! `summarize`), generated from those types (ts-rs reads their serde attributes) into
+//! (the `Config`, the result record, the manifest, the options and answers of `TokenChooser`
+//! and `summarize`), generated from those types (ts-rs reads their serde attributes) into
 //! `types.d.ts`, which `lib.rs` puts in the wasm package's `.d.ts`. A test fails when the
 //! committed file is not what the types generate;
 //! `OCR_BENCH_WRITE_TYPES=1 cargo test -p ocr-bench-core typescript` writes it again.
@@ -17,6 +17,10 @@ use crate::config::{
     Realm, Schedule, Scope, Verify, Weights,
 };
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
+use crate::manifest::{
+    Activation, Capability as ManifestCapability, DecoderEntry, ExternalFiles, FileBytes, Graph,
+    Manifest, Tokens, VisionEntry,
+};
 use crate::record::*;
 use crate::summary::{CaseInput, CaseSummary, Summary, SummaryOptions};
 use crate::verification::{VerificationInput, VerifyCaseInput};
@@ -58,6 +62,16 @@ declared!(
     Config,
     ParameterDescription,
     ParameterKind,
+    // The manifest, as checkManifest returns it.
+    Manifest,
+    Tokens,
+    ManifestCapability,
+    VisionEntry,
+    DecoderEntry,
+    Graph,
+    ExternalFiles,
+    FileBytes,
+    Activation,
     // The options and the answer of the TokenChooser and of summarize.
     ChooserOptions,
     CaseInput,
@@ -232,6 +246,23 @@ fn the_committed_declarations_are_what_the_types_generate() {
             index + 1,
             COMMITTED.lines().nth(index).unwrap_or("(end of file)"),
             generated.lines().nth(index).unwrap_or("(end of file)"),
+        );
+    }
+}
+
+#[test]
+fn no_two_declared_types_share_a_name() {
+    let mut seen = BTreeSet::new();
+    for (_, declaration) in declarations(&config()) {
+        let name = declaration
+            .split("export type ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("a declaration names its type")
+            .to_owned();
+        assert!(
+            seen.insert(name.clone()),
+            "two Rust types are declared as `{name}`: give one a `ts(rename = ...)`"
         );
     }
 }
