@@ -74,7 +74,7 @@ parameters! {
         "ops = per-operator GPU time and the nodes placed off the WebGPU device";
     choose: Choose = Choose::Cpu, "choose", OneOf,
         "token choice: cpu = the core's TokenChooser on logits read back every step, gpu = the \
-         same choice as a WGSL shader on the logits' GPU buffer (www/decode-gpu.js)";
+         same choice as a WGSL shader on the logits' GPU buffer (browser/decoding/decode-gpu.js)";
     /// Decode steps queued per readback of their chosen ids (`choose=gpu` only).
     sync: u32 = 1, "sync", 1..=MAX_SYNC_STEPS,
         "with choose=gpu: decode steps queued before one readback of their chosen ids";

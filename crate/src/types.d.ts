@@ -55,7 +55,7 @@ export type Config = {
     repeat: number;
     /** ops = per-operator GPU time and the nodes placed off the WebGPU device */
     profile: Profile;
-    /** token choice: cpu = the core's TokenChooser on logits read back every step, gpu = the same choice as a WGSL shader on the logits' GPU buffer (www/decode-gpu.js) */
+    /** token choice: cpu = the core's TokenChooser on logits read back every step, gpu = the same choice as a WGSL shader on the logits' GPU buffer (browser/decoding/decode-gpu.js) */
     choose?: Choose;
     /** with choose=gpu: decode steps queued before one readback of their chosen ids */
     sync?: number;
