@@ -22,7 +22,7 @@ mod checks;
 pub use checks::{check_manifest, check_page};
 
 /// The benchmark page; its query is checked with the core before a browser starts.
-pub const DEFAULT_PAGE: &str = "www/index.html";
+pub use crate::server::DEFAULT_PAGE;
 
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -373,6 +373,9 @@ async fn run_attempt(
     let mut terminate =
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut hangup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
+    // Ctrl-C too, before the start: a WebDriver session being created when it comes is then
+    // deleted once it exists, instead of outliving a runner that SIGINT ended.
+    let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut seen = Seen {
         phase: crate::memory::STARTUP_PHASE.to_owned(),
         cases_done: 0,
@@ -439,7 +442,7 @@ async fn run_attempt(
             _ = tokio::time::sleep_until(deadline) => {
                 break Outcome::TimedOut { phase: seen.phase.clone(), cases_done: seen.cases_done };
             }
-            _ = tokio::signal::ctrl_c() => break Outcome::Interrupted { phase: seen.phase.clone() },
+            _ = interrupt.recv() => break Outcome::Interrupted { phase: seen.phase.clone() },
             _ = terminate.recv() => break Outcome::Interrupted { phase: seen.phase.clone() },
             _ = hangup.recv() => break Outcome::Interrupted { phase: seen.phase.clone() },
             _ = poll.tick() => {
