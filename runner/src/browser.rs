@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::exit::{Cause, Failure};
-use crate::gpu_route::{GpuRoute, Route, CHROMIUM_GPU_SWITCHES};
+use crate::gpu_route::{self, GpuRoute, GpuRouteRequest, Route, CHROMIUM_GPU_SWITCHES};
 use crate::procfs::{self, describe_process, is_alive, process_group_members};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -182,6 +182,17 @@ pub fn chromium_switches(route: Route) -> Vec<String> {
         .chain(on_gpu)
         .map(|s| (*s).to_owned())
         .collect()
+}
+
+/// The GPU route of one run of `browser` as `asked`: this machine's route, with the switches
+/// that start `browser` on it (Firefox takes prefs, not switches).
+pub fn gpu_route(asked: GpuRouteRequest, browser: BrowserKind) -> GpuRoute {
+    let mut route = gpu_route::resolve(asked);
+    route.flags = match browser {
+        BrowserKind::Chromium => chromium_switches(route.route),
+        BrowserKind::Firefox => Vec::new(),
+    };
+    route
 }
 
 /// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would

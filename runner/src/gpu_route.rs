@@ -13,7 +13,6 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::browser::BrowserKind;
 
 /// What `--gpu-route` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -415,19 +414,16 @@ pub fn choose(asked: GpuRouteRequest, found: &Detection) -> (Route, String) {
     }
 }
 
-/// The route of one run of `browser` as `asked`, from what this machine has.
-pub fn resolve(asked: GpuRouteRequest, browser: BrowserKind) -> GpuRoute {
+/// The route of a run as `asked`, from what this machine has; its `flags` are left to the
+/// browser's side ([`crate::browser::gpu_route`]), which knows each browser's switches.
+pub fn resolve(asked: GpuRouteRequest) -> GpuRoute {
     let found = Detection::of_this_machine();
     let (route, reason) = choose(asked, &found);
-    let flags = match browser {
-        BrowserKind::Chromium => crate::browser::chromium_switches(route),
-        BrowserKind::Firefox => Vec::new(),
-    };
     GpuRoute {
         asked,
         route,
         reason,
-        flags,
+        flags: Vec::new(),
         env: route_env(route, &found)
             .into_iter()
             .map(|(name, value)| format!("{name}={value}"))

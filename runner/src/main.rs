@@ -301,7 +301,7 @@ fn main() -> ExitCode {
     if let Command::GpuRoute { browser, gpu_route } = &cli.command {
         print!(
             "{}",
-            ocr_bench::gpu_route::resolve(*gpu_route, *browser).describe()
+            ocr_bench::browser::gpu_route(*gpu_route, *browser).describe()
         );
         return ExitCode::SUCCESS;
     }

@@ -32,7 +32,7 @@ use endpoint::Endpoint;
 pub use guard::{LAUNCH_PATH, RUN_COOKIE};
 pub use injection::{Injection, INJECT_PATH, INJECT_VARIABLE};
 use receive::receive;
-pub use state::{AppState, Event, RunContext};
+pub use state::{AppState, Event, RunContext, DEFAULT_PAGE};
 
 /// The summary of smoke2 (2 cases, 2 tokens each) is 19.9 KB as written; a case adds about
 /// 1 KB plus its tokens' timings, so 200 cases of 128 tokens stay near 1 MB. 8 MiB leaves

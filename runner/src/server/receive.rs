@@ -12,6 +12,7 @@ use ocr_bench_core::phase::Phase;
 use serde_json::{json, Map, Value};
 
 use super::endpoint::{Endpoint, Refusal};
+use super::state::DEFAULT_PAGE;
 use super::{AppState, Event, BODY_LIMIT_BYTES};
 use crate::record::{Posted, Record, StartBody};
 
@@ -173,12 +174,12 @@ impl AppState {
                 let summary = match serde_json::from_value(body.clone()) {
                     Ok(summary) => Posted::Benchmark(summary),
                     // The project's own page must post its summary; its bugs are not figures.
-                    Err(e) if self.context.page.as_deref() == Some(crate::run::DEFAULT_PAGE) => {
+                    Err(e) if self.context.page.as_deref() == Some(DEFAULT_PAGE) => {
                         return Err(Refusal::recorded(
                             StatusCode::UNPROCESSABLE_ENTITY,
                             format!(
                                 "not the benchmark page's summary ({e}); {} posts the summary of docs/architecture.md, \"Summary\"",
-                                crate::run::DEFAULT_PAGE
+                                DEFAULT_PAGE
                             ),
                         ));
                     }

@@ -22,6 +22,10 @@ use crate::memory::Sampler;
 use crate::record::{Line, ProcessMemoryAnswer, Record, Refused, StartBody};
 
 /// Who is being measured: the runner's own browser (under `run`), or a person's (`serve`).
+/// The benchmark page: the page a run opens unless told otherwise, and the one whose result
+/// must be the project's summary.
+pub const DEFAULT_PAGE: &str = "www/index.html";
+
 #[derive(Debug, Clone, Default)]
 pub struct RunContext {
     pub browser: Option<BrowserInfo>,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{BrowserTarget, Processes, RunningBrowser, LOCAL};
 use crate::browser::{Browser, BrowserInfo, StopReport};
-use crate::gpu_route::{self, GpuRoute, GpuRouteRequest};
+use crate::gpu_route::{GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
 
 /// A browser found on this machine, started as a child process.
@@ -50,7 +50,7 @@ impl BrowserTarget for LocalTarget {
     }
 
     fn gpu_route(&self, request: GpuRouteRequest) -> GpuRoute {
-        gpu_route::resolve(request, self.info.name)
+        crate::browser::gpu_route(request, self.info.name)
     }
 
     fn start(&self, url: &str, route: &GpuRoute) -> Result<Box<dyn RunningBrowser>> {
