@@ -99,7 +99,7 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
  * sessionRecord); the result's `record` is typed SessionRecord (crate/src/types.d.ts).
  * graphCapture: the WebGPU EP records the first runs and replays them
  * (enableGraphCapture); then every input and output of each run must be a
- * gpu-buffer tensor, the same buffers every run (www/decode-capture.js).
+ * gpu-buffer tensor, the same buffers every run (browser/decoding/decode-capture.js).
  */
 export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none", executionProvider = "webgpu", role = null, graph = null, graphCapture = false }) {
 	if (graphCapture && executionProvider !== "webgpu") throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);

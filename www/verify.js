@@ -8,7 +8,7 @@
 // the release phase do: that phase ends when the page posts its result).
 // What: the vision encoder on the case's pixels (not in scope=decoder, where
 // the zero embeddings are fed again), then the decoder through this file's own
-// loop of the model contract (not www/decode.js: a fault in the timed loop,
+// loop of the model contract (not browser/decoding/decode.js: a fault in the timed loop,
 // such as an off-by-one position or a cache not fed back, must show up as a
 // difference) with a fresh sequence for the core's chooser.
 // Step k's logits (k = 0: the prefill's) chose token k; the core
