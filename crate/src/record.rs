@@ -3,8 +3,8 @@
 //! memory samples and the decode probe's figures. The field names are the JSON's: the seed's
 //! first (`nCER`, `medianMs`, ...), the additions after them (docs/architecture.md, "Summary").
 //!
-//! The runner reads and writes the result record through these types, and `lib.rs` declares
-//! their TypeScript; a test there checks the declarations against these types.
+//! The runner reads and writes the result record through these types; their TypeScript is
+//! generated from them (`typescript.rs`, `types.d.ts`).
 //!
 //! Two parts stay JSON: the WebGPU adapter's description (whatever `GPUAdapterInfo` and the
 //! limits the page reads hold) and ORT's operator profile. `extra` on the summary and on a case
