@@ -6,7 +6,7 @@
 //                      premultiplication and no colour conversion, a 1:1 drawImage
 //                      onto an OffscreenCanvas, getImageData, the core's preprocess.
 //                      The reference the new path's tensor must equal bit for bit.
-//   core.imageTensor   the new path (crate/src/image_input/).
+//   core.imageTensor   the new path (wasm/src/image_input.rs).
 //   browserDecode      createImageBitmap alone, with the former path's options: no path
 //                      that decodes in the browser at full size can be faster.
 // Also the files the test and the benchmark make: a 1024x768 page as a PNG

@@ -1,6 +1,6 @@
 // The decode loop of choose=gpu: the model contract's prefill and steps as in
 // decode.js, but the token choice runs on the GPU (the core's GpuTokenChooser,
-// crate/src/gpu_choose/) straight from the logits' gpu-buffer, and each step's
+// wasm/src/gpu_choose.rs) straight from the logits' gpu-buffer, and each step's
 // token_ids and position_ids are GPU buffers too, so no step waits for a
 // readback. `sync` steps are queued, then one mapAsync reads their chosen ids:
 // EOS is looked for there, and the steps queued after it are discarded (not

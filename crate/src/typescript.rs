@@ -1,7 +1,8 @@
 //! The TypeScript declarations of the values the wasm boundary passes that have a Rust type
 //! (the `Config`, the result record, the manifest, the options and answers of `TokenChooser`
 //! and `summarize`), generated from those types (ts-rs reads their serde attributes) into
-//! `types.d.ts`, which `lib.rs` puts in the wasm package's `.d.ts`. A test fails when the
+//! `types.d.ts`, which the boundary crate (`wasm/src/lib.rs`) puts in the wasm package's
+//! `.d.ts`. A test fails when the
 //! committed file is not what the types generate;
 //! `OCR_BENCH_WRITE_TYPES=1 cargo test -p ocr-bench-core typescript` writes it again.
 

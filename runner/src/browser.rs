@@ -5,233 +5,26 @@
 //! URL. Each browser runs in its own process group, and the runner is a child subreaper
 //! ([`crate::procfs::become_subreaper`]), so every process it starts can be found and killed.
 
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+mod kind;
+mod options;
+mod watchdog;
+
+pub use kind::{probe, BrowserInfo, BrowserKind};
+pub(crate) use options::FIREFOX_PREFS;
+pub use options::{chromium_switches, gpu_route};
+use watchdog::Watchdog;
+
 use crate::exit::{Cause, Failure};
-use crate::gpu_route::{self, GpuRoute, GpuRouteRequest, Route, CHROMIUM_GPU_SWITCHES};
+use crate::gpu_route::GpuRoute;
 use crate::procfs::{self, describe_process, is_alive, process_group_members};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BrowserKind {
-    Chromium,
-    Firefox,
-}
-
-impl BrowserKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            BrowserKind::Chromium => "chromium",
-            BrowserKind::Firefox => "firefox",
-        }
-    }
-
-    /// Executables tried in order; `OCR_BENCH_CHROMIUM` / `OCR_BENCH_FIREFOX` name another.
-    fn candidates(self) -> (&'static str, &'static [&'static str]) {
-        match self {
-            BrowserKind::Chromium => (
-                "OCR_BENCH_CHROMIUM",
-                &["chromium", "chromium-browser", "google-chrome"],
-            ),
-            BrowserKind::Firefox => ("OCR_BENCH_FIREFOX", &["firefox-esr", "firefox"]),
-        }
-    }
-}
-
-impl fmt::Display for BrowserKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for BrowserKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "chromium" | "chrome" => Ok(BrowserKind::Chromium),
-            "firefox" => Ok(BrowserKind::Firefox),
-            other => Err(format!(
-                "unknown browser {other:?}; allowed: chromium, firefox"
-            )),
-        }
-    }
-}
-
-/// A browser found on this machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BrowserInfo {
-    pub name: BrowserKind,
-    pub executable: PathBuf,
-    pub version: String,
-}
-
-fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Finds the browser's executable and asks it for its version.
-/// Errors name the executable or the variable; their exit status is "browser missing".
-pub fn probe(kind: BrowserKind) -> Result<BrowserInfo> {
-    probe_executable(kind).map_err(|e| Failure::new(Cause::BrowserMissing, format!("{e:#}")).into())
-}
-
-fn probe_executable(kind: BrowserKind) -> Result<BrowserInfo> {
-    let (variable, names) = kind.candidates();
-    let named = std::env::var_os(variable).is_some();
-    let executable = match std::env::var_os(variable) {
-        Some(path) => {
-            let path = PathBuf::from(path);
-            if !path.is_file() {
-                bail!(
-                    "{variable}={} names no file; allowed: the path of a {kind} executable, or leave {variable} unset to look for {} on PATH",
-                    path.display(),
-                    names.join(", ")
-                );
-            }
-            path
-        }
-        None => names
-            .iter()
-            .find_map(|n| find_in_path(n))
-            .with_context(|| {
-                format!(
-                    "{kind} is not installed: none of {} is on PATH (or set {variable})",
-                    names.join(", ")
-                )
-            })?,
-    };
-    let output = Command::new(&executable)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| {
-            // A file that is there but will not run: say which setting named it.
-            let source = if named {
-                format!(" ({variable} names it)")
-            } else {
-                String::new()
-            };
-            format!("running {} --version{source}", executable.display())
-        })?;
-    // Debian's chromium wrapper also prints shell noise on stderr; the version is on stdout.
-    let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    if !output.status.success() || version.is_empty() {
-        bail!(
-            "{} --version failed ({}): {}",
-            executable.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(BrowserInfo {
-        name: kind,
-        executable,
-        version,
-    })
-}
-
-/// Chromium switches. `--enable-unsafe-webgpu` gives WebGPU on SwiftShader where there is no
-/// GPU; the memory switches make `performance.memory` unbucketed and
-/// `measureUserAgentSpecificMemory` answer at once instead of waiting for a garbage
-/// collection (7–19 s per call with the seed page here).
-const CHROMIUM_FLAGS: &[&str] = &[
-    "--headless",
-    "--enable-unsafe-webgpu",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--disable-breakpad",
-    "--mute-audio",
-    "--enable-precise-memory-info",
-    "--enable-blink-features=ForceEagerMeasureMemory",
-    // Chromium starts an OnDeviceModelService utility process (about 94 MiB) 3 minutes after
-    // startup to benchmark the device's "performance class" (seen at 170-182 s here), which
-    // would count as the page's memory. Giving the class on the command line skips the
-    // benchmark: of four idle browsers watched for 210 s, only the one with this switch never
-    // started the service; --disable-features=OptimizationGuideOnDeviceModel,
-    // LogOnDeviceMetricsOnStartup (and a dozen more AI features) and
-    // --disable-field-trial-config did not stop it. 1 is the class "error": not capable.
-    "--optimization-guide-performance-class=1",
-];
-
-/// Chromium's switches on `route`: the fixed ones, and on the GPU route those that reach
-/// the GPU through Vulkan ([`crate::gpu_route::CHROMIUM_GPU_SWITCHES`]).
-pub fn chromium_switches(route: Route) -> Vec<String> {
-    let on_gpu: &[&str] = match route {
-        Route::Gpu => CHROMIUM_GPU_SWITCHES,
-        Route::Software => &[],
-    };
-    CHROMIUM_FLAGS
-        .iter()
-        .chain(on_gpu)
-        .map(|s| (*s).to_owned())
-        .collect()
-}
-
-/// The GPU route of one run of `browser` as `asked`: this machine's route, with the switches
-/// that start `browser` on it (Firefox takes prefs, not switches).
-pub fn gpu_route(asked: GpuRouteRequest, browser: BrowserKind) -> GpuRoute {
-    let mut route = gpu_route::resolve(asked);
-    route.flags = match browser {
-        BrowserKind::Chromium => chromium_switches(route.route),
-        BrowserKind::Firefox => Vec::new(),
-    };
-    route
-}
-
-/// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would
-/// start network traffic, updates, telemetry or first-run pages off. Values are JavaScript
-/// literals that are JSON too (a WebDriver session takes them as `moz:firefoxOptions` prefs).
-pub(crate) const FIREFOX_PREFS: &[(&str, &str)] = &[
-    ("dom.webgpu.enabled", "true"),
-    ("gfx.webgpu.ignore-blocklist", "true"),
-    ("app.update.enabled", "false"),
-    ("app.update.auto", "false"),
-    ("app.update.disabledForTesting", "true"),
-    ("app.normandy.enabled", "false"),
-    ("browser.shell.checkDefaultBrowser", "false"),
-    ("browser.startup.homepage_override.mstone", "\"ignore\""),
-    ("browser.startup.firstrunSkipsHomepage", "true"),
-    ("browser.aboutwelcome.enabled", "false"),
-    ("startup.homepage_welcome_url", "\"\""),
-    ("startup.homepage_welcome_url.additional", "\"\""),
-    ("trailhead.firstrun.didSeeAboutWelcome", "true"),
-    ("datareporting.policy.dataSubmissionEnabled", "false"),
-    ("datareporting.healthreport.uploadEnabled", "false"),
-    ("toolkit.telemetry.enabled", "false"),
-    ("toolkit.telemetry.unified", "false"),
-    ("toolkit.telemetry.archive.enabled", "false"),
-    ("extensions.update.enabled", "false"),
-    ("extensions.getAddons.cache.enabled", "false"),
-    ("browser.safebrowsing.malware.enabled", "false"),
-    ("browser.safebrowsing.phishing.enabled", "false"),
-    ("browser.safebrowsing.downloads.enabled", "false"),
-    ("browser.safebrowsing.update.enabled", "false"),
-    ("network.captive-portal-service.enabled", "false"),
-    ("network.connectivity-service.enabled", "false"),
-    ("browser.newtabpage.enabled", "false"),
-    ("browser.sessionstore.resume_from_crash", "false"),
-    ("toolkit.startup.max_resumed_crashes", "-1"),
-    ("browser.tabs.warnOnClose", "false"),
-    // The page's console goes to the browser log, which the runner shows on failure.
-    ("devtools.console.stdout.content", "true"),
-];
 
 /// A running browser. [`Browser::stop`] must be called; dropping it also kills the group.
 pub struct Browser {
@@ -488,57 +281,6 @@ impl Disabled {
             }
         }
         Ok(disabled)
-    }
-}
-
-/// A shell beside the browser that waits on a pipe from the runner. The runner writes `done`
-/// once it has stopped the browser itself; end of file without it means the runner died
-/// (SIGKILL cannot be caught), and the watchdog kills the browser's process group and removes
-/// the profile. It has its own process group and ignores the terminal's signals, so a closed
-/// terminal or Ctrl-C reaches only the runner, which stops the browser itself.
-struct Watchdog {
-    child: Child,
-}
-
-/// `$1` the browser's process group, `$2` the profile's directory. The wait is bounded: 10 s
-/// in steps of 0.1 s (Firefox's 11 processes were gone within 0.3 s of SIGKILL here). The
-/// signal is given as `-s KILL`: dash (Debian's `/bin/sh`) reads `kill -KILL -- -PGID` as
-/// the number `-` and kills nothing, which only the watchdog-alone test showed.
-const WATCHDOG_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT
-if read -r word && [ "$word" = done ]; then exit 0; fi
-kill -s KILL -- "-$1" 2>/dev/null
-i=0
-while kill -s 0 -- "-$1" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-rm -rf -- "$2"
-"#;
-
-impl Watchdog {
-    fn start(pgid: u32, workdir: &Path) -> Result<Watchdog> {
-        use std::os::unix::process::CommandExt;
-        let child = Command::new("/bin/sh")
-            .args(["-c", WATCHDOG_SCRIPT, "ocr-bench-watchdog"])
-            .arg(pgid.to_string())
-            .arg(workdir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .context("starting the browser's watchdog (/bin/sh)")?;
-        Ok(Watchdog { child })
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// The browser is stopped: tell the watchdog to leave it, and reap it.
-    fn dismiss(mut self) {
-        if let Some(mut pipe) = self.child.stdin.take() {
-            use std::io::Write;
-            let _ = pipe.write_all(b"done\n");
-        }
-        let _ = self.child.wait();
     }
 }
 

@@ -1,4 +1,4 @@
-// The core's imageTensor (crate/src/image_input/) against the page's former path
+// The core's imageTensor (wasm/src/image_input.rs) against the page's former path
 // (bench/core/image-paths.mjs's formerImageTensor), file by file: the SHA-256 of
 // both tensors must be equal for every image of the evaluation sets named in the
 // query (`sets=a,b,...`; tests/image-input/run names every set under models/eval/),

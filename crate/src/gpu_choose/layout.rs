@@ -1,6 +1,7 @@
 //! The GPU chooser's buffers as words: what `choose.wgsl` expects in them at the start of a
 //! sequence, and the ids a readback of them holds. Pure, so the native tests check it; the
-//! browser layer (`webgpu.rs`) only moves these words to and from the GPU.
+//! browser layer (`wasm/src/gpu_choose.rs`, beside the shader) only moves these words to and
+//! from the GPU.
 
 use serde::Deserialize;
 

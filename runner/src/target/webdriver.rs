@@ -8,9 +8,7 @@
 //! URL or the capabilities go to the endpoint only: the record, the log and every error
 //! name the endpoint without them ([`Endpoint::shown`], [`Redactor`]).
 
-use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,246 +18,32 @@ use fantoccini::{Client, ClientBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Map, Value};
 
+mod capabilities;
+mod endpoint;
+mod watchdog;
+
+pub use capabilities::{default_capabilities, read_capabilities};
+use capabilities::reported_capabilities;
+pub use endpoint::{Endpoint, Redactor};
+use watchdog::{SessionWatchdog, DELETE_LIMIT};
+pub use watchdog::{watchdog_main, WATCHDOG_COMMAND};
+
 use super::{BrowserTarget, Processes, RunningBrowser};
-use crate::browser::{chromium_switches, BrowserInfo, BrowserKind, StopReport, FIREFOX_PREFS};
+use crate::browser::{BrowserInfo, BrowserKind, StopReport};
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest, Route};
 use crate::memory::Sampler;
 
 /// How long the endpoint may take to create a session (a grid may queue the request).
 pub const SESSION_LIMIT: Duration = Duration::from_secs(120);
-/// How long deleting the session may take before it is reported as left.
-const DELETE_LIMIT: Duration = Duration::from_secs(30);
 /// How often the run asks the endpoint whether the session and its window still live.
 const LIVENESS_POLL: Duration = Duration::from_secs(1);
 
-/// The capability fields the record keeps of what the session reported: those that name the
-/// browser and the driver, never the whole echo (which can carry a vendor's credentials).
-const REPORTED_KEYS: &[&str] = &[
-    "browserName",
-    "browserVersion",
-    "platformName",
-    "moz:geckodriverVersion",
-];
 
 /// Why a WebDriver run has no process figures.
 pub const NO_PROCESS_MEMORY: &str = "the browser runs behind a WebDriver endpoint, whose \
      processes the runner cannot read (no /proc of that machine); the page's own figures \
      (GPU bytes, WASM heaps, JS heap) are in the summary";
-
-/// A WebDriver endpoint's URL: the whole of it for the requests, and how it is shown.
-#[derive(Clone)]
-pub struct Endpoint {
-    url: String,
-    shown: String,
-    loopback: bool,
-}
-
-/// Shows the URL without its credentials, like everything else here.
-impl std::fmt::Debug for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Endpoint").field(&self.shown).finish()
-    }
-}
-
-impl Endpoint {
-    /// Parses `--webdriver URL`: `http://[user:key@]host:port[/path]`.
-    pub fn parse(text: &str) -> Result<Endpoint, String> {
-        let parsed = url::Url::parse(text)
-            .map_err(|e| format!("--webdriver takes a URL such as http://127.0.0.1:4444 ({e})"))?;
-        let mut shown = parsed.clone();
-        let _ = shown.set_username("");
-        let _ = shown.set_password(None);
-        shown.set_query(None);
-        shown.set_fragment(None);
-        let shown = shown.as_str().trim_end_matches('/').to_owned();
-        match parsed.scheme() {
-            "http" => {}
-            "https" => {
-                return Err(format!(
-                    "--webdriver {shown}: an https endpoint is not supported yet (this build's \
-                     WebDriver client speaks plain HTTP); allowed: an http:// URL, or a local \
-                     tunnel to the endpoint"
-                ))
-            }
-            other => {
-                return Err(format!(
-                    "--webdriver {shown}: scheme {other:?} is not WebDriver's; allowed: http://"
-                ))
-            }
-        }
-        let loopback = match parsed.host() {
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            Some(url::Host::Domain(name)) => name == "localhost",
-            None => return Err(format!("--webdriver {shown}: the URL names no host")),
-        };
-        Ok(Endpoint {
-            url: parsed.as_str().to_owned(),
-            shown,
-            loopback,
-        })
-    }
-
-    /// The URL without user, password, query or fragment: what records and messages name.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
-
-    /// The secrets of the URL (user and password, as written and decoded).
-    fn secrets(&self) -> Vec<String> {
-        let Ok(parsed) = url::Url::parse(&self.url) else {
-            return Vec::new();
-        };
-        let mut found = vec![parsed.username().to_owned()];
-        found.extend(parsed.password().map(str::to_owned));
-        if let Some(query) = parsed.query() {
-            found.extend(
-                query
-                    .split('&')
-                    .filter_map(|pair| pair.split_once('='))
-                    .map(|(_, v)| v.to_owned()),
-            );
-        }
-        let decoded: Vec<String> = found
-            .iter()
-            .filter_map(|s| {
-                let pair = format!("x={s}");
-                url::form_urlencoded::parse(pair.as_bytes())
-                    .next()
-                    .map(|(_, v)| v.into_owned())
-            })
-            .collect();
-        found.extend(decoded);
-        found
-    }
-}
-
-/// Takes every credential out of a text before it is shown or written: the endpoint's user
-/// and password, and the capability values whose key names a secret.
-#[derive(Clone, Default)]
-pub struct Redactor {
-    secrets: Vec<String>,
-}
-
-impl Redactor {
-    fn new(endpoint: &Endpoint, capabilities: &Map<String, Value>) -> Redactor {
-        let mut secrets = endpoint.secrets();
-        collect_secret_values(&Value::Object(capabilities.clone()), false, &mut secrets);
-        secrets.retain(|s| s.len() >= 3);
-        // Longest first, so that a secret containing another is taken out whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        Redactor { secrets }
-    }
-
-    pub fn clean(&self, text: &str) -> String {
-        self.secrets
-            .iter()
-            .fold(text.to_owned(), |text, secret| text.replace(secret, "***"))
-    }
-}
-
-/// Whether a capability key names a credential (`accessKey`, `password`, `token`, …).
-fn names_a_secret(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    ["key", "secret", "password", "token", "user", "auth"]
-        .iter()
-        .any(|word| key.contains(word))
-}
-
-fn collect_secret_values(value: &Value, secret: bool, into: &mut Vec<String>) {
-    match value {
-        Value::String(s) if secret => into.push(s.clone()),
-        Value::Array(items) => items
-            .iter()
-            .for_each(|v| collect_secret_values(v, secret, into)),
-        Value::Object(map) => map
-            .iter()
-            .for_each(|(k, v)| collect_secret_values(v, secret || names_a_secret(k), into)),
-        _ => {}
-    }
-}
-
-/// Reads `--capabilities`: a JSON object given inline, or the path of a file holding one.
-/// A W3C `{"capabilities": {"alwaysMatch": …}}` or `{"alwaysMatch": …}` is taken too.
-pub fn read_capabilities(argument: &str) -> Result<Map<String, Value>, String> {
-    let text = if argument.trim_start().starts_with('{') {
-        argument.to_owned()
-    } else {
-        std::fs::read_to_string(argument).map_err(|e| {
-            format!(
-                "--capabilities {argument:?}: not a JSON object and not a readable file ({e}); \
-                 allowed: inline JSON such as '{{\"browserName\":\"chrome\"}}', or a file path"
-            )
-        })?
-    };
-    // The text may hold credentials: the parse error gives the place, never the text.
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| format!("--capabilities: not valid JSON ({e})"))?;
-    let mut value = value;
-    for wrapper in ["capabilities", "alwaysMatch"] {
-        if let Some(inner) = value.get(wrapper).filter(|v| v.is_object()) {
-            value = inner.clone();
-        }
-    }
-    match value {
-        Value::Object(map) => Ok(map),
-        _ => Err(
-            "--capabilities: the JSON is not an object; allowed: an object of \
-                  capabilities such as {\"browserName\":\"firefox\"}"
-                .to_owned(),
-        ),
-    }
-}
-
-/// The capabilities asked for when none are given: the browser, headless, with the switches
-/// (Chromium) or prefs (Firefox) the local launch uses for WebGPU. A driver on this machine
-/// is given the browser a local run would start.
-pub fn default_capabilities(kind: BrowserKind, endpoint: &Endpoint) -> Map<String, Value> {
-    let local = if endpoint.loopback {
-        crate::browser::probe(kind).ok()
-    } else {
-        None
-    };
-    let capabilities = match kind {
-        BrowserKind::Chromium => {
-            let mut args = chromium_switches(Route::Software);
-            // As the local launch: Chromium refuses to run as root with its sandbox.
-            // SAFETY: geteuid has no preconditions.
-            if endpoint.loopback && unsafe { libc::geteuid() } == 0 {
-                args.push("--no-sandbox".to_owned());
-            }
-            let mut options = json!({ "args": args });
-            if let Some(info) = local {
-                options["binary"] = json!(info.executable);
-            }
-            json!({ "browserName": "chrome", "goog:chromeOptions": options })
-        }
-        BrowserKind::Firefox => {
-            let prefs: Map<String, Value> = FIREFOX_PREFS
-                .iter()
-                .map(|(name, value)| {
-                    let value = serde_json::from_str(value).expect("the prefs are JSON literals");
-                    ((*name).to_owned(), value)
-                })
-                .collect();
-            let mut options = json!({
-                "args": ["-headless"],
-                "prefs": prefs,
-                "env": { "MOZ_CRASHREPORTER_DISABLE": "1" },
-            });
-            if let Some(info) = local {
-                options["binary"] = json!(info.executable);
-            }
-            json!({ "browserName": "firefox", "moz:firefoxOptions": options })
-        }
-    };
-    match capabilities {
-        Value::Object(map) => map,
-        _ => unreachable!("built as an object"),
-    }
-}
 
 /// `--webdriver URL [--capabilities FILE|JSON]`, checked: where sessions are opened and
 /// what they ask for (`None`: the defaults of each `--browser`).
@@ -423,16 +207,6 @@ impl WebDriverTarget {
             _ => format!("the WebDriver endpoint {shown} created no session: {detail}"),
         }
     }
-}
-
-/// The fields of the session's reported capabilities that identify the browser.
-fn reported_capabilities(capabilities: Option<&Map<String, Value>>) -> Option<Value> {
-    let capabilities = capabilities?;
-    let kept: Map<String, Value> = REPORTED_KEYS
-        .iter()
-        .filter_map(|key| Some(((*key).to_owned(), capabilities.get(*key)?.clone())))
-        .collect();
-    Some(Value::Object(kept))
 }
 
 /// Asks the endpoint for the session's windows until it says the session or its browser is
@@ -609,86 +383,10 @@ impl BrowserTarget for WebDriverTarget {
     }
 }
 
-/// The runner's own executable, waiting on a pipe beside the session: `done` means the runner
-/// deleted the session itself; end of file without it means the runner died, and the watchdog
-/// deletes the session.
-struct SessionWatchdog {
-    child: Child,
-}
-
-impl SessionWatchdog {
-    fn start(endpoint: &str, session: &str) -> Result<SessionWatchdog> {
-        use std::os::unix::process::CommandExt;
-        let exe = std::env::current_exe().context("finding the runner's executable")?;
-        let mut child = Command::new(exe)
-            .arg(WATCHDOG_COMMAND)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .context("starting the watchdog")?;
-        // The endpoint (with its credentials) goes through the pipe, never the command line.
-        let line = json!({ "endpoint": endpoint, "session": session }).to_string();
-        let pipe = child.stdin.as_mut().context("the watchdog's pipe")?;
-        writeln!(pipe, "{line}").context("writing to the watchdog")?;
-        Ok(SessionWatchdog { child })
-    }
-
-    fn dismiss(mut self) {
-        if let Some(mut pipe) = self.child.stdin.take() {
-            let _ = pipe.write_all(b"done\n");
-        }
-        let _ = self.child.wait();
-    }
-}
-
-/// The hidden subcommand the watchdog runs as.
-pub const WATCHDOG_COMMAND: &str = "webdriver-watchdog";
-
-/// The watchdog's body: reads the endpoint and session, waits for `done` or end of file, and
-/// on end of file deletes the session. Ignores the terminal's signals, as the local one does.
-pub async fn watchdog_main() -> u8 {
-    for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM, libc::SIGQUIT] {
-        // SAFETY: setting a signal to be ignored touches no memory of ours.
-        unsafe { libc::signal(signal, libc::SIG_IGN) };
-    }
-    let lines = tokio::task::spawn_blocking(|| {
-        let stdin = std::io::stdin();
-        let mut first = String::new();
-        let mut second = String::new();
-        let _ = stdin.read_line(&mut first);
-        let _ = stdin.read_line(&mut second);
-        (first, second)
-    })
-    .await;
-    let Ok((first, second)) = lines else { return 1 };
-    if second.trim() == "done" {
-        return 0;
-    }
-    let Ok(given) = serde_json::from_str::<Value>(&first) else {
-        return 1;
-    };
-    let (Some(endpoint), Some(session)) = (given["endpoint"].as_str(), given["session"].as_str())
-    else {
-        return 1;
-    };
-    let delete = async {
-        let client = Client::with_existing_session(endpoint, session, HttpConnector::new()).await?;
-        client
-            .close()
-            .await
-            .map_err(NewSessionError::UnexpectedError)
-    };
-    match tokio::time::timeout(DELETE_LIMIT, delete).await {
-        Ok(Ok(())) => 0,
-        _ => 1,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::browser::chromium_switches;
 
     #[test]
     fn the_endpoint_is_shown_without_its_credentials() {

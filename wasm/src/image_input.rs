@@ -14,7 +14,7 @@ use web_sys::{
     OffscreenCanvasRenderingContext2d, PremultiplyAlpha, Window, WorkerGlobalScope,
 };
 
-use super::png_decode::{decode_png, PngDecode};
+use ocr_bench_core::image_input::png_decode::{decode_png, PngDecode};
 use crate::{into_error, JsRgba, PREPROCESSOR};
 
 /// An image file (a fetched response's `blob()`) → the 150528 floats of `pixel_values`. A
@@ -44,7 +44,7 @@ pub async fn image_tensor(file: Blob) -> Result<Float32Array, JsError> {
     }
 }
 
-fn preprocess_error(err: crate::CoreError) -> JsError {
+fn preprocess_error(err: ocr_bench_core::CoreError) -> JsError {
     into_error(format!("could not be preprocessed ({err})"))
 }
 

@@ -12,7 +12,9 @@ use web_sys::{
     GpuErrorFilter, GpuProgrammableStage, GpuShaderModuleDescriptor,
 };
 
-use super::layout::{check_read, GpuChooserOptions, Layout, NO_CANDIDATE, RECORD_WORDS};
+use ocr_bench_core::gpu_choose::layout::{
+    check_read, GpuChooserOptions, Layout, NO_CANDIDATE, RECORD_WORDS,
+};
 use crate::{from_js, into_error, VocabularyJs};
 
 const SHADER: &str = include_str!("choose.wgsl");
@@ -154,7 +156,7 @@ impl GpuTokenChooser {
     pub fn choose(&mut self, logits: &GpuBuffer) -> Result<(), JsError> {
         let needed = self.layout.logits_bytes();
         if logits.size() < needed as f64 {
-            return Err(crate::CoreError::LogitsLength {
+            return Err(ocr_bench_core::CoreError::LogitsLength {
                 expected: needed as usize / 4,
                 actual: (logits.size() / 4.0) as usize,
             }
