@@ -34,7 +34,7 @@ fn main() -> Result<()> {
     let page = format!(
         "data:text/html,<script>window.held=new Uint8Array({mib}*1048576).fill(1);document.title='ready'</script>"
     );
-    let route = ocr_bench::gpu_route::resolve(Default::default(), kind);
+    let route = ocr_bench::browser::gpu_route(Default::default(), kind);
     let mut instance = Browser::launch(&info, &page, &route)?;
     // Let every process start and the page fill its buffer.
     std::thread::sleep(Duration::from_secs(12));
