@@ -338,15 +338,14 @@ impl Table {
                 out,
                 "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 row.rounds,
-                ms(row.token_p50_ms),
-                ms(row.submit_p50_ms),
-                ms(row.sync_p50_ms),
-                ms(row.ms_per_step),
+                figure(row.token_p50_ms),
+                figure(row.submit_p50_ms),
+                figure(row.sync_p50_ms),
+                figure(row.ms_per_step),
                 row.ncer
                     .map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}")),
                 tokens(&row.tokens),
-                row.speedup
-                    .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
+                figure(row.speedup),
             );
         }
         out.push('\n');
@@ -425,25 +424,22 @@ impl Table {
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 row.label,
-                ms(f.ttft_p50_ms),
-                ms(f.vision_p50_ms),
-                ms(f.prefill_p50_ms),
-                ms(f.case_p50_ms),
-                ms(f.first_case_ttft_ms),
-                ms(f.first_case_ms),
-                times(row.ttft_speedup),
-                times(row.case_speedup),
+                figure(f.ttft_p50_ms),
+                figure(f.vision_p50_ms),
+                figure(f.prefill_p50_ms),
+                figure(f.case_p50_ms),
+                figure(f.first_case_ttft_ms),
+                figure(f.first_case_ms),
+                figure(row.ttft_speedup),
+                figure(row.case_speedup),
             );
         }
         out.push('\n');
     }
 }
 
-fn times(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
-}
-
-fn ms(value: Option<f64>) -> String {
+/// A figure (ms or a ratio) to two places, `-` where there is none.
+fn figure(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
 }
 
@@ -459,9 +455,8 @@ fn verdict(row: &Row) -> String {
     format!(
         "{}: per-token p50 {} ms, {}× the seed's loop ({})",
         row.label,
-        ms(row.token_p50_ms),
-        row.speedup
-            .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
+        figure(row.token_p50_ms),
+        figure(row.speedup),
         row.file.display()
     )
 }
