@@ -533,7 +533,9 @@ fn check_finished(run: &Run) -> Vec<oracle::Reading> {
     if remote {
         assert_eq!(memory["available"], false, "{memory}");
         assert!(
-            memory["reason"].as_str().is_some_and(|r| r.contains("WebDriver")),
+            memory["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("WebDriver")),
             "{memory}"
         );
         return readings;

@@ -425,11 +425,17 @@ fn first_token_and_case_are_the_steady_cases_p50_with_the_first_case_apart() {
     let kick = load_combination(&fixture(2)).unwrap();
     let t = table(&seed, &[seed.clone(), kick], DEFAULT_NCER_TOLERANCE);
     let f = &t.rows[0].first_token;
-    assert_eq!(f.ttft_p50_ms, Some(case_ms(&cases[1], "timeToFirstTokenMs")));
+    assert_eq!(
+        f.ttft_p50_ms,
+        Some(case_ms(&cases[1], "timeToFirstTokenMs"))
+    );
     assert_eq!(f.vision_p50_ms, Some(case_ms(&cases[1], "visionMs")));
     assert_eq!(f.prefill_p50_ms, Some(case_ms(&cases[1], "prefillMs")));
     assert_eq!(f.case_p50_ms, Some(case_ms(&cases[1], "totalMs")));
-    assert_eq!(f.first_case_ttft_ms, Some(case_ms(&cases[0], "timeToFirstTokenMs")));
+    assert_eq!(
+        f.first_case_ttft_ms,
+        Some(case_ms(&cases[0], "timeToFirstTokenMs"))
+    );
     assert_eq!(f.first_case_ms, Some(case_ms(&cases[0], "totalMs")));
     assert_eq!(t.rows[0].ttft_speedup, Some(1.0));
     let kick_cases = summary(&fixture(2))["results"].as_array().unwrap().clone();

@@ -12,10 +12,10 @@ use web_sys::{
     GpuErrorFilter, GpuProgrammableStage, GpuShaderModuleDescriptor,
 };
 
+use crate::{from_js, into_error, VocabularyJs};
 use ocr_bench_core::gpu_choose::layout::{
     check_read, GpuChooserOptions, Layout, NO_CANDIDATE, RECORD_WORDS,
 };
-use crate::{from_js, into_error, VocabularyJs};
 
 const SHADER: &str = include_str!("choose.wgsl");
 

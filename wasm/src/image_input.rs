@@ -14,8 +14,8 @@ use web_sys::{
     OffscreenCanvasRenderingContext2d, PremultiplyAlpha, Window, WorkerGlobalScope,
 };
 
-use ocr_bench_core::image_input::png_decode::{decode_png, PngDecode};
 use crate::{into_error, JsRgba, PREPROCESSOR};
+use ocr_bench_core::image_input::png_decode::{decode_png, PngDecode};
 
 /// An image file (a fetched response's `blob()`) → the 150528 floats of `pixel_values`. A
 /// failure's message is the reason alone, for the caller to say which case and file:

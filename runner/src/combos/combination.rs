@@ -51,8 +51,11 @@ pub struct FirstToken {
 
 impl FirstToken {
     fn of(summary: &PageSummary) -> Self {
-        let ordered: Vec<&CaseResult> =
-            summary.warmup_results.iter().chain(&summary.results).collect();
+        let ordered: Vec<&CaseResult> = summary
+            .warmup_results
+            .iter()
+            .chain(&summary.results)
+            .collect();
         let (first, steady) = match ordered.split_first() {
             Some((first, steady)) => (Some(*first), steady),
             None => (None, &[][..]),

@@ -22,11 +22,11 @@ mod capabilities;
 mod endpoint;
 mod watchdog;
 
-pub use capabilities::{default_capabilities, read_capabilities};
 use capabilities::reported_capabilities;
+pub use capabilities::{default_capabilities, read_capabilities};
 pub use endpoint::{Endpoint, Redactor};
-use watchdog::{SessionWatchdog, DELETE_LIMIT};
 pub use watchdog::{watchdog_main, WATCHDOG_COMMAND};
+use watchdog::{SessionWatchdog, DELETE_LIMIT};
 
 use super::{BrowserTarget, Processes, RunningBrowser};
 use crate::browser::{BrowserInfo, BrowserKind, StopReport};
@@ -38,7 +38,6 @@ use crate::memory::Sampler;
 pub const SESSION_LIMIT: Duration = Duration::from_secs(120);
 /// How often the run asks the endpoint whether the session and its window still live.
 const LIVENESS_POLL: Duration = Duration::from_secs(1);
-
 
 /// Why a WebDriver run has no process figures.
 pub const NO_PROCESS_MEMORY: &str = "the browser runs behind a WebDriver endpoint, whose \

@@ -106,4 +106,3 @@ pub(super) fn reported_capabilities(capabilities: Option<&Map<String, Value>>) -
         .collect();
     Some(Value::Object(kept))
 }
-

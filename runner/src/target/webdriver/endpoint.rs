@@ -137,4 +137,3 @@ fn collect_secret_values(value: &Value, secret: bool, into: &mut Vec<String>) {
         _ => {}
     }
 }
-

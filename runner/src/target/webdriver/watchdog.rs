@@ -91,4 +91,3 @@ pub async fn watchdog_main() -> u8 {
         _ => 1,
     }
 }
-
