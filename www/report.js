@@ -62,6 +62,7 @@ function rows(runs, parameterNames) {
 		["status", (run) => (run.error ? `FAILED in ${run.error.phase}: ${run.error.message}` : "finished")],
 		["nCER", summary((s) => (s.accuracyApplicable === false ? "n/a" : fixed(s.nCER, 4)))],
 		["exact", summary((s) => (s.accuracyApplicable === false ? "n/a" : `${s.exact}/${s.cases}`))],
+		["trailing extras", summary((s) => (s.accuracyApplicable === false || s.trailingExtras == null ? "n/a" : `${s.trailingExtras}/${s.cases}`))],
 		["median case", summary((s) => ms(s.medianMs))],
 		["peak case", summary((s) => ms(s.peakCaseMs))],
 		["ms per decode step", summary((s) => fixed(s.msPerToken, 1))],

@@ -83,6 +83,8 @@ export function createView() {
 				["cases", summary.cases],
 				["nCER", summary.accuracyApplicable ? ratio(summary.nCER) : "not applicable (decoder-only scope: synthetic input, forced tokens)"],
 				["exact", summary.accuracyApplicable ? `${summary.exact}/${summary.cases}` : "not applicable"],
+				// Read on past the end of the text: the expected text, then extra characters.
+				["trailing extras", summary.accuracyApplicable ? `${summary.trailingExtras}/${summary.cases}` : "not applicable"],
 				["median case", ms(summary.medianMs)],
 				["peak case", ms(summary.peakCaseMs)],
 				["mean case", ms(summary.meanMs)],

@@ -52,6 +52,10 @@ pub struct PageSummary {
     /// Null where accuracy does not apply (the decoder-only scope), as `nCER` is.
     pub characters: Option<usize>,
     pub exact: Option<usize>,
+    /// Cases read as the expected text followed by extra characters (absent in records older
+    /// than it; null where accuracy does not apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trailing_extras: Option<usize>,
     pub median_ms: Option<f64>,
     pub peak_case_ms: Option<f64>,
     pub memory_samples: Vec<MemorySample>,
@@ -131,6 +135,10 @@ pub struct CaseResult {
     pub distance: Option<usize>,
     pub characters: Option<usize>,
     pub exact: Option<bool>,
+    /// The reading is the expected text followed by extra characters (absent in records older
+    /// than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trailing_extras: Option<bool>,
     pub text: String,
     pub tokens: usize,
     pub vision_ms: f64,

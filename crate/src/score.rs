@@ -46,6 +46,10 @@ pub struct CaseScore {
     pub distance: usize,
     pub characters: usize,
     pub exact: bool,
+    /// The reading is the expected text followed by one or more extra characters: the model
+    /// read on past the end of the text (a balloon's tail, a panel border), which an exact
+    /// reading with junk after it turns into a failure.
+    pub trailing_extras: bool,
 }
 
 pub fn score_case(expected: &str, actual: &str) -> CaseScore {
@@ -55,6 +59,7 @@ pub fn score_case(expected: &str, actual: &str) -> CaseScore {
         distance: edit_distance(&expected, &actual),
         characters: characters(&expected),
         exact: expected == actual,
+        trailing_extras: actual.len() > expected.len() && actual.starts_with(&expected),
     }
 }
 
@@ -107,6 +112,20 @@ mod tests {
     }
 
     #[test]
+    fn trailing_extras_is_the_expected_text_and_more() {
+        let extras = |expected, actual| score_case(expected, actual).trailing_extras;
+        assert!(extras("いってらっしゃい", "いってらっしゃい！！"));
+        assert!(extras("", "ケ"), "any reading of a text-free crop is extra");
+        assert!(extras("ＯＫ", "OK―"), "after the scoring's normalization");
+        assert!(!extras("いってらっしゃい", "いってらっしゃい"), "exact");
+        assert!(!extras("", ""));
+        assert!(!extras("いってらっしゃい", "いってらっしゃ"), "short");
+        assert!(!extras("いってらっしゃい", "！いってらっしゃい"), "extra before the text");
+        assert!(!extras("いってらっしゃい", "いってらしゃい！！"), "a miss inside the text");
+        assert!(extras("ＯＫ", "ＯＫ　！"), "whitespace goes before the comparison");
+    }
+
+    #[test]
     fn seed_cases_score_as_expected() {
         let s = score_case("建設会社社員行方", "建設会社社員行方");
         assert_eq!(
@@ -114,7 +133,8 @@ mod tests {
             CaseScore {
                 distance: 0,
                 characters: 8,
-                exact: true
+                exact: true,
+                trailing_extras: false
             }
         );
         let s = score_case("パチパチパチパチ", "パチパチパチ");
@@ -123,7 +143,8 @@ mod tests {
             CaseScore {
                 distance: 2,
                 characters: 8,
-                exact: false
+                exact: false,
+                trailing_extras: false
             }
         );
         // Full-width reference, half-width reading: equal after NFKC.
@@ -135,7 +156,8 @@ mod tests {
             CaseScore {
                 distance: 1,
                 characters: 3,
-                exact: false
+                exact: false,
+                trailing_extras: false
             }
         );
         assert_eq!(edit_distance("", "abc"), 3);

@@ -58,6 +58,8 @@ pub struct CaseSummary {
     pub distance: Option<usize>,
     pub characters: usize,
     pub exact: Option<bool>,
+    /// The reading is the expected text followed by extra characters (`score::CaseScore`).
+    pub trailing_extras: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,6 +72,8 @@ pub struct Summary {
     pub distance: Option<usize>,
     pub characters: usize,
     pub exact: Option<usize>,
+    /// Cases read as the expected text followed by extra characters.
+    pub trailing_extras: Option<usize>,
     pub median_ms: Option<f64>,
     pub peak_case_ms: Option<f64>,
     pub mean_ms: Option<f64>,
@@ -107,7 +111,7 @@ pub fn nearest_rank(sorted: &[f64], p: f64) -> Option<f64> {
 pub fn summarize(cases: &[CaseInput], options: SummaryOptions) -> Result<Summary> {
     let applicable = options.accuracy_applicable;
     let mut per_case = Vec::with_capacity(cases.len());
-    let (mut distance, mut characters, mut exact) = (0usize, 0usize, 0usize);
+    let (mut distance, mut characters, mut exact, mut extras) = (0usize, 0usize, 0usize, 0usize);
     let (mut decode_ms, mut tokens) = (0.0f64, 0u64);
     let mut times = Vec::with_capacity(cases.len());
     for (index, case) in cases.iter().enumerate() {
@@ -124,11 +128,13 @@ pub fn summarize(cases: &[CaseInput], options: SummaryOptions) -> Result<Summary
         distance += score.distance;
         characters += score.characters;
         exact += usize::from(score.exact);
+        extras += usize::from(score.trailing_extras);
         per_case.push(CaseSummary {
             id: case.id.clone(),
             distance: applicable.then_some(score.distance),
             characters: score.characters,
             exact: applicable.then_some(score.exact),
+            trailing_extras: applicable.then_some(score.trailing_extras),
         });
     }
     times.sort_by(f64::total_cmp);
@@ -139,6 +145,7 @@ pub fn summarize(cases: &[CaseInput], options: SummaryOptions) -> Result<Summary
         distance: applicable.then_some(distance),
         characters,
         exact: applicable.then_some(exact),
+        trailing_extras: applicable.then_some(extras),
         median_ms: seed_median(&times),
         peak_case_ms: times.last().copied(),
         mean_ms,
@@ -194,7 +201,8 @@ mod tests {
                 id: "01".into(),
                 distance: Some(2),
                 characters: 8,
-                exact: Some(false)
+                exact: Some(false),
+                trailing_extras: Some(false)
             }
         );
         let json = serde_json::to_value(&s).unwrap();

@@ -253,6 +253,8 @@ export type CaseSummary = {
     distance: number | null;
     characters: number;
     exact: boolean | null;
+    /** The reading is the expected text followed by extra characters (`score::CaseScore`). */
+    trailingExtras: boolean | null;
 };
 
 export type Summary = {
@@ -261,6 +263,8 @@ export type Summary = {
     distance: number | null;
     characters: number;
     exact: number | null;
+    /** Cases read as the expected text followed by extra characters. */
+    trailingExtras: number | null;
     medianMs: number | null;
     peakCaseMs: number | null;
     meanMs: number | null;
@@ -372,6 +376,11 @@ export type PageSummary = {
     /** Null where accuracy does not apply (the decoder-only scope), as `nCER` is. */
     characters: number | null;
     exact: number | null;
+    /**
+     * Cases read as the expected text followed by extra characters (absent in records older
+     * than it; null where accuracy does not apply).
+     */
+    trailingExtras?: number | null;
     medianMs: number | null;
     peakCaseMs: number | null;
     memorySamples: Array<MemorySample>;
@@ -415,6 +424,11 @@ export type CaseResult = {
     distance: number | null;
     characters: number | null;
     exact: boolean | null;
+    /**
+     * The reading is the expected text followed by extra characters (absent in records older
+     * than it).
+     */
+    trailingExtras?: boolean | null;
     text: string;
     tokens: number;
     visionMs: number;

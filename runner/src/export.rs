@@ -310,6 +310,7 @@ fn accuracy_cells(row: &mut Row, f: &Facts<'_>) {
     row.push("distance", count(s.and_then(|s| s.distance)));
     row.push("characters", count(s.and_then(|s| s.characters)));
     row.push("exact", count(s.and_then(|s| s.exact)));
+    row.push("trailingExtras", count(s.and_then(|s| s.trailing_extras)));
     let verification = s.and_then(|s| s.verification.as_ref());
     row.push(
         "verification.method",

@@ -85,7 +85,7 @@ def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], l
             scored.update(tier=tier, decoder=name, seconds=time.perf_counter() - started, samePyTorchTokens=same)
             print(f"{set_name} tier={tier} decoder={name}: nCER {format_ncer(scored)} "
                   f"({scored['distance']}/{scored['characters']}), exact {scored['exact']}/{scored['cases']}, "
-                  f"PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s", flush=True)
+                  f"trailing extras {scored['trailingExtras']}/{scored['cases']}, PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s", flush=True)
             results.append(scored)
     return results
 

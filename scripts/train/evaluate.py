@@ -17,7 +17,7 @@ import torch
 
 from data import VOCAB_PATH
 from model import OcrModel, spec
-from scoring import EVAL_DIR, eval_cases, score_set
+from scoring import EVAL_DIR, eval_cases, format_ncer, score_set
 from scoring import preprocess as preprocess_numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -89,9 +89,10 @@ def evaluate_all(model: OcrModel, names: list[str], device: torch.device) -> dic
 
 
 def summary_lines(results: dict[str, dict]) -> list[str]:
-    """nCER and exact per set, then what hayai13's cases read."""
-    lines = [f"{name}: nCER {result['nCER']:.4f} ({result['distance']}/{result['characters']}), "
-             f"exact {result['exact']}/{result['cases']}" for name, result in results.items()]
+    """nCER, exact and trailing extras per set, then what hayai13's cases read."""
+    lines = [f"{name}: nCER {format_ncer(result)} ({result['distance']}/{result['characters']}), "
+             f"exact {result['exact']}/{result['cases']}, trailing extras {result['trailingExtras']}/{result['cases']}"
+             for name, result in results.items()]
     lines += [f"  {result['id']} {result['distance']} {result['actual']}"
               for result in results.get("hayai13", {"results": []})["results"]]
     return lines

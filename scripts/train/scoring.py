@@ -78,12 +78,15 @@ class CaseScore:
     distance: int
     characters: int
     exact: bool
+    # The reading is the expected text followed by extra characters (the core's `trailing_extras`).
+    trailing_extras: bool
 
 
 def score_case(expected: str, actual: str) -> CaseScore:
     """One case as the page scores it: normalised reference against normalised reading."""
     expected, actual = normalise(expected), normalise(actual)
-    return CaseScore(levenshtein(expected, actual), len(expected), expected == actual)
+    trailing = len(actual) > len(expected) and actual.startswith(expected)
+    return CaseScore(levenshtein(expected, actual), len(expected), expected == actual, trailing)
 
 
 def decode_text(tokens: list[int], characters: list[str]) -> str:
@@ -96,7 +99,8 @@ def summarise(scores: list[CaseScore]) -> dict:
     distance = sum(score.distance for score in scores)
     characters = sum(score.characters for score in scores)
     return {"cases": len(scores), "nCER": distance / characters if characters else None, "distance": distance,
-            "characters": characters, "exact": sum(score.exact for score in scores)}
+            "characters": characters, "exact": sum(score.exact for score in scores),
+            "trailingExtras": sum(score.trailing_extras for score in scores)}
 
 
 def format_ncer(summary: dict) -> str:

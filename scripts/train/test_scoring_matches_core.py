@@ -110,7 +110,7 @@ def generated():
 
 
 def core_case_score(per_case: dict) -> CaseScore:
-    return CaseScore(per_case["distance"], per_case["characters"], per_case["exact"])
+    return CaseScore(per_case["distance"], per_case["characters"], per_case["exact"], per_case["trailingExtras"])
 
 
 def test_python_whitespace_is_not_js_whitespace():
@@ -154,13 +154,20 @@ def test_score_case_and_summary_match_the_core(tmp_path, generated):
             [{"id": case["id"], "expected": case["expected"], "actual": case["expected"] + " "}
              for case in json.loads((REPO / "models" / "eval" / "hayai13" / "cases.json").read_text("utf-8"))],
             [{"id": "blank", "expected": " \u3000", "actual": "x"}],  # no reference characters: nCER is None
+            # Readings that run on past the text, stop short of it, or add in front of it.
+            [{"id": f"{index}-{way}", "expected": left, "actual": actual}
+             for index, (left, right) in enumerate(pairs[:400])
+             for way, actual in (("after", left + right), ("short", left[:-1]), ("before", right + left))],
             []]
     reply = run_core(tmp_path, {"summarize": sets})
     for cases, core in zip(sets, reply["summarize"]):
         scores = [score_case(case["expected"], case["actual"]) for case in cases]
         assert scores == [core_case_score(per_case) for per_case in core["perCase"]]
         ours = summarise(scores)
-        assert ours == {key: core[key] for key in ("cases", "nCER", "distance", "characters", "exact")}, (ours, core)
+        assert ours == {key: core[key] for key in ("cases", "nCER", "distance", "characters", "exact", "trailingExtras")}, \
+            (ours, core)
     first = summarise([score_case(c["expected"], c["actual"]) for c in sets[0]])
     assert 0 < first["exact"] < first["cases"]
     assert reply["summarize"][1]["exact"] == 13 and reply["summarize"][2]["nCER"] is None
+    extras = reply["summarize"][1]["trailingExtras"], reply["summarize"][3]["trailingExtras"]
+    assert extras[0] == 0 and 100 < extras[1] < 1200, extras  # hayai13 + " ": whitespace is not extra

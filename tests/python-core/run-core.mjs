@@ -57,8 +57,9 @@ if (request.normalize) reply.normalize = request.normalize.map((text) => core.no
 if (request.editDistance) reply.editDistance = request.editDistance.map(([left, right]) => core.editDistance(left, right));
 if (request.summarize) {
 	reply.summarize = request.summarize.map((set) => {
-		const { cases, nCER, distance, characters, exact, perCase } = core.summarize(set.map((c) => ({ ...c, totalMs: 0 })));
-		return { cases, nCER, distance, characters, exact, perCase };
+		const summary = core.summarize(set.map((c) => ({ ...c, totalMs: 0 })));
+		const { cases, nCER, distance, characters, exact, trailingExtras, perCase } = summary;
+		return { cases, nCER, distance, characters, exact, trailingExtras, perCase };
 	});
 }
 process.stdout.write(JSON.stringify(reply));

@@ -68,10 +68,31 @@ pub(crate) fn input_of(summary: &PageSummary) -> SummaryInput {
     }
 }
 
+/// Figures the core added after the legacy file was written: the file cannot hold them, so
+/// they leave the comparison (their own tests are in `score` and `summary`).
+const NEWER_THAN_LEGACY: [&str; 1] = ["trailingExtras"];
+
+fn without_newer_fields(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for name in NEWER_THAN_LEGACY {
+                    map.remove(name);
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
 #[test]
 fn case_results_are_the_ones_the_page_computed() {
     for case in legacy_summary().results {
-        let built = serde_json::to_value(case_result(measured(&case, true))).unwrap();
+        let built = without_newer_fields(serde_json::to_value(case_result(measured(&case, true))).unwrap());
         assert_within(&built, &serde_json::to_value(&case).unwrap(), "case", ULPS);
     }
 }
@@ -79,7 +100,8 @@ fn case_results_are_the_ones_the_page_computed() {
 #[test]
 fn the_summary_is_the_one_the_page_computed() {
     let posted = legacy_summary();
-    let built = serde_json::to_value(build_summary(input_of(&posted)).unwrap()).unwrap();
+    let built =
+        without_newer_fields(serde_json::to_value(build_summary(input_of(&posted)).unwrap()).unwrap());
     assert_within(
         &built,
         &serde_json::to_value(&posted).unwrap(),
