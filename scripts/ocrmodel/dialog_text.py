@@ -200,3 +200,28 @@ def random_manga_dialog(rng: random.Random, deck: CharacterDeck | None, length: 
         opening, closing = rng.choice(OPEN_CLOSE)
         text = opening + text[1:-1] + closing
     return text
+
+
+SOKUON_AFTER = list("いかきくけこさしすせそたちつてとはひふへほやゆよらりるれろわ")
+GLIDE_HEADS = list("きぎしじちにひびぴみり")
+
+
+def small_kana_phrase(rng: random.Random, length: int) -> str:
+    """Dialog dense in small kana and sokuon (`いってらっしゃい`, `ちょっと`, `きゃっ`), the
+    characters a tilted line loses first; katakana for a quarter of them."""
+    parts: list[str] = []
+    while sum(map(len, parts)) < length:
+        roll = rng.random()
+        if roll < 0.35:
+            parts.append(rng.choice(SOKUON_AFTER) + "っ" + rng.choice(SOKUON_AFTER))
+        elif roll < 0.65:
+            parts.append(rng.choice(GLIDE_HEADS) + rng.choice("ゃゅょ"))
+        elif roll < 0.75:
+            parts.append(rng.choice(HIRAGANA) + rng.choice("ぁぃぅぇぉ"))
+        else:
+            parts.append("".join(rng.choices(HIRAGANA, k=rng.randint(1, 3))))
+    text = "".join(parts)[:length]
+    if rng.random() < 0.25:
+        text = "".join(chr(ord(c) + 0x60) if "ぁ" <= c <= "ゖ" else c for c in text)
+    return text
+

@@ -7,7 +7,11 @@
   inverted, long, lowres, horizontal): new strings of the manga text mix (`random_manga_dialog`,
   without the rare-character deck) rendered by `scene.py` in the 29 faces of `fonts.py`, each
   case seeded by its set and id (training seeds are `train/<seed>/<worker>`). Each case names its
-  style, so a set that mixes styles can still be scored per style.
+  style, so a set that mixes styles can still be scored per style;
+- the sets of what a reader of real crops missed: `ending` (text followed by marks that are not
+  text, and text-free crops whose right reading is empty), `sfx` (sound effects in display
+  lettering) and `tilted` (lines turned by 8-25 degrees), strings drawn the way training draws
+  them (`manga_styles.kind_text`) from seeds of their own.
 
 Rendering is seeded per set and per case, so the files are byte-identical on every run with the
 same Pillow and fonts (the test hashes them). The training data generator excludes every string
@@ -24,9 +28,8 @@ from pathlib import Path
 from ocrmodel.dialog_text import manga_length, random_dialog, random_manga_dialog
 from ocrmodel.fonts import FontLibrary
 from ocrmodel.make_vocab import SEED_EXPECTED
-from ocrmodel.manga_styles import scene_for, text_style
+from ocrmodel.manga_styles import kind_text, render_kind
 from ocrmodel.render import SYSTEM_FACES, mild_style, render, system_face
-from ocrmodel.scene import render_scene
 
 SMOKE_STRINGS = ["ありがとう", "ＯＫだよ！"]
 SYNTH_COUNT = 200
@@ -45,7 +48,10 @@ def synth_strings(count: int = SYNTH_COUNT) -> list[str]:
 
 
 # Style set -> cases. The kind of manga_styles.py each renders is the set's name.
-STYLE_SETS = {"balloon": 40, "narration": 30, "inverted": 30, "long": 30, "lowres": 30, "horizontal": 30}
+STYLE_SETS = {"balloon": 40, "narration": 30, "inverted": 30, "long": 30, "lowres": 30, "horizontal": 30,
+              "ending": 40, "sfx": 30, "tilted": 30}
+# Sets whose strings come from manga_styles.kind_text (the first six predate it and keep theirs).
+KIND_TEXT_SETS = ("ending", "sfx", "tilted")
 LONG_RANGE = (49, 100)
 # A smaller em bound than training's 700 px keeps the committed files small.
 EVAL_LONG_SIDE = 480
@@ -55,9 +61,13 @@ def style_strings(name: str, count: int, taken: set[str]) -> list[str]:
     rng = random.Random(f"{name}-text")
     chosen: list[str] = []
     while len(chosen) < count:
-        length = rng.randint(*LONG_RANGE) if name == "long" else manga_length(rng, 48)
-        text = random_manga_dialog(rng, None, length)
-        if text not in taken and text not in chosen:
+        if name in KIND_TEXT_SETS:
+            text = kind_text(name, rng)
+        else:
+            length = rng.randint(*LONG_RANGE) if name == "long" else manga_length(rng, 48)
+            text = random_manga_dialog(rng, None, length)
+        # Text-free crops (the empty reading) may repeat; strings may not.
+        if text == "" or (text not in taken and text not in chosen):
             chosen.append(text)
     return chosen
 
@@ -78,7 +88,8 @@ def evaluation_sets() -> dict[str, list[tuple[str, str]]]:
 
 
 def evaluation_strings() -> set[str]:
-    return {text for cases in evaluation_sets().values() for _, text in cases}
+    """Every string a set reads, for training to leave out (the empty reading is not a string)."""
+    return {text for cases in evaluation_sets().values() for _, text in cases if text}
 
 
 def write_set(name: str, cases: list[tuple[str, str]], out_dir: Path) -> list[dict[str, str]]:
@@ -95,8 +106,7 @@ def write_set(name: str, cases: list[tuple[str, str]], out_dir: Path) -> list[di
             rendered.image.convert("RGB").save(directory / image_name, optimize=True)
             entries.append({"id": case_id, "image": image_name, "expected": text})
             continue
-        style = text_style(text, name, rng, library, long_side=EVAL_LONG_SIDE)
-        rendered = render_scene(text, style, scene_for(name, style, rng), rng)
+        rendered = render_kind(name, text, rng, library, long_side=EVAL_LONG_SIDE)
         # Grey PNGs: the scenes' noise and art make RGB files three times larger.
         rendered.image.save(directory / image_name, optimize=True)
         entries.append({"id": case_id, "image": image_name, "expected": text, "style": name})

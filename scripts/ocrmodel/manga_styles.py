@@ -9,7 +9,15 @@ Kinds:
 - art: no container, the text straight on a busy background, usually with a white halo;
 - horizontal: the same scenes with horizontal lines (1-5);
 - lowres: text 10-14 px high (drawn small or scanned down);
-- long: 49-100 characters in up to five columns or lines.
+- long: 49-100 characters in up to five columns or lines;
+- ending: one of the kinds above with marks after the text's end that are not text (a tail,
+  thought bubbles, a neighbouring balloon's edge, a panel border, tone, speed lines, art;
+  `scene_after.py`), or, for EMPTY_SHARE of them, a crop with no text whose reading is empty;
+- sfx: sound effects in display lettering (`sound_effects.py`);
+- tilted: balloon, narration, art or horizontal text turned by 8-25 degrees, some sheared.
+
+`render_kind` renders any kind; the first seven draw exactly what `text_style` and `scene_for`
+drew before the last three existed, so their evaluation sets keep their bytes.
 """
 
 from __future__ import annotations
@@ -18,11 +26,21 @@ import math
 import random
 from functools import lru_cache
 
-from .fonts import FACES, Face, FontLibrary
-from .render import Style, latin_heavy
-from .scene import Scene
+from dataclasses import replace
 
-KINDS = ("balloon", "narration", "inverted", "art", "horizontal", "lowres", "long")
+from .dialog_text import manga_length, random_manga_dialog, small_kana_phrase
+from .fonts import FACES, Face, FontLibrary
+from .render import Rendered, Style, latin_heavy
+from .scene import Scene, render_scene
+from .scene_after import AFTER_KINDS
+from .sound_effects import random_sound_effect, sound_effect_scene, sound_effect_style
+
+KINDS = ("balloon", "narration", "inverted", "art", "horizontal", "lowres", "long", "ending", "sfx", "tilted")
+# The kinds each of the last three draws its text and scene from.
+ENDING_BASES = ("balloon", "balloon", "narration", "inverted", "art", "horizontal", "lowres")
+TILTED_BASES = ("balloon", "narration", "art", "horizontal")
+EMPTY_SHARE = 0.15  # of `ending` crops: no text at all, so the end is learnt as a decision
+TILT = (8.0, 25.0)  # degrees either way
 FAMILY_WEIGHTS = {"gothic": 0.34, "mincho": 0.34, "rounded": 0.1, "handwritten": 0.13, "brush": 0.09}
 BALLOONS = ("ellipse", "roundbox", "spiky", "cloud", "thought")
 BALLOON_WEIGHTS = (0.4, 0.17, 0.17, 0.14, 0.12)
@@ -129,3 +147,41 @@ def scene_for(kind: str, style: Style, rng: random.Random) -> Scene:
         noise=rng.uniform(1.0, 10.0) if rng.random() < 0.4 else 0.0,
         jpeg=rng.randint(20, 85) if rng.random() < 0.25 else 0,
     )
+
+
+def kind_text(kind: str, rng: random.Random, deck=None, max_length: int = 100) -> str:
+    """A string for one of the last three kinds (the first seven take the caller's dialog)."""
+    if kind == "sfx":
+        return random_sound_effect(rng)
+    if kind == "ending" and rng.random() < EMPTY_SHARE:
+        return ""
+    length = manga_length(rng, min(max_length, 48))
+    if kind == "tilted" and rng.random() < 0.5:
+        return small_kana_phrase(rng, max(2, min(length, 16)))
+    return random_manga_dialog(rng, deck, length)
+
+
+def render_kind(kind: str, text: str, rng: random.Random, library: FontLibrary, long_side: int = 700) -> Rendered:
+    """`text` as a crop of `kind`; an empty `text` (the `ending` kind) gives a crop with no text."""
+    if kind == "sfx":
+        style = sound_effect_style(text, rng, library, long_side, _resolver)
+        return render_scene(text, style, sound_effect_scene(style, rng), rng)
+    if kind == "ending":
+        base = rng.choice(ENDING_BASES)
+        laid_out = text or random_manga_dialog(rng, None, manga_length(rng, 30))
+        style = text_style(laid_out, base, rng, library, long_side)
+        scene = scene_for(base, style, rng)
+        marks = tuple(rng.sample(AFTER_KINDS, rng.choice([1, 1, 2])))
+        if not text and rng.random() < 0.5:
+            marks = ()  # an empty balloon or bare art: nothing to read at all
+        return render_scene(laid_out, style, replace(scene, after=marks, blank=not text), rng)
+    if kind == "tilted":
+        base = rng.choice(TILTED_BASES)
+        style = text_style(text, base, rng, library, long_side)
+        scene = scene_for(base, style, rng)
+        angle = rng.uniform(*TILT) * rng.choice([-1, 1])
+        shear = rng.uniform(-0.3, 0.3) if rng.random() < 0.35 else 0.0
+        return render_scene(text, style, replace(scene, rotation=angle, keep_corners=True, shear=shear), rng)
+    style = text_style(text, kind, rng, library, long_side)
+    return render_scene(text, style, scene_for(kind, style, rng), rng)
+

@@ -60,7 +60,7 @@ def test_long_set_holds_49_to_100_characters() -> None:
     assert min(lengths) >= 49 and max(lengths) <= 100
 
 
-@pytest.mark.parametrize("name", ["hayai13", "smoke2", "lowres"])
+@pytest.mark.parametrize("name", ["hayai13", "smoke2", "lowres", "ending", "sfx", "tilted"])
 def test_regeneration_matches_the_committed_files(name: str, tmp_path: Path) -> None:
     # synth200 takes ~10 s to render on one core; hayai13 and smoke2 cover the same code path.
     write_set(name, evaluation_sets()[name], tmp_path)
