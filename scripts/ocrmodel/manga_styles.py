@@ -168,7 +168,7 @@ def render_kind(kind: str, text: str, rng: random.Random, library: FontLibrary, 
         return render_scene(text, style, sound_effect_scene(style, rng), rng)
     if kind == "ending":
         base = rng.choice(ENDING_BASES)
-        laid_out = text or random_manga_dialog(rng, None, manga_length(rng, 30))
+        laid_out = text or random_manga_dialog(rng, None, manga_length(rng, 48))
         style = text_style(laid_out, base, rng, library, long_side)
         scene = scene_for(base, style, rng)
         marks = tuple(rng.sample(AFTER_KINDS, rng.choice([1, 1, 2])))

@@ -33,8 +33,11 @@ def test_samples_have_the_model_shapes_and_consistent_labels() -> None:
     for _ in range(40):
         pixels, inputs, targets, cells, labels = maker.sample()
         assert pixels.shape == (spec.IMAGE_SIZE, spec.IMAGE_SIZE) and pixels.dtype == np.uint8
-        assert pixels.min() < 128 < pixels.max(), "ink and paper both present"
         length = int((targets != IGNORE).sum()) - 1
+        if length == 0:  # a text-free crop (the `ending` kind): the reading is EOS alone
+            assert targets[0] == spec.EOS_ID and not (labels > 0).any()
+            continue
+        assert pixels.min() < 128 < pixels.max(), "ink and paper both present"
         assert 1 <= length <= MAX_CHARACTERS and inputs.shape == targets.shape == (TEXT_SLOTS,)
         assert inputs[0] == spec.BOS_ID and targets[length] == spec.EOS_ID
         assert list(inputs[1:length + 1]) == list(targets[:length])
@@ -103,3 +106,16 @@ def test_shares_replace_the_named_kinds_and_must_add_to_one() -> None:
     clean = SampleMaker(LIBRARY, "one-kind", kind_weights(none | {"clean": 1.0})).sample()
     lowres = SampleMaker(LIBRARY, "one-kind", kind_weights(none | {"lowres": 1.0})).sample()
     assert not np.array_equal(clean[0], lowres[0])
+
+
+def test_text_free_crops_teach_the_empty_reading() -> None:
+    """A share of the `ending` kind has no text: EOS is the first target and no cell is labelled."""
+    maker = SampleMaker(LIBRARY, "empty", kind_weights({kind: 0.0 for kind in KIND_WEIGHTS} | {"ending": 1.0}))
+    empty = 0
+    for _ in range(60):
+        pixels, inputs, targets, cells, labels = maker.sample()
+        if targets[0] == spec.EOS_ID:
+            empty += 1
+            assert inputs[0] == spec.BOS_ID and (targets[1:] == IGNORE).all() and not (labels > 0).any()
+    assert 2 <= empty <= 20, f"{empty} of 60 text-free; EMPTY_SHARE is 0.15"
+
