@@ -16,6 +16,7 @@ import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { wasmHeaps } from "../browser/wasm-memory.js";
 import { createDecoderRun, createTokenChoice } from "../browser/decoding/decoder-run.js";
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
+import { guardLimits } from "./limit-guard.js";
 import { loadPixels } from "./images.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
@@ -85,15 +86,35 @@ async function loadInputs(config) {
 	return { decoderOnly, manifest, capability, visionEntry, decoderEntry, vocabularyCharacters, vocabulary, plan: buildPlan(testCases, config) };
 }
 
-/** The adapter, checked against the models' requirements, and the environment the record starts with. */
-async function startRecord(config, { visionEntry, decoderEntry }) {
+/**
+ * The device-limit guard (www/limit-guard.js) on the tier and the decoder: a
+ * fallback taken replaces the entry loaded (the config stays the query asked,
+ * as every record's query does); the steps taken are returned for the record.
+ */
+function guardDeviceLimits(config, inputs, adapter) {
+	const roles = [["decoder", "decoder", "decoderEntry"], ...(inputs.visionEntry ? [["vision", "tier", "visionEntry"]] : [])];
+	const taken = [];
+	for (const [role, parameter, entryKey] of roles) {
+		const guarded = guardLimits(adapter, inputs.manifest, role, config[parameter]);
+		if (!guarded.taken.length) continue;
+		for (const step of guarded.taken) view.log(`LIMIT_FALLBACK ${JSON.stringify(step)}`);
+		taken.push(...guarded.taken);
+		inputs[entryKey] = modelEntry(inputs.manifest, role, guarded.name, config.weights);
+	}
+	return taken;
+}
+
+/** The adapter, checked against the models' requirements and limits, and the environment the record starts with. */
+async function startRecord(config, inputs) {
 	const adapter = await requestGpuAdapter();
 	const adapterInfo = describeAdapter(adapter);
+	const limitFallbacks = guardDeviceLimits(config, inputs, adapter);
+	const { visionEntry, decoderEntry } = inputs;
 	// Refuse before loading anything: an fp16 graph on an adapter without
 	// shader-f16 fails at session creation in the native EP at best.
 	if (visionEntry) checkRequirements(adapter, "vision tier", config.tier, visionEntry.requires);
 	checkRequirements(adapter, "decoder", config.decoder, decoderEntry.requires);
-	const environment = { userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION, crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency };
+	const environment = { userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION, crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency, ...(limitFallbacks.length ? { limitFallbacks } : {}) };
 	await reporter.start({ config, userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION });
 	return { adapter, environment };
 }

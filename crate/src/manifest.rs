@@ -84,6 +84,17 @@ pub struct Graph {
     pub external: ExternalFiles,
     pub bytes: FileBytes,
     pub largest_activation: Activation,
+    /// The largest stored tensor (onnxruntime uploads each as one GPU buffer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_initializer: Option<Initializer>,
+    /// The adapter limits the graph needs, checked by the page before it creates the session
+    /// (`docs/model-contract.md`, "Device limits").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// The variant of the same role the page takes instead when the adapter falls short of
+    /// `limits`; without one it refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
     /// The graph's input names, in the graph's order.
     pub inputs: Vec<String>,
     /// The graph's output names, in the graph's order.
@@ -144,6 +155,33 @@ pub struct Activation {
     pub step: Option<String>,
 }
 
+/// The largest initializer of a graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestInitializer"))]
+pub struct Initializer {
+    pub bytes: u64,
+    pub tensor: String,
+    #[serde(default)]
+    pub shape: Vec<u64>,
+}
+
+/// WebGPU adapter limits a graph needs, by their `GPUSupportedLimits` names: each at least
+/// this much. `scripts/ocrmodel/manifest.py` derives them from the built graph and from
+/// onnxruntime-web's kernels (`crate/src/runtime/ort-webgpu-kernels.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestLimits"))]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_storage_buffers_per_shader_stage: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_buffer_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_storage_buffer_binding_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_compute_workgroup_storage_size: Option<u64>,
+}
+
 /// A variant name, as the `tier` and `decoder` parameters spell it.
 fn is_variant_name(name: &str) -> bool {
     !name.is_empty()
@@ -184,6 +222,29 @@ impl Manifest {
                     "its {role} {name:?} cannot be named in a query; allowed: 1 to {} \
                      characters from A-Z a-z 0-9 _ -",
                     crate::config::VARIANT_NAME_MAX_LEN
+                )));
+            }
+        }
+        let graphs = self.vision.iter().map(|(n, e)| ("vision", n, &e.graph));
+        for (role, name, graph) in
+            graphs.chain(self.decoder.iter().map(|(n, e)| ("decoder", n, &e.graph)))
+        {
+            let Some(fallback) = &graph.fallback else {
+                continue;
+            };
+            let known = match role {
+                "vision" => self.vision.contains_key(fallback),
+                _ => self.decoder.contains_key(fallback),
+            };
+            if fallback == name || !known {
+                return Err(invalid(format!(
+                    "its {role} {name:?} falls back to {fallback:?}, which is {}; name another \
+                     {role} of this manifest",
+                    if fallback == name {
+                        "itself"
+                    } else {
+                        "not one of its"
+                    }
                 )));
             }
         }

@@ -198,6 +198,22 @@ pub struct Environment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(type = "unknown"))]
     pub decoder_worker_adapter: Option<Value>,
+    /// Each variant the adapter's limits fell short of, and the manifest's fallback the page
+    /// took instead (`docs/model-contract.md`, "Device limits").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limit_fallbacks: Vec<LimitFallback>,
+}
+
+/// The device-limit guard's choice: the variant asked for, the one used, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct LimitFallback {
+    /// `vision` or `decoder`.
+    pub role: String,
+    pub asked: String,
+    pub used: String,
+    /// The limit, the need and the adapter's value, in words.
+    pub reason: String,
 }
 
 /// The manifest the run used and the model entries it took.

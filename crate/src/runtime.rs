@@ -3,7 +3,9 @@
 //! each graph uses ([`crate::manifest`]); whether the runtime has a kernel for them is
 //! decided here, so a new onnxruntime-web version changes this file and no manifest. What its
 //! WebGPU kernels need of the device (features, raised limits) is the page's to ask for, in
-//! `browser/ort-device-needs.js`, held to the same version by a test here.
+//! `browser/ort-device-needs.js`; which inputs its WebGPU kernels read on the CPU (what a
+//! variant's `maxStorageBuffersPerShaderStage` is derived from) is in
+//! `runtime/ort-webgpu-kernels.json`; a test here holds both to the same version.
 
 /// The onnxruntime-web version these facts were measured with: `package.json`'s pin (a test
 /// holds them equal, so a new pin makes this file be looked at again).
@@ -48,6 +50,18 @@ mod tests {
             )),
             "browser/ort-device-needs.js was read for another onnxruntime-web: read \
              GetRequiredLimits of the pinned one again"
+        );
+    }
+
+    #[test]
+    fn the_kernel_bindings_the_manifest_is_derived_from_are_for_the_same_version() {
+        // scripts/ocrmodel/manifest.py reads it to write each variant's device limits.
+        let kernels: serde_json::Value =
+            serde_json::from_str(include_str!("runtime/ort-webgpu-kernels.json")).unwrap();
+        assert_eq!(
+            kernels["ortWeb"], ORT_WEB_VERSION,
+            "runtime/ort-webgpu-kernels.json was read for another onnxruntime-web: read its \
+             WebGPU kernels' CPU inputs again, then rebuild the manifest"
         );
     }
 

@@ -134,6 +134,18 @@ export type ManifestVision = {
     external: ManifestExternalFiles;
     bytes: ManifestFileBytes;
     largestActivation: ManifestActivation;
+    /** The largest stored tensor (onnxruntime uploads each as one GPU buffer). */
+    largestInitializer?: ManifestInitializer | null;
+    /**
+     * The adapter limits the graph needs, checked by the page before it creates the session
+     * (`docs/model-contract.md`, "Device limits").
+     */
+    limits?: ManifestLimits | null;
+    /**
+     * The variant of the same role the page takes instead when the adapter falls short of
+     * `limits`; without one it refuses.
+     */
+    fallback?: string | null;
     /** The graph's input names, in the graph's order. */
     inputs: Array<string>;
     /** The graph's output names, in the graph's order. */
@@ -165,6 +177,18 @@ export type ManifestDecoder = {
     external: ManifestExternalFiles;
     bytes: ManifestFileBytes;
     largestActivation: ManifestActivation;
+    /** The largest stored tensor (onnxruntime uploads each as one GPU buffer). */
+    largestInitializer?: ManifestInitializer | null;
+    /**
+     * The adapter limits the graph needs, checked by the page before it creates the session
+     * (`docs/model-contract.md`, "Device limits").
+     */
+    limits?: ManifestLimits | null;
+    /**
+     * The variant of the same role the page takes instead when the adapter falls short of
+     * `limits`; without one it refuses.
+     */
+    fallback?: string | null;
     /** The graph's input names, in the graph's order. */
     inputs: Array<string>;
     /** The graph's output names, in the graph's order. */
@@ -190,6 +214,18 @@ export type ManifestGraph = {
     external: ManifestExternalFiles;
     bytes: ManifestFileBytes;
     largestActivation: ManifestActivation;
+    /** The largest stored tensor (onnxruntime uploads each as one GPU buffer). */
+    largestInitializer?: ManifestInitializer | null;
+    /**
+     * The adapter limits the graph needs, checked by the page before it creates the session
+     * (`docs/model-contract.md`, "Device limits").
+     */
+    limits?: ManifestLimits | null;
+    /**
+     * The variant of the same role the page takes instead when the adapter falls short of
+     * `limits`; without one it refuses.
+     */
+    fallback?: string | null;
     /** The graph's input names, in the graph's order. */
     inputs: Array<string>;
     /** The graph's output names, in the graph's order. */
@@ -218,6 +254,25 @@ export type ManifestActivation = {
     tensor: string;
     shape: Array<number>;
     step?: string | null;
+};
+
+/** The largest initializer of a graph. */
+export type ManifestInitializer = {
+    bytes: number;
+    tensor: string;
+    shape: Array<number>;
+};
+
+/**
+ * WebGPU adapter limits a graph needs, by their `GPUSupportedLimits` names: each at least
+ * this much. `scripts/ocrmodel/manifest.py` derives them from the built graph and from
+ * onnxruntime-web's kernels (`crate/src/runtime/ort-webgpu-kernels.json`).
+ */
+export type ManifestLimits = {
+    maxStorageBuffersPerShaderStage?: number | null;
+    maxBufferSize?: number | null;
+    maxStorageBufferBindingSize?: number | null;
+    maxComputeWorkgroupStorageSize?: number | null;
 };
 
 /** Options of [`TokenChooser`]; a missing field takes the seed's value. */
@@ -479,6 +534,21 @@ export type Environment = {
     workerAdapter?: unknown;
     /** The decoder worker's adapter (`realm=worker`). */
     decoderWorkerAdapter?: unknown;
+    /**
+     * Each variant the adapter's limits fell short of, and the manifest's fallback the page
+     * took instead (`docs/model-contract.md`, "Device limits").
+     */
+    limitFallbacks?: Array<LimitFallback>;
+};
+
+/** The device-limit guard's choice: the variant asked for, the one used, and why. */
+export type LimitFallback = {
+    /** `vision` or `decoder`. */
+    role: string;
+    asked: string;
+    used: string;
+    /** The limit, the need and the adapter's value, in words. */
+    reason: string;
 };
 
 /** One memory sample the page took between phases or cases. */

@@ -20,7 +20,7 @@ use crate::config::{
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
     Activation, Capability as ManifestCapability, DecoderEntry, ExternalFiles, FileBytes, Graph,
-    Manifest, Tokens, VisionEntry,
+    Initializer, Limits, Manifest, Tokens, VisionEntry,
 };
 use crate::record::*;
 use crate::summary::{CaseInput, CaseSummary, Summary, SummaryOptions};
@@ -73,6 +73,8 @@ declared!(
     ExternalFiles,
     FileBytes,
     Activation,
+    Initializer,
+    Limits,
     // The options and the answer of the TokenChooser and of summarize.
     ChooserOptions,
     CaseInput,
@@ -92,6 +94,7 @@ declared!(
     Capability,
     ManifestUse,
     Environment,
+    LimitFallback,
     MemorySample,
     GpuBytes,
     WasmHeap,

@@ -27,7 +27,7 @@ import onnxruntime
 from . import spec
 from .graphs.decoder import build_decoder
 from .graphs.vision import build_vision, quantize_int4
-from .manifest import build_manifest, graph_facts
+from .manifest import ORT_WEBGPU_KERNELS, build_manifest, graph_facts
 from .variants import DECODER_VARIANTS, INT4_BLOCK_SIZE, VISION_VARIANTS
 from .weights import load_weights
 
@@ -53,6 +53,7 @@ def builder_digest() -> str:
         digest.update(name.encode())
         digest.update((Path(__file__).parent / name).read_bytes())
     digest.update(CALIBRATION.read_bytes())
+    digest.update(ORT_WEBGPU_KERNELS.read_bytes())  # the manifest's device limits read it
     return digest.hexdigest()
 
 

@@ -8,9 +8,10 @@ on its values); which weights a build used is in the build's build-info.json.
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import onnx
@@ -129,11 +130,53 @@ def graph_interface(model: onnx.ModelProto) -> dict:
     }
 
 
+# What onnxruntime-web's WebGPU kernels bind, at the version package.json pins: a fact of the
+# runtime, kept beside crate/src/runtime.rs (whose test holds its version to the pin).
+ORT_WEBGPU_KERNELS = Path(__file__).resolve().parents[2] / "crate" / "src" / "runtime" / "ort-webgpu-kernels.json"
+
+
+def largest_initializer(model: onnx.ModelProto) -> dict:
+    """The largest stored tensor: onnxruntime uploads each initializer as one GPU buffer."""
+    best = {"bytes": -1}
+    for tensor in model.graph.initializer:
+        shape = list(tensor.dims)
+        size = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize * int(np.prod(shape))
+        if size > best["bytes"]:
+            best = {"bytes": size, "tensor": tensor.name, "shape": shape}
+    return best
+
+
+def storage_buffers_per_stage(model: onnx.ModelProto, kernels: dict) -> int:
+    """The most storage buffers one node's WebGPU program binds: its tensor inputs and outputs,
+    less the inputs its kernel reads on the CPU (ort-webgpu-kernels.json says how this was found)."""
+    most = 0
+    for node in model.graph.node:
+        operator = f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+        on_cpu = set(kernels["cpuInputs"].get(operator, ()))
+        inputs = [name for index, name in enumerate(node.input) if name and index not in on_cpu]
+        most = max(most, len(inputs) + len([name for name in node.output if name]))
+    return most
+
+
+def device_limits(model: onnx.ModelProto, largest: dict, initializer: dict) -> dict:
+    """The adapter limits the graph needs (docs/model-contract.md, "Device limits"): one buffer
+    holds the largest tensor, stored or computed, and is bound whole; the bindings per shader
+    and the workgroup storage come from the runtime's kernels."""
+    kernels = json.loads(ORT_WEBGPU_KERNELS.read_text(encoding="utf-8"))
+    tensor = max(largest["bytes"], initializer["bytes"])
+    return {"maxBufferSize": tensor, "maxStorageBufferBindingSize": tensor,
+            "maxStorageBuffersPerShaderStage": storage_buffers_per_stage(model, kernels),
+            "maxComputeWorkgroupStorageSize": kernels["workgroupStorageBytes"]}
+
+
 def graph_facts(model: onnx.ModelProto, role: str) -> dict:
     """What the manifest stores of one graph beyond its files: its largest activation and
-    its interface."""
+    initializer, the device limits they and its kernels need, and its interface."""
     steps = {"vision": VISION_STEPS, "decoder": DECODER_STEPS}[role]
-    return {"largestActivation": largest_activation(model, steps), **graph_interface(model)}
+    largest = largest_activation(model, steps)
+    initializer = largest_initializer(model)
+    return {"largestActivation": largest, "largestInitializer": initializer,
+            "limits": device_limits(model, largest, initializer), **graph_interface(model)}
 
 MODEL_NAME = "ocr-bench-default"
 # The decoder's logits output: the last position's scores, one row.

@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from ocrmodel import spec
-from ocrmodel.manifest import graph_interface, largest_activation
+from ocrmodel.manifest import graph_interface, largest_activation, storage_buffers_per_stage
 from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
 
 
@@ -86,3 +86,24 @@ def test_each_variants_properties_are_written_as_the_core_reads_them(build):
     for variant in VISION_VARIANTS:
         entry = manifest["vision"][variant.tier]
         assert (entry["inputs"], entry["outputs"]) == (["pixel_values"], ["vision_embeds"]), variant.tier
+
+
+def test_the_storage_buffers_leave_out_the_inputs_a_kernel_reads_on_the_cpu():
+    """Tile's repeats are read on the CPU (ort-webgpu-kernels.json): 1 input and 1 output bound;
+    a three-way Split binds its input and its outputs, not its split sizes."""
+    kernels = {"cpuInputs": {"Tile": [1], "Split": [1]}}
+    assert storage_buffers_per_stage(_graph("n"), kernels) == 2
+    model = _graph("n")
+    model.graph.node.append(helper.make_node("Split", ["tiled", "sizes"], ["a", "b", "c"]))
+    assert storage_buffers_per_stage(model, kernels) == 4
+    assert storage_buffers_per_stage(model, {"cpuInputs": {}}) == 5
+
+
+def test_the_largest_initializer_is_the_largest_stored_tensor(build):
+    manifest = build.manifest
+    for entry in [*manifest["vision"].values(), *manifest["decoder"].values()]:
+        stored = entry["largestInitializer"]
+        assert 0 < stored["bytes"] <= entry["bytes"]["externalData"], entry["embedded"]
+        assert entry["limits"]["maxBufferSize"] == max(stored["bytes"], entry["largestActivation"]["bytes"])
+    # The int8 tied table is the Q/DQ decoders' largest stored tensor: one byte a weight.
+    assert manifest["decoder"]["baseline"]["largestInitializer"]["bytes"] == spec.VOCAB_IDS * spec.HIDDEN

@@ -163,3 +163,61 @@ fn a_manifest_the_core_cannot_read_is_refused_saying_why() {
     let err = Manifest::parse(&value.to_string()).unwrap_err().to_string();
     assert!(err.contains("missing field `operators`"), "{err}");
 }
+
+#[test]
+fn every_built_in_variant_declares_the_device_limits_of_its_graph() {
+    let manifest = built_in();
+    let graphs = manifest.vision.values().map(|e| &e.graph);
+    for graph in graphs.chain(manifest.decoder.values().map(|e| &e.graph)) {
+        let limits = graph.limits.as_ref().expect("limits");
+        let largest = graph.largest_activation.bytes.max(
+            graph
+                .largest_initializer
+                .as_ref()
+                .expect("largestInitializer")
+                .bytes,
+        );
+        assert_eq!(limits.max_buffer_size, Some(largest), "{}", graph.embedded);
+        assert_eq!(limits.max_storage_buffer_binding_size, Some(largest));
+        // WebGPU's defaults are 8 storage buffers per stage and 16384 bytes of workgroup
+        // storage; GroupQueryAttention is the one kernel here that binds more than 8.
+        let buffers = limits.max_storage_buffers_per_shader_stage.unwrap();
+        let gqa = graph
+            .operators
+            .contains(&"com.microsoft.GroupQueryAttention".to_owned());
+        assert!(
+            if gqa {
+                buffers == 9
+            } else {
+                (1..=8).contains(&buffers)
+            },
+            "{}: {buffers}",
+            graph.embedded
+        );
+        assert_eq!(limits.max_compute_workgroup_storage_size, Some(16384));
+    }
+}
+
+#[test]
+fn a_fallback_names_another_variant_of_the_same_role() {
+    let with_fallback = |role: &str, name: &str, fallback: &str| {
+        let mut manifest: serde_json::Value = serde_json::from_str(BUILT_IN).unwrap();
+        manifest[role][name]["fallback"] = fallback.into();
+        Manifest::parse(&manifest.to_string())
+    };
+    let taken = with_fallback("decoder", "gqa", "gpu-gather").unwrap();
+    assert_eq!(
+        taken.decoder["gqa"].graph.fallback.as_deref(),
+        Some("gpu-gather")
+    );
+    let refusal =
+        |role, name, fallback| with_fallback(role, name, fallback).unwrap_err().to_string();
+    assert!(
+        refusal("decoder", "gqa", "121").contains(
+            "its decoder \"gqa\" falls back to \"121\", which is not one of its; name another decoder"
+        ),
+        "{}",
+        refusal("decoder", "gqa", "121")
+    );
+    assert!(refusal("vision", "242", "242").contains("which is itself"));
+}

@@ -12,6 +12,13 @@ use super::{check_finished, launch, repository_root, BIN};
 /// The built-in decoder the user's is a copy of.
 const COPIED: &str = "baseline";
 const NAME: &str = "my-decoder";
+/// Copies of the user's decoder that declare more storage buffers per shader stage than any
+/// adapter offers: the first names the user's decoder as its fallback, the second none.
+const WIDE: &str = "my-wide-decoder";
+const WIDE_ALONE: &str = "my-wide-decoder-alone";
+const WIDE_NEED: u64 = 4096;
+/// The decoders the user's manifest offers, as a refusal lists them.
+const OFFERED: &str = "my-decoder, my-wide-decoder, my-wide-decoder-alone";
 
 /// A folder under the served root (in the ignored `target/`, as a user's would be anywhere
 /// under `--root`) holding `manifest.json` and `my-decoder.onnx`; the manifest's other paths
@@ -51,7 +58,12 @@ fn user_manifest(root: &Path) -> (tempfile::TempDir, String) {
     }
     mine["description"] = json!(format!("a copy of the built-in {COPIED} decoder"));
     manifest["name"] = json!("user-manifest");
-    manifest["decoder"] = json!({ NAME: mine });
+    let mut wide = mine.clone();
+    wide["limits"]["maxStorageBuffersPerShaderStage"] = json!(WIDE_NEED);
+    let mut wide_alone = wide.clone();
+    wide["fallback"] = json!(NAME);
+    wide_alone["description"] = json!("needs more storage buffers than an adapter has");
+    manifest["decoder"] = json!({ NAME: mine, WIDE: wide, WIDE_ALONE: wide_alone });
     std::fs::write(
         dir.path().join("manifest.json"),
         serde_json::to_string_pretty(&manifest).unwrap(),
@@ -89,14 +101,19 @@ fn a_user_manifest_is_planned_by_its_own_decoder_names() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains(&format!("has no decoder \"{COPIED}\"; it offers: {NAME}")),
+        stderr.contains(&format!(
+            "has no decoder \"{COPIED}\"; it offers: {OFFERED}"
+        )),
         "{stderr}"
     );
 }
 
 /// The user's decoder runs end to end in Firefox and passes every check of a finished run,
-/// its tokens those of the CPU oracle on the same manifest; the built-in default decoder,
-/// which the user's manifest lacks, is refused before a browser starts.
+/// its tokens those of the CPU oracle on the same manifest: asked for as `my-wide-decoder`,
+/// whose limits the adapter falls short of, the page takes its fallback and records why. A
+/// decoder with such limits and no fallback is refused by the page in words naming the limit,
+/// the need and the adapter's value; the built-in default decoder, which the user's manifest
+/// lacks, is refused before a browser starts.
 #[test]
 #[ignore = "drives real browsers: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_runs_a_user_manifest_with_a_decoder_of_its_own() {
@@ -104,12 +121,32 @@ fn firefox_runs_a_user_manifest_with_a_decoder_of_its_own() {
     let (_dir, url) = user_manifest(&root);
     let run = launch(
         "firefox",
-        &format!("cases=smoke2&maxTokens=4&manifest={url}&decoder={NAME}"),
+        &format!("cases=smoke2&maxTokens=4&manifest={url}&decoder={WIDE}"),
         None,
+    );
+    let result = run
+        .record("result")
+        .unwrap_or_else(|| panic!("{}", run.describe()));
+    let fallbacks = &result["summary"]["environment"]["limitFallbacks"];
+    assert_eq!(fallbacks[0]["role"], "decoder", "{fallbacks}");
+    assert_eq!(fallbacks[0]["asked"], WIDE, "{fallbacks}");
+    assert_eq!(fallbacks[0]["used"], NAME, "{fallbacks}");
+    let need = format!("maxStorageBuffersPerShaderStage: needs {WIDE_NEED}, the adapter offers ");
+    assert!(
+        fallbacks[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with(&need)),
+        "{fallbacks}"
+    );
+    // The record stays of the query asked; the files loaded are the fallback's, which are
+    // the wide decoder's own (a copy), so every check of a finished run holds.
+    assert_eq!(
+        result["summary"]["capability"]["decoder"],
+        "a copy of the built-in baseline decoder"
     );
     check_finished(&run);
     let summary = &run.record("result").unwrap()["summary"];
-    assert_eq!(summary["decoderMode"], NAME);
+    assert_eq!(summary["decoderMode"], WIDE);
     assert_eq!(summary["manifest"]["name"], "user-manifest");
     assert!(
         summary["manifest"]["decoder"]["url"]
@@ -119,10 +156,32 @@ fn firefox_runs_a_user_manifest_with_a_decoder_of_its_own() {
         summary["manifest"]
     );
 
+    let too_wide = launch(
+        "firefox",
+        &format!("cases=smoke2&maxTokens=4&manifest={url}&decoder={WIDE_ALONE}"),
+        None,
+    );
+    assert_eq!(too_wide.exit_code, Some(1), "{}", too_wide.describe());
+    let error = too_wide
+        .record("error")
+        .unwrap_or_else(|| panic!("no error record\n{}", too_wide.describe()));
+    let message = error["body"]["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains(&format!(
+            "The decoder \"{WIDE_ALONE}\" needs more of this WebGPU adapter"
+        )) && message.contains(&need),
+        "{message}"
+    );
+    assert!(
+        too_wide.record("result").is_none(),
+        "{}",
+        too_wide.describe()
+    );
+
     let refused = launch("firefox", &format!("cases=smoke2&manifest={url}"), None);
     assert_eq!(refused.exit_code, Some(2), "{}", refused.describe());
     assert!(
-        refused.stderr.contains("it offers: my-decoder") && refused.records.is_empty(),
+        refused.stderr.contains(&format!("it offers: {OFFERED}")) && refused.records.is_empty(),
         "{}",
         refused.describe()
     );
