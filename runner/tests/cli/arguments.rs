@@ -1,0 +1,146 @@
+//! Bad arguments and queries refused before any browser starts, each with its exit status and
+//! what is allowed; the help lists the page's parameters from the core.
+
+use super::*;
+
+#[test]
+fn run_rejects_a_bad_query_before_starting_a_browser() {
+    let results = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .args(["run", "--results"])
+        .arg(results.path().join("r.jsonl"))
+        .arg("tier=999&schedule=resident")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`tier`") && stderr.contains("121, 242"),
+        "{stderr}"
+    );
+    // Nothing was launched, so nothing was recorded.
+    assert!(!results.path().join("r.jsonl").exists());
+
+    let output = Command::new(BIN)
+        .args(["run", "colour=red"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("maxTokens"));
+    // The benchmark page however it is spelled.
+    let output = Command::new(BIN)
+        .args(["run", "--page", "./www/index.html", "scope=all"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("full, decoder"));
+}
+
+#[test]
+fn bad_browser_and_sweep_parameters_name_what_is_allowed() {
+    let output = Command::new(BIN)
+        .args(["run", "--browser", "safari"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("chromium, firefox"));
+
+    let output = Command::new(BIN)
+        .args(["sweep", "--param", "decoder"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("NAME=V1,V2"));
+
+    let results = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .args(["sweep", "--param", "decoder=baseline,turbo", "--results"])
+        .arg(results.path().join("r.jsonl"))
+        .output()
+        .unwrap();
+    // The same status as `run` gives a bad value.
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("turbo") && stderr.contains("gather-opt"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn help_lists_the_page_parameters_from_the_core() {
+    let output = Command::new(BIN).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    for name in ocr_bench_core::config::PARAMETER_NAMES {
+        assert!(help.contains(name), "{name} missing from:\n{help}");
+    }
+}
+
+/// `run` and `sweep` give one status per cause, before any browser starts.
+#[test]
+fn run_and_sweep_share_their_exit_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let ocr = |args: &[&str], env: Option<(&str, &str)>| {
+        let mut command = Command::new(BIN);
+        command.args(args).arg("--results").arg(&results);
+        if let Some((name, value)) = env {
+            command.env(name, value);
+        }
+        let out = command.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // An off-origin manifest: 2, naming what is allowed.
+    let off = "manifest=https://example.com/manifest.json";
+    for (code, stderr) in [
+        ocr(&["run", off], None),
+        ocr(&["sweep", "--param", off], None),
+    ] {
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains("not on the serving origin")
+                && stderr.contains("/models/manifest.json"),
+            "{stderr}"
+        );
+    }
+    // A page outside the page set: 2.
+    for page in ["../../../etc/hostname", "README.md", "www/report.html"] {
+        let (code, stderr) = ocr(&["run", "--page", page], None);
+        assert_eq!(code, Some(2), "{page}: {stderr}");
+        assert!(
+            stderr.contains("allowed: an .html page under the served root"),
+            "{stderr}"
+        );
+    }
+    // A browser variable naming no file: 7, naming the variable.
+    let missing = Some(("OCR_BENCH_FIREFOX", "/nonexistent/firefox"));
+    for (code, stderr) in [
+        ocr(&["run", "--browser", "firefox"], missing),
+        ocr(
+            &["sweep", "--browser", "firefox", "--param", "tier=242"],
+            missing,
+        ),
+    ] {
+        assert_eq!(code, Some(7), "{stderr}");
+        assert!(
+            stderr.contains("OCR_BENCH_FIREFOX=/nonexistent/firefox names no file"),
+            "{stderr}"
+        );
+    }
+    assert!(!results.exists());
+    // A results file that cannot be created: 6, naming it and the OS error.
+    let out = Command::new(BIN)
+        .args(["run", "--results", "/dev/null/r.jsonl"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("creating the directory /dev/null of the results file")
+            && stderr.contains("os error"),
+        "{stderr}"
+    );
+}
