@@ -9,10 +9,11 @@ mod compare;
 #[path = "cli/server.rs"]
 mod server;
 
-use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
 
