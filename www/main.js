@@ -74,10 +74,9 @@ async function readConfig() {
 /** The manifest, its entries for this config, the vocabulary, the cases and the plan, checked. */
 async function loadInputs(config) {
 	const decoderOnly = config.scope === "decoder";
-	const manifest = await loadManifest(config.manifest);
+	// The core reads the manifest and holds the config to it (imageSize, maxTokens, the variants).
+	const manifest = await loadManifest(config, core.checkManifest);
 	const capability = manifest.capability;
-	if (capability.imageSize !== 224) throw new Error(`The manifest's capability.imageSize is ${capability.imageSize}; the core preprocesses to the contract's 224.`);
-	if (config.maxTokens > capability.maxTokens) throw new Error(`maxTokens=${config.maxTokens} exceeds the model's capability.maxTokens (${capability.maxTokens}).`);
 	const visionEntry = decoderOnly ? null : modelEntry(manifest, "vision", config.tier, config.weights);
 	const decoderEntry = modelEntry(manifest, "decoder", config.decoder, config.weights);
 	const vocabularyCharacters = await loadVocabulary(manifest);

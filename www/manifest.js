@@ -15,7 +15,7 @@ export function sameOrigin(url, what, base = self.location.href) {
 	return resolved.href;
 }
 
-async function fetchJson(url, what) {
+async function fetchText(url, what) {
 	let response;
 	try {
 		response = await fetch(url);
@@ -23,46 +23,52 @@ async function fetchJson(url, what) {
 		throw new Error(`Could not fetch the ${what} at ${url}: ${error.message}`);
 	}
 	if (!response.ok) throw new Error(`Could not fetch the ${what} at ${url}: HTTP ${response.status}${response.status === 404 ? " (not built yet? see README.md)" : ""}`);
+	return await response.text();
+}
+
+async function fetchJson(url, what) {
+	const text = await fetchText(url, what);
 	try {
-		return await response.json();
+		return JSON.parse(text);
 	} catch (error) {
 		throw new Error(`The ${what} at ${url} is not valid JSON: ${error.message}`);
 	}
 }
 
-const CAPABILITY_NUMBERS = ["layers", "hiddenSize", "vocabulary", "imageSize", "visionTokens", "kvSlots", "maxTokens"];
-
-export async function loadManifest(manifestParameter) {
-	const url = sameOrigin(manifestParameter, "model manifest (manifest=)");
-	const manifest = await fetchJson(url, "model manifest");
-	for (const key of ["vocab", "tokens", "capability", "vision", "decoder"]) {
-		if (!(key in manifest)) throw new Error(`The model manifest ${url} has no "${key}" field.`);
-	}
-	for (const key of CAPABILITY_NUMBERS) {
-		if (!Number.isInteger(manifest.capability[key])) throw new Error(`The model manifest ${url} has no integer capability.${key}.`);
+/**
+ * The manifest `config.manifest` names, read by the core (`checkManifest`, the boundary over
+ * crate/src/manifest.rs), the one reading the runner makes too: every field with its type, the
+ * variant names, the capability against the core's preprocessing and logits, and the config's
+ * tier, decoder, maxTokens, capture and verify against it. Returns it with its URL.
+ */
+export async function loadManifest(config, checkManifest) {
+	const url = sameOrigin(config.manifest, "model manifest (manifest=)");
+	const text = await fetchText(url, "model manifest");
+	let manifest;
+	try {
+		manifest = checkManifest(text, config);
+	} catch (error) {
+		throw new Error(`The model manifest ${url} is refused: ${error.message}`);
 	}
 	return { ...manifest, url };
 }
 
 /**
  * The resolved files of one vision tier or decoder variant for the chosen weights, with the
- * properties the realms check (requires, fixedKv) and its graph's I/O names.
+ * properties the realms check (requires, fixedKv) and its graph's I/O names. The core has
+ * checked that the variant exists and lists both its embedded and its external files.
  */
 export function modelEntry(manifest, role, name, weights) {
-	const entries = manifest[role];
-	const entry = entries[name];
-	if (!entry) throw new Error(`The model manifest has no ${role} "${name}" (it has: ${Object.keys(entries).join(", ")}).`);
+	const entry = manifest[role][name];
 	const resolve = (path) => sameOrigin(path, `${role} "${name}" file`, manifest.url);
 	let model;
 	if (weights === "external") {
-		if (!entry.external?.model || !entry.external?.data) throw new Error(`The model manifest's ${role} "${name}" has no external-data pair (external.model, external.data).`);
 		const dataUrl = resolve(entry.external.data);
 		model = { url: resolve(entry.external.model), external: { path: dataUrl.split("/").pop(), url: dataUrl } };
 	} else {
-		if (!entry.embedded) throw new Error(`The model manifest's ${role} "${name}" has no embedded model file.`);
 		model = { url: resolve(entry.embedded) };
 	}
-	return { name, description: entry.description ?? name, requires: entry.requires ?? [], fixedKv: Boolean(entry.fixedKv), inputs: entry.inputs, outputs: entry.outputs, model };
+	return { name, description: entry.description ?? name, requires: entry.requires, fixedKv: Boolean(entry.fixedKv), inputs: entry.inputs, outputs: entry.outputs, model };
 }
 
 /** The vocabulary characters, checked against the manifest's capability. */

@@ -204,7 +204,9 @@ impl DecoderEntry {
 
 impl Manifest {
     /// The manifest in `text` (JSON), checked: every variant name is one the `tier` and
-    /// `decoder` parameters can spell, and there is at least one decoder.
+    /// `decoder` parameters can spell, there is at least one decoder, each `fallback` names
+    /// another variant of its role, `capability.imageSize` is the core's preprocessing size
+    /// and `logitsShape` is `[1, capability.vocabulary]`.
     pub fn parse(text: &str) -> Result<Manifest> {
         let manifest: Manifest = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         manifest.check()?;
@@ -247,6 +249,14 @@ impl Manifest {
                     }
                 )));
             }
+        }
+        let image_size = self.capability.image_size;
+        if image_size != crate::preprocess::IMAGE_SIZE {
+            return Err(invalid(format!(
+                "its capability.imageSize is {image_size}, but the core preprocesses every \
+                 image to {size}x{size}; allowed: {size}",
+                size = crate::preprocess::IMAGE_SIZE
+            )));
         }
         let vocabulary = u64::from(self.capability.vocabulary);
         if self.logits_shape != [1, vocabulary] {

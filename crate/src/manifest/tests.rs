@@ -165,6 +165,18 @@ fn a_manifest_the_core_cannot_read_is_refused_saying_why() {
 }
 
 #[test]
+fn a_manifest_for_another_image_size_is_refused_naming_the_size_the_core_preprocesses_to() {
+    // The page checked this alone once; the core now refuses it for the page and the runner.
+    let mut value: serde_json::Value = serde_json::from_str(BUILT_IN).unwrap();
+    value["capability"]["imageSize"] = serde_json::json!(256);
+    let err = Manifest::parse(&value.to_string()).unwrap_err().to_string();
+    assert!(
+        err.contains("capability.imageSize is 256") && err.contains("allowed: 224"),
+        "{err}"
+    );
+}
+
+#[test]
 fn every_built_in_variant_declares_the_device_limits_of_its_graph() {
     let manifest = built_in();
     let graphs = manifest.vision.values().map(|e| &e.graph);

@@ -76,6 +76,36 @@ fn user_manifest(root: &Path) -> (tempfile::TempDir, String) {
     (dir, url)
 }
 
+/// A user's manifest for another image size is refused before a browser starts, naming the size
+/// the core preprocesses to: the check the page once made alone is the core's, for both.
+#[test]
+fn a_user_manifest_for_another_image_size_is_refused_naming_the_size_allowed() {
+    let root = repository_root().canonicalize().unwrap();
+    let (dir, url) = user_manifest(&root);
+    let path = dir.path().join("manifest.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["capability"]["imageSize"] = json!(256);
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let refused = Command::new(BIN)
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "plan",
+            "--base",
+            &format!("manifest={url}"),
+            &format!("decoder={NAME}"),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("capability.imageSize is 256") && stderr.contains("allowed: 224"),
+        "{stderr}"
+    );
+}
+
 /// `ocr-bench plan` reads the manifest each combination names: the user's decoder is planned,
 /// the built-in names it does not list are refused with the names it offers.
 #[test]
