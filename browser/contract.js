@@ -4,6 +4,16 @@
 // vocabulary size from the logits. Nothing is assumed.
 import { tensorShape } from "./sessions.js";
 
+/**
+ * The decoder's tensor names the decode loops (decoding/) feed and read, defined once:
+ * checkDecoder holds every decoder to them through its manifest entry's inputs and outputs,
+ * so a model with other names is refused naming the one it lacks.
+ */
+export const DECODER_IO = Object.freeze({ visionEmbeds: "vision_embeds", tokenIds: "token_ids", positionIds: "position_ids", pastLength: "past_length", logits: "logits" });
+
+/** The cache input a present output feeds at the next step: present_k0 -> past_k0. */
+export const pastNameOf = (presentName) => presentName.replace(/^present_/, "past_");
+
 function indexedNames(names, prefix) {
 	return names.filter((name) => new RegExp(`^${prefix}\\d+$`).test(name)).sort();
 }
@@ -38,10 +48,10 @@ export function checkDecoder(session, capability, entry, maxTokens) {
 			throw new Error(`The decoder "${entry.name}" has the ${kind} [${names.join(", ")}], but the manifest lists [${listed.join(", ")}]; is the manifest the one built with this file?`);
 		}
 	}
-	for (const name of ["vision_embeds", "token_ids", "position_ids"]) {
+	for (const name of [DECODER_IO.visionEmbeds, DECODER_IO.tokenIds, DECODER_IO.positionIds]) {
 		if (!session.inputNames.includes(name)) throw new Error(`The decoder "${entry.name}" has no input ${name} (it has: ${session.inputNames.join(", ")}).`);
 	}
-	if (!session.outputNames.includes("logits")) throw new Error(`The decoder "${entry.name}" has no output logits.`);
+	if (!session.outputNames.includes(DECODER_IO.logits)) throw new Error(`The decoder "${entry.name}" has no output ${DECODER_IO.logits} (it has: ${session.outputNames.join(", ")}).`);
 	const counts = {
 		past_k: indexedNames(session.inputNames, "past_k").length,
 		past_v: indexedNames(session.inputNames, "past_v").length,
@@ -53,11 +63,12 @@ export function checkDecoder(session, capability, entry, maxTokens) {
 			throw new Error(`The decoder "${entry.name}" has ${count} ${kind}* tensors, but the manifest's capability.layers says ${capability.layers}.`);
 		}
 	}
-	const hasPastLength = session.inputNames.includes("past_length");
+	const hasPastLength = session.inputNames.includes(DECODER_IO.pastLength);
 	if (hasPastLength !== entry.fixedKv) {
-		throw new Error(`The decoder "${entry.name}" ${hasPastLength ? "has" : "lacks"} a past_length input, but the manifest says fixedKv: ${entry.fixedKv}.`);
+		throw new Error(`The decoder "${entry.name}" ${hasPastLength ? "has" : "lacks"} a ${DECODER_IO.pastLength} input, but the manifest says fixedKv: ${entry.fixedKv}.`);
 	}
-	const vocabulary = staticDim(tensorShape(session, "logits"), (tensorShape(session, "logits")?.length ?? 1) - 1);
+	const logitsShape = tensorShape(session, DECODER_IO.logits);
+	const vocabulary = staticDim(logitsShape, (logitsShape?.length ?? 1) - 1);
 	if (vocabulary !== null && vocabulary !== capability.vocabulary) {
 		throw new Error(`The decoder "${entry.name}" outputs ${vocabulary} logits, but the manifest's capability.vocabulary says ${capability.vocabulary}.`);
 	}

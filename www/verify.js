@@ -17,6 +17,7 @@
 // and compared with every repeat of it: the reference is deterministic.
 import { ort } from "../browser/ort.js";
 import { createSession } from "../browser/sessions.js";
+import { DECODER_IO } from "../browser/contract.js";
 
 /**
  * The decode of docs/model-contract.md ("Prefill and steps") on CPU tensors:
@@ -32,14 +33,14 @@ async function referenceDecode(session, spec, visionEmbeds, next, maxTokens) {
 	const cacheDims = [1, spec.kvHeads, spec.fixedKv ? spec.kvSlots : 0, spec.headDim];
 	const cacheNames = [];
 	for (let layer = 0; layer < spec.layers; layer += 1) cacheNames.push(`k${layer}`, `v${layer}`);
-	const takesPastLength = session.inputNames.includes("past_length");
+	const takesPastLength = session.inputNames.includes(DECODER_IO.pastLength);
 	let pasts = Object.fromEntries(cacheNames.map((name) => [`past_${name}`, new ort.Tensor("float32", new Float32Array(cacheDims.reduce((a, b) => a * b, 1)), cacheDims)]));
 	const call = async (embeds, token, positions) => {
-		const feeds = { vision_embeds: embeds, token_ids: int32Row([token]), position_ids: int32Row(positions), ...pasts };
-		if (takesPastLength) feeds.past_length = new ort.Tensor("int64", BigInt64Array.of(BigInt(positions[0])), [1]);
+		const feeds = { [DECODER_IO.visionEmbeds]: embeds, [DECODER_IO.tokenIds]: int32Row([token]), [DECODER_IO.positionIds]: int32Row(positions), ...pasts };
+		if (takesPastLength) feeds[DECODER_IO.pastLength] = new ort.Tensor("int64", BigInt64Array.of(BigInt(positions[0])), [1]);
 		const outputs = await session.run(feeds);
 		pasts = Object.fromEntries(cacheNames.map((name) => [`past_${name}`, outputs[`present_${name}`]]));
-		return Float32Array.from(await outputs.logits.getData());
+		return Float32Array.from(await outputs[DECODER_IO.logits].getData());
 	};
 	const noEmbeds = new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]);
 	const tokens = [];

@@ -27,6 +27,7 @@
 // A step's submit time therefore includes queueing those copies.
 import { ort } from "../ort.js";
 import { createSession } from "../sessions.js";
+import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors } from "./decoder-tensors.js";
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
@@ -60,17 +61,17 @@ function capturedRunner(stepSession) {
 			return ort.Tensor.fromGpuBuffer(buffer, { dataType, dims });
 		};
 		const pasts = {};
-		for (const name of presentNames) pasts[name] = gpuTensor(name.replace("present_", "past_"), cacheBytes, "float32", cacheDims);
-		const position = gpuTensor("position_ids", 4, "int32", [1, 1]);
-		const length = gpuTensor("past_length", 8, "int64", [1]);
+		for (const name of presentNames) pasts[name] = gpuTensor(pastNameOf(name), cacheBytes, "float32", cacheDims);
+		const position = gpuTensor(DECODER_IO.positionIds, 4, "int32", [1, 1]);
+		const length = gpuTensor(DECODER_IO.pastLength, 8, "int64", [1]);
 		const feeds = {
 			// A step has no vision tokens: a [1, 0, hidden] tensor, as a GPU buffer too.
-			vision_embeds: gpuTensor("vision_embeds", 0, "float32", [1, 0, spec.hiddenSize]),
-			token_ids: tokenTensor,
-			position_ids: position,
-			past_length: length,
+			[DECODER_IO.visionEmbeds]: gpuTensor(DECODER_IO.visionEmbeds, 0, "float32", [1, 0, spec.hiddenSize]),
+			[DECODER_IO.tokenIds]: tokenTensor,
+			[DECODER_IO.positionIds]: position,
+			[DECODER_IO.pastLength]: length,
 		};
-		for (const name of presentNames) feeds[name.replace("present_", "past_")] = pasts[name];
+		for (const name of presentNames) feeds[pastNameOf(name)] = pasts[name];
 
 		/** Copies every present (from `source`, tensor by name) into its past buffer, queued. */
 		const copyIntoPasts = (source) => {
@@ -87,12 +88,12 @@ function capturedRunner(stepSession) {
 		return {
 			async prefill(visionEmbeds) {
 				const prefillFeeds = {
-					vision_embeds: visionEmbeds,
-					token_ids: int32([spec.bos], [1, 1]),
-					position_ids: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
-					past_length: pastLength(0),
+					[DECODER_IO.visionEmbeds]: visionEmbeds,
+					[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
+					[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
+					[DECODER_IO.pastLength]: pastLength(0),
 				};
-				for (const name of presentNames) prefillFeeds[name.replace("present_", "past_")] = emptyCache();
+				for (const name of presentNames) prefillFeeds[pastNameOf(name)] = emptyCache();
 				let prefilled;
 				try {
 					prefilled = await waiter.wait(() => prefillSession.run(prefillFeeds));
@@ -105,7 +106,7 @@ function capturedRunner(stepSession) {
 					// The copies are submitted: the presents may go back to ORT's pool.
 					for (const name of presentNames) prefilled[name].dispose();
 				}
-				return { gpuBuffer: prefilled.logits.gpuBuffer, release: () => prefilled.logits.dispose() };
+				return { gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer, release: () => prefilled[DECODER_IO.logits].dispose() };
 			},
 			async step(at) {
 				device.queue.writeBuffer(position.gpuBuffer, 0, Int32Array.of(at));
@@ -113,7 +114,7 @@ function capturedRunner(stepSession) {
 				disposeOutputs();
 				outputs = await waiter.wait(() => stepSession.run(feeds));
 				copyIntoPasts(outputs);
-				return { gpuBuffer: outputs.logits.gpuBuffer, release: () => {} };
+				return { gpuBuffer: outputs[DECODER_IO.logits].gpuBuffer, release: () => {} };
 			},
 			end() {
 				disposeOutputs();

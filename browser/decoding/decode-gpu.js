@@ -14,6 +14,7 @@
 // up to the decode time. The prefill's id is read back on its own
 // (prefillSyncMs), so the first token is known as early as with the CPU loop.
 import { ort } from "../ort.js";
+import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors } from "./decoder-tensors.js";
 
 /**
@@ -39,21 +40,21 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 	};
 	let outputs = null;
 	const logitsOf = (run) => ({
-		gpuBuffer: run.logits.gpuBuffer,
+		gpuBuffer: run[DECODER_IO.logits].gpuBuffer,
 		release: () => {
-			run.logits.dispose();
-			run.logits = null;
+			run[DECODER_IO.logits].dispose();
+			run[DECODER_IO.logits] = null;
 		},
 	});
 	return {
 		async prefill(visionEmbeds) {
 			const feeds = {
-				vision_embeds: visionEmbeds,
-				token_ids: int32([spec.bos], [1, 1]),
-				position_ids: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
+				[DECODER_IO.visionEmbeds]: visionEmbeds,
+				[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
+				[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
 			};
-			for (const name of presentNames) feeds[name.replace("present_", "past_")] = emptyCache();
-			if (spec.fixedKv) feeds.past_length = pastLength(0);
+			for (const name of presentNames) feeds[pastNameOf(name)] = emptyCache();
+			if (spec.fixedKv) feeds[DECODER_IO.pastLength] = pastLength(0);
 			try {
 				outputs = await waiter.wait(() => session.run(feeds));
 			} finally {
@@ -63,18 +64,18 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 		},
 		async step(position) {
 			const feeds = {
-				vision_embeds: new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]),
-				token_ids: tokenTensor,
-				position_ids: positionTensor(position),
+				[DECODER_IO.visionEmbeds]: new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]),
+				[DECODER_IO.tokenIds]: tokenTensor,
+				[DECODER_IO.positionIds]: positionTensor(position),
 			};
-			if (spec.fixedKv) feeds.past_length = pastLength(position);
-			for (const name of presentNames) feeds[name.replace("present_", "past_")] = outputs[name];
+			if (spec.fixedKv) feeds[DECODER_IO.pastLength] = pastLength(position);
+			for (const name of presentNames) feeds[pastNameOf(name)] = outputs[name];
 			let stepped;
 			try {
 				stepped = await waiter.wait(() => session.run(feeds));
 			} finally {
-				feeds.vision_embeds.dispose();
-				feeds.past_length?.dispose();
+				feeds[DECODER_IO.visionEmbeds].dispose();
+				feeds[DECODER_IO.pastLength]?.dispose();
 			}
 			disposeOutputs(outputs);
 			outputs = stepped;

@@ -11,6 +11,7 @@
 // work plus the browser's completion wait) and chooseMs (the core's token
 // choice). Without the split the first two are one await, as in the seed.
 import { ort } from "../ort.js";
+import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors } from "./decoder-tensors.js";
 import { createDivergence } from "./divergence.js";
 
@@ -22,7 +23,7 @@ import { createDivergence } from "./divergence.js";
  */
 export function createDecoder(session, spec, waiter, { device = null } = {}) {
 	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
-	const pastNames = new Set(presentNames.map((name) => name.replace("present_", "past_")));
+	const pastNames = new Set(presentNames.map((name) => pastNameOf(name)));
 	const disposeFeeds = (feeds, keep) => {
 		for (const [name, tensor] of Object.entries(feeds)) if (!keep.has(name)) tensor.dispose();
 	};
@@ -33,7 +34,7 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 		const submitted = performance.now();
 		let logits;
 		try {
-			logits = await waiter.wait(() => outputs.logits.getData());
+			logits = await waiter.wait(() => outputs[DECODER_IO.logits].getData());
 		} catch (error) {
 			disposeOutputs(outputs);
 			throw error;
@@ -57,12 +58,12 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 		const divergence = diverge ? createDivergence(diverge, { spec, device }) : null;
 		const started = performance.now();
 		const prefillFeeds = {
-			vision_embeds: visionEmbeds,
-			token_ids: int32([spec.bos], [1, 1]),
-			position_ids: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
+			[DECODER_IO.visionEmbeds]: visionEmbeds,
+			[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
+			[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
 		};
-		for (const name of presentNames) prefillFeeds[name.replace("present_", "past_")] = emptyCache();
-		if (spec.fixedKv) prefillFeeds.past_length = pastLength(0);
+		for (const name of presentNames) prefillFeeds[pastNameOf(name)] = emptyCache();
+		if (spec.fixedKv) prefillFeeds[DECODER_IO.pastLength] = pastLength(0);
 		let prefill;
 		try {
 			prefill = await step(prefillFeeds);
@@ -86,13 +87,13 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 				if (tokens.length >= maxTokens) break;
 				const position = spec.visionTokens + 1 + iteration;
 				const feeds = {
-					vision_embeds: new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]),
-					token_ids: int32([token], [1, 1]),
-					position_ids: int32([position], [1, 1]),
+					[DECODER_IO.visionEmbeds]: new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]),
+					[DECODER_IO.tokenIds]: int32([token], [1, 1]),
+					[DECODER_IO.positionIds]: int32([position], [1, 1]),
 				};
-				if (spec.fixedKv) feeds.past_length = pastLength(position);
+				if (spec.fixedKv) feeds[DECODER_IO.pastLength] = pastLength(position);
 				if (iteration === 0) divergence?.cache(outputs, presentNames);
-				for (const name of presentNames) feeds[name.replace("present_", "past_")] = outputs[name];
+				for (const name of presentNames) feeds[pastNameOf(name)] = outputs[name];
 				let stepped;
 				try {
 					stepped = await step(feeds);

@@ -3,13 +3,14 @@
 // the CPU tensors each loop feeds, the empty cache of the prefill, and the
 // disposal of a run's outputs.
 import { ort } from "../ort.js";
+import { DECODER_IO } from "../contract.js";
 
 /**
  * Where a decoder session keeps its outputs, in either realm: every one on the
  * GPU, logits too, until the decode probe reads them (decode.js).
  */
 export function decoderOutputLocations(layers) {
-	const outputs = { logits: "gpu-buffer" };
+	const outputs = { [DECODER_IO.logits]: "gpu-buffer" };
 	for (const name of presentNamesOf(layers)) outputs[name] = "gpu-buffer";
 	return outputs;
 }
@@ -33,7 +34,7 @@ export function decoderTensors(spec) {
 		pastLength: (length) => new ort.Tensor("int64", BigInt64Array.of(BigInt(length)), [1]),
 		/** Every output of a run disposed: an undisposed gpu-buffer output pins its buffer for good. */
 		disposeOutputs: (outputs) => {
-			outputs?.logits?.dispose();
+			outputs?.[DECODER_IO.logits]?.dispose();
 			for (const name of presentNames) outputs?.[name]?.dispose();
 		},
 	};
