@@ -118,7 +118,9 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 			cases.push({ id, repeat: run.repeat, tokenIds: run.tokenIds, referenceTokenIds: reference.tokens, stepMaxAbsDiff });
 			log(`VERIFY_CASE ${id} ${JSON.stringify({ repeat: run.repeat, tokens: run.tokenIds, reference: reference.tokens, maxAbsLogitDiff: Math.max(...stepMaxAbsDiff) })}`);
 		}
-		return { method: "wasm", wallMs: performance.now() - started, cases };
+		// The core picks the logit tolerance from what the graphs run require (an fp16 one needs shader-f16).
+		const requires = { visionRequires: decoderOnly ? [] : visionEntry.requires, decoderRequires: decoderEntry.requires };
+		return { method: "wasm", wallMs: performance.now() - started, cases, ...requires };
 	} finally {
 		await vision?.release();
 		await decoder?.release();

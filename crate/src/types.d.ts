@@ -392,6 +392,13 @@ export type VerificationInput = {
     method: string;
     wallMs: number;
     cases: Array<VerifyCaseInput>;
+    /**
+     * The WebGPU features the manifest says the run's vision tier requires (its `requires`;
+     * empty in the decoder-only scope): `shader-f16` marks an fp16 graph.
+     */
+    visionRequires: Array<string>;
+    /** The same for the run's decoder. */
+    decoderRequires: Array<string>;
 };
 
 export type VerifyCaseInput = {

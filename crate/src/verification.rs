@@ -19,6 +19,11 @@ pub struct VerificationInput {
     pub method: String,
     pub wall_ms: f64,
     pub cases: Vec<VerifyCaseInput>,
+    /// The WebGPU features the manifest says the run's vision tier requires (its `requires`;
+    /// empty in the decoder-only scope): `shader-f16` marks an fp16 graph.
+    pub vision_requires: Vec<String>,
+    /// The same for the run's decoder.
+    pub decoder_requires: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,17 +47,25 @@ pub struct VerifyCaseInput {
 /// for other GPUs' kernels.
 pub const VERIFY_MAX_ABS_LOGIT_DIFF: f64 = 0.05;
 
-/// The same with an fp16 graph in the run (`tier=242`, `decoder=fp16-matmul`): measured 0.23
-/// in Firefox on lavapipe with both, where fp16 kernels round differently on WebGPU and CPU.
+/// The same with an fp16 graph in the run (one whose manifest entry requires [`FP16_FEATURE`],
+/// as the built-in `tier=242` and `decoder=fp16-matmul` do): measured 0.23 in Firefox on
+/// lavapipe with both, where fp16 kernels round differently on WebGPU and CPU.
 pub const VERIFY_MAX_ABS_LOGIT_DIFF_FP16: f64 = 1.0;
 
-/// The tolerance of a configuration and the precision it is for (`fp16` or `fp32`).
-pub fn logit_tolerance(config: &Config) -> (f64, &'static str) {
-    // The built-in manifest's fp16 graphs; a tier or decoder of another name is held to the
-    // fp32 tolerance (a failed check, never a hidden difference).
-    let fp16 = (config.scope == crate::config::Scope::Full && config.tier == "242")
-        || config.decoder == "fp16-matmul";
-    if fp16 {
+/// The WebGPU feature a graph that computes in fp16 requires (its manifest entry's `requires`).
+pub const FP16_FEATURE: &str = "shader-f16";
+
+/// The tolerance of a run of `config` whose graphs require these features, and the precision
+/// it is for (`fp16` or `fp32`): fp16 when a graph the run ran requires [`FP16_FEATURE`].
+pub fn logit_tolerance(
+    config: &Config,
+    vision_requires: &[String],
+    decoder_requires: &[String],
+) -> (f64, &'static str) {
+    let fp16 = |requires: &[String]| requires.iter().any(|f| f == FP16_FEATURE);
+    // Without vision (scope=decoder) the tier runs nothing.
+    let vision_fp16 = config.scope == crate::config::Scope::Full && fp16(vision_requires);
+    if vision_fp16 || fp16(decoder_requires) {
         (VERIFY_MAX_ABS_LOGIT_DIFF_FP16, "fp16")
     } else {
         (VERIFY_MAX_ABS_LOGIT_DIFF, "fp32")
@@ -121,7 +134,8 @@ pub fn verification(
             });
         }
     }
-    let (tolerance, precision) = logit_tolerance(config);
+    let (tolerance, precision) =
+        logit_tolerance(config, &input.vision_requires, &input.decoder_requires);
     let cases: Vec<VerifiedCase> = input
         .cases
         .into_iter()

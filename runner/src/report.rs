@@ -755,6 +755,8 @@ pub(crate) mod tests {
             .collect();
         let input = VerificationInput {
             method: "wasm".into(),
+            vision_requires: Vec::new(),
+            decoder_requires: Vec::new(),
             wall_ms: 1.0,
             cases,
         };

@@ -14,6 +14,8 @@ fn verified_run(
     let mut input = input_of(&posted);
     input.verification = Some(VerificationInput {
         method: "wasm".into(),
+        vision_requires: Vec::new(),
+        decoder_requires: Vec::new(),
         wall_ms: 12.5,
         cases: posted
             .results
@@ -126,6 +128,8 @@ fn a_verification_of_other_cases_or_without_verify_is_refused() {
     let mut input = input_of(&legacy_summary());
     input.verification = Some(VerificationInput {
         method: "wasm".into(),
+        vision_requires: Vec::new(),
+        decoder_requires: Vec::new(),
         wall_ms: 1.0,
         cases: Vec::new(),
     });
@@ -139,6 +143,8 @@ fn a_verification_of_other_cases_or_without_verify_is_refused() {
     let other = &posted.results[1];
     input.verification = Some(VerificationInput {
         method: "wasm".into(),
+        vision_requires: Vec::new(),
+        decoder_requires: Vec::new(),
         wall_ms: 1.0,
         cases: posted
             .results
@@ -158,29 +164,30 @@ fn a_verification_of_other_cases_or_without_verify_is_refused() {
 
 #[test]
 fn an_fp16_graph_has_the_fp16_tolerance() {
+    // Chosen by what the manifest says the graphs require, not by their names.
     use crate::config::Scope;
     let mut config = Config::default();
+    let f16 = vec![FP16_FEATURE.to_owned()];
     assert_eq!(
-        logit_tolerance(&config),
+        logit_tolerance(&config, &[], &[]),
         (VERIFY_MAX_ABS_LOGIT_DIFF, "fp32")
     );
-    config.decoder = "fp16-matmul".to_owned();
     assert_eq!(
-        logit_tolerance(&config),
+        logit_tolerance(&config, &[], &f16),
         (VERIFY_MAX_ABS_LOGIT_DIFF_FP16, "fp16")
     );
-    config.decoder = "fixed-kv".to_owned();
-    config.tier = "242".to_owned();
-    assert_eq!(logit_tolerance(&config).1, "fp16");
+    assert_eq!(logit_tolerance(&config, &f16, &[]).1, "fp16");
     // Without vision the fp16 tier runs nothing.
     config.scope = Scope::Decoder;
-    assert_eq!(logit_tolerance(&config).1, "fp32");
+    assert_eq!(logit_tolerance(&config, &f16, &[]).1, "fp32");
 
     // 0.23, as measured with both fp16 graphs: within the fp16 tolerance, beyond the other.
     let mut posted = legacy_summary();
     posted.config.verify = crate::config::Verify::Wasm;
     let input = VerificationInput {
         method: "wasm".into(),
+        vision_requires: Vec::new(),
+        decoder_requires: Vec::new(),
         wall_ms: 1.0,
         cases: posted
             .results
@@ -199,7 +206,10 @@ fn an_fp16_graph_has_the_fp16_tolerance() {
             .unwrap()
             .passed
     );
-    posted.config.tier = "242".to_owned();
+    let input = VerificationInput {
+        vision_requires: vec![FP16_FEATURE.to_owned()],
+        ..input
+    };
     let fp16 = verification(input, &posted.results, &posted.config).unwrap();
     assert!(fp16.passed);
     assert_eq!(fp16.tolerance.precision, "fp16");
