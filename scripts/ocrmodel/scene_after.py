@@ -142,6 +142,8 @@ def _border(canvas, box, side, em, ink, paper, rng):
         draw.line([(x0, at), (x1, at)], fill=ink, width=width)
         beyond = (x0, int(at) + width, x1, y1)
     roll = rng.random()
+    if beyond[2] <= beyond[0] or beyond[3] <= beyond[1]:
+        return  # the border sits at the strip's far edge: no next panel shows
     if roll < 0.3:
         draw.rectangle(beyond, fill=rng.randint(0, 80))
     elif roll < 0.6:
