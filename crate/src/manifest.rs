@@ -54,16 +54,27 @@ pub struct Tokens {
 #[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ManifestCapability"))]
 #[serde(rename_all = "camelCase")]
 pub struct Capability {
+    /// The numbers a run's record keeps too (`crate::record::Capability`).
+    #[serde(flatten)]
+    pub shape: ModelShape,
+    pub head_dim: u32,
+    pub image_size: u32,
+    pub vision_tokens: u32,
+    pub kv_slots: u32,
+}
+
+/// The numbers of the model's shape that a run's record carries (its `capability`), defined
+/// here once for the manifest and the record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ModelShape {
     pub layers: u32,
     pub hidden_size: u32,
     pub intermediate_size: u32,
     pub attention_heads: u32,
     pub kv_heads: u32,
-    pub head_dim: u32,
     pub vocabulary: u32,
-    pub image_size: u32,
-    pub vision_tokens: u32,
-    pub kv_slots: u32,
     pub max_tokens: u32,
 }
 
@@ -258,7 +269,7 @@ impl Manifest {
                 size = crate::preprocess::IMAGE_SIZE
             )));
         }
-        let vocabulary = u64::from(self.capability.vocabulary);
+        let vocabulary = u64::from(self.capability.shape.vocabulary);
         if self.logits_shape != [1, vocabulary] {
             return Err(invalid(format!(
                 "its logitsShape is {:?}, but capability.vocabulary says [1, {vocabulary}]",
@@ -328,12 +339,12 @@ impl Manifest {
     pub fn check_config(&self, config: &Config) -> Result<()> {
         self.vision_entry(config)?;
         let decoder = self.decoder_entry(config)?;
-        if config.max_tokens > self.capability.max_tokens {
+        if config.max_tokens > self.capability.shape.max_tokens {
             return Err(CoreError::InvalidConfig {
                 field: "maxTokens".to_owned(),
                 message: format!(
                     "maxTokens={} exceeds the model's capability.maxTokens ({}) in the manifest {}",
-                    config.max_tokens, self.capability.max_tokens, config.manifest
+                    config.max_tokens, self.capability.shape.max_tokens, config.manifest
                 ),
             });
         }

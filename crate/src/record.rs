@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::latency::LatencyStats;
+use crate::manifest::ModelShape;
 
 mod memory;
 mod sessions;
@@ -108,18 +109,14 @@ impl PageSummary {
     }
 }
 
-/// The model's shape from the manifest, and what each session is.
+/// The model's shape from the manifest (its type, `crate::manifest::ModelShape`), and what
+/// each session is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Capability {
-    pub layers: u32,
-    pub hidden_size: u32,
-    pub intermediate_size: u32,
-    pub attention_heads: u32,
-    pub kv_heads: u32,
-    pub vocabulary: u32,
-    pub max_tokens: u32,
+    #[serde(flatten)]
+    pub shape: ModelShape,
     pub vision: String,
     pub decoder: String,
 }

@@ -111,16 +111,30 @@ export type ManifestTokens = {
 
 /** The model's shape: what every file of the manifest must agree with. */
 export type ManifestCapability = {
+    headDim: number;
+    imageSize: number;
+    visionTokens: number;
+    kvSlots: number;
     layers: number;
     hiddenSize: number;
     intermediateSize: number;
     attentionHeads: number;
     kvHeads: number;
-    headDim: number;
     vocabulary: number;
-    imageSize: number;
-    visionTokens: number;
-    kvSlots: number;
+    maxTokens: number;
+};
+
+/**
+ * The numbers of the model's shape that a run's record carries (its `capability`), defined
+ * here once for the manifest and the record.
+ */
+export type ModelShape = {
+    layers: number;
+    hiddenSize: number;
+    intermediateSize: number;
+    attentionHeads: number;
+    kvHeads: number;
+    vocabulary: number;
     maxTokens: number;
 };
 
@@ -509,8 +523,13 @@ export type CaseResult = {
     repeat: number | null;
 };
 
-/** The model's shape from the manifest, and what each session is. */
+/**
+ * The model's shape from the manifest (its type, `crate::manifest::ModelShape`), and what
+ * each session is.
+ */
 export type Capability = {
+    vision: string;
+    decoder: string;
     layers: number;
     hiddenSize: number;
     intermediateSize: number;
@@ -518,8 +537,6 @@ export type Capability = {
     kvHeads: number;
     vocabulary: number;
     maxTokens: number;
-    vision: string;
-    decoder: string;
 };
 
 /** The manifest the run used and the model entries it took. */

@@ -20,7 +20,7 @@ use crate::config::{
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
     Activation, Capability as ManifestCapability, DecoderEntry, ExternalFiles, FileBytes, Graph,
-    Initializer, Limits, Manifest, Tokens, VisionEntry,
+    Initializer, Limits, Manifest, ModelShape, Tokens, VisionEntry,
 };
 use crate::record::*;
 use crate::summary::{CaseInput, CaseSummary, Summary, SummaryOptions};
@@ -67,6 +67,7 @@ declared!(
     Manifest,
     Tokens,
     ManifestCapability,
+    ModelShape,
     VisionEntry,
     DecoderEntry,
     Graph,

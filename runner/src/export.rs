@@ -263,7 +263,7 @@ fn config_cells(row: &mut Row, f: &Facts<'_>) {
 
 fn capability_cells(row: &mut Row, f: &Facts<'_>) {
     let capability = f.summary.map(|s| &s.capability);
-    let numbers = capability.map(|c| {
+    let numbers = capability.map(|c| &c.shape).map(|c| {
         [
             c.layers,
             c.hidden_size,

@@ -121,7 +121,7 @@ fn capture_and_verify_follow_the_decoders_properties() {
         manifest.check_config(&config).unwrap();
     }
     let mut shorter = manifest.clone();
-    shorter.capability.max_tokens = 64;
+    shorter.capability.shape.max_tokens = 64;
     let err = refusal(&shorter, "maxTokens=128&manifest=/m.json");
     assert!(
         err.contains("`maxTokens`")

@@ -164,8 +164,8 @@ pub fn phase_floor(
         } else {
             u64::from(c.vision_tokens) + max_tokens
         };
-        2 * u64::from(c.layers)
-            * u64::from(c.kv_heads)
+        2 * u64::from(c.shape.layers)
+            * u64::from(c.shape.kv_heads)
             * slots
             * u64::from(c.head_dim)
             * KV_BYTES_PER_VALUE
