@@ -19,6 +19,7 @@ import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.
 import { guardLimits } from "./limit-guard.js";
 import { loadPixels } from "./images.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
+import { loadDecoderPool, oneAtATime, readWithPool } from "./decoder-pool.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createMemorySampler } from "./memory.js";
 import { createReporter } from "./server.js";
@@ -32,7 +33,8 @@ import { armFaults } from "./fault-injection.js";
 
 const view = createView();
 // decoderRun: realm=page's decoder run (browser/decoding/decoder-run.js); decoderWorker: realm=worker's proxy (www/decoder-proxy.js) instead.
-const owned = { worker: null, decoderWorker: null, vision: null, decoderRun: null, device: null, waiter: null, gpuMemory: null };
+// decoderPool: pool>1's realms (www/decoder-pool.js).
+const owned = { worker: null, decoderWorker: null, vision: null, decoderRun: null, decoderPool: null, device: null, waiter: null, gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -51,11 +53,12 @@ async function enter(name) {
 async function releaseAll() {
 	owned.worker?.terminate();
 	owned.decoderWorker?.terminate();
+	for (const realm of owned.decoderPool ?? []) await realm.terminate();
 	await owned.vision?.release();
 	await owned.decoderRun?.release();
 	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, decoderRun: null, device: null, waiter: null });
+	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, decoderRun: null, decoderPool: null, device: null, waiter: null });
 }
 
 /** The core's config from the query (faults armed first), shown, and the run's id and reporter. */
@@ -200,7 +203,23 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 			await memory.sample("vision-session-ready");
 		},
 		async loadDecoder() {
-			if (config.realm === "worker") {
+			if (config.pool > 1) {
+				let page = null;
+				if (config.realm !== "worker") {
+					await ensureDevice();
+					// Every call into the page's one onnxruntime-web, the resident vision's too, in turn (decoder-pool.js).
+					owned.waiter = oneAtATime(owned.waiter);
+					page = { device: owned.device, waiter: owned.waiter };
+				}
+				owned.decoderPool = await loadDecoderPool({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabulary, vocabularyCharacters: inputs.vocabularyCharacters }, page);
+				for (const realm of owned.decoderPool) noteDecoderReady(realm.ready);
+				if (config.realm === "worker") {
+					environment.decoderWorkerAdapter = owned.decoderPool[0].ready.adapter;
+					workers.decoder = owned.decoderPool[0].memory;
+				}
+				// One realm's decode for what reads a single one (verify=wasm's spec is the same in all).
+				decoding.decode = owned.decoderPool[0].decode;
+			} else if (config.realm === "worker") {
 				// The decoder, its loop and the choice in a worker of their own; the page keeps a proxy.
 				owned.decoderWorker = await startDecoderProxy({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabularyCharacters });
 				const { ready } = owned.decoderWorker;
@@ -230,52 +249,75 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
  * reported. verify=wasm keeps each timed case's logits for verify.js. Returns
  * { results, warmupResults, verifyRuns, profile }.
  */
-async function decodeCases({ config, inputs, schedule, decoding, memory }) {
+async function decodeCases({ config, inputs, schedule, decoding, memory, workers }) {
 	const { plan, vocabulary, decoderOnly } = inputs;
 	const verifying = config.verify === "wasm";
-	const results = [];
-	const warmupResults = [];
-	const verifyRuns = [];
 	let profile = null;
 	await enter("decoder-run");
-	for (const [index, item] of plan.entries()) {
+	// pool>1: each result at its plan index, however the realms' cases finish.
+	const byIndex = { results: new Map(), warmupResults: new Map(), verifyRuns: new Map() };
+	const inOrder = (map) => [...map.entries()].sort(([a], [b]) => a - b).map(([, value]) => value);
+	const readCase = async (item, index, embeds, decode, realm) => {
 		const { testCase } = item;
 		view.progress(index, plan.length, `${item.warmup ? "warming up on" : "decoding"} ${testCase.id}`);
-		await faults.at("case", index + 1, { device: owned.device });
-		const { visionEmbeds, vision, reused } = await schedule.embeds(item, index);
+		const { visionEmbeds, vision, reused } = embeds;
 		const keepLogits = verifying && !item.warmup;
 		// realm=worker chooses in the worker (the fault hook is the page realm's) and sends the kept logits back.
 		const wrapNext = (next) => faults.duringDecode(index + 1, next, () => owned.device);
-		const { logits, ...decoded } = await decoding.decode(visionEmbeds, { maxTokens: config.maxTokens, reused, keepLogits, diverge: faults.divergence(index + 1), wrapNext });
-		if (keepLogits) verifyRuns.push({ testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits });
-		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs };
+		const { logits, ...decoded } = await decode(visionEmbeds, { maxTokens: config.maxTokens, reused, keepLogits, diverge: faults.divergence(index + 1), wrapNext });
+		if (keepLogits) byIndex.verifyRuns.set(index, { testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits });
+		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs, decoderRealm: realm };
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).
 		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
-		view.log(`CASE ${result.id} ${JSON.stringify({ warmup: item.warmup, repeat: item.repeat, actual: result.actual, distance: result.distance, tokens: result.tokens, visionMs: result.visionMs, prefillMs: result.prefillMs, decodeMs: result.decodeMs, totalMs: result.totalMs, tokenP50Ms: result.tokenLatency?.p50Ms ?? null })}`);
+		view.log(`CASE ${result.id} ${JSON.stringify({ warmup: item.warmup, repeat: item.repeat, actual: result.actual, distance: result.distance, tokens: result.tokens, visionMs: result.visionMs, prefillMs: result.prefillMs, decodeMs: result.decodeMs, totalMs: result.totalMs, tokenP50Ms: result.tokenLatency?.p50Ms ?? null, ...(realm === null ? {} : { decoderRealm: realm }) })}`);
 		if (item.warmup) {
 			// Warm-up runs compile the pipelines and are kept apart: not scored,
 			// not posted as finished cases, not in the statistics.
-			warmupResults.push(result);
-			continue;
+			byIndex.warmupResults.set(index, result);
+			return;
 		}
-		results.push(result);
+		byIndex.results.set(index, result);
 		view.addCase(result, !decoderOnly);
 		await reporter.progress(result);
+	};
+	const sampleAfter = (item) => memory.sample(item.repeat === 0 ? `after-case-${item.testCase.id}` : `after-case-${item.testCase.id}-repeat-${item.repeat}`);
+	let pool = null;
+	if (owned.decoderPool) {
+		const takeEmbeds = async (item, index) => {
+			await faults.at("case", index + 1, { device: owned.device });
+			return schedule.embeds(item, index);
+		};
+		const wallMs = await readWithPool(plan, owned.decoderPool, takeEmbeds, async (item, index, realm, embeds) => {
+			await readCase(item, index, embeds, realm.decode, realm.index);
+			if (!item.warmup) await sampleAfter(item);
+		});
+		const realmMemory = config.realm === "worker" ? owned.decoderPool.map((realm) => realm.memory) : [{ shared: "the page's one onnxruntime-web and device", gpu: owned.gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() }];
+		if (config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
+		pool = { wallMs, realmMemory };
+		view.log(`POOL ${JSON.stringify({ realms: config.pool, realm: config.realm, wallMs })}`);
+	}
+	for (const [index, item] of owned.decoderPool ? [] : plan.entries()) {
+		await faults.at("case", index + 1, { device: owned.device });
+		await readCase(item, index, await schedule.embeds(item, index), decoding.decode, null);
+		if (item.warmup) continue;
 		// profile=ops profiles the warm-up runs and the first timed case only: the
 		// profile of a whole set is hundreds of thousands of events (on the H200 a
 		// hayai13 run with 3 repeats did not finish printing it within 150 s), and
 		// the later cases then run unprofiled.
 		if (config.profile === "ops" && !profile) profile = { ...(await schedule.profiles()), decoder: await decoding.profile() };
-		await memory.sample(item.repeat === 0 ? `after-case-${testCase.id}` : `after-case-${testCase.id}-repeat-${item.repeat}`);
+		await sampleAfter(item);
 	}
 	view.progress(plan.length, plan.length, "cases done");
-	return { results, warmupResults, verifyRuns, profile };
+	return { results: inOrder(byIndex.results), warmupResults: inOrder(byIndex.warmupResults), verifyRuns: inOrder(byIndex.verifyRuns), profile, pool };
 }
 
 /** The release phase: the decoder worker first (its last report says what it left), then the page's sessions and device. */
-async function releasePhase({ memory, workers }) {
+async function releasePhase({ config, memory, workers }) {
 	await enter("release");
 	if (owned.decoderWorker) workers.decoder = await owned.decoderWorker.close();
+	// pool>1: each realm releases its session (and a worker its device) and reports what it left.
+	for (const realm of owned.decoderPool ?? []) await realm.close();
+	if (owned.decoderPool && config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
 	await releaseAll();
 	await sleep(250);
 	await memory.sample("released");
@@ -329,12 +371,12 @@ async function run() {
 	const hooks = scheduleHooks({ config, inputs, adapter, environment, memory, workers, records, decoding });
 	const schedule = createSchedule(hooks);
 	await schedule.load(inputs.plan);
-	const { results, warmupResults, verifyRuns, profile } = await decodeCases({ config, inputs, schedule, decoding, memory });
-	await releasePhase({ memory, workers });
+	const { results, warmupResults, verifyRuns, profile, pool } = await decodeCases({ config, inputs, schedule, decoding, memory, workers });
+	await releasePhase({ config, memory, workers });
 	const verification = config.verify === "wasm" ? await verifyCases({ config, inputs, decoding, verifyRuns, records, loadCasePixels: hooks.loadPixels }) : null;
 
 	const { manifest, visionEntry, decoderEntry } = inputs;
-	await finish({ config, manifest, visionEntry, decoderEntry, results, warmupResults, environment, sessionMs: records.sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, sessions: records.sessions, verification }, { memory, workers });
+	await finish({ config, manifest, visionEntry, decoderEntry, results, warmupResults, environment, sessionMs: records.sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, sessions: records.sessions, verification, pool }, { memory, workers });
 }
 
 async function fail(thrown) {

@@ -29,6 +29,9 @@ export function timingNotes(config, ortVersion) {
 	if (config.realm === "worker") {
 		notes.push(`realm=worker: the decoder session, its decode loop and the token choice ran in a dedicated worker (worker/decoder-worker.js) on its own WebGPU device; every decoder time was measured there, and the completion check uses that worker's floor. The embeddings reached it as a transferred array before the case's decoder time started${config.schedule === "resident" && config.scope === "full" ? " (resident: read back from the page's vision output, which is in neither visionMs nor the decoder's times)" : ""}.`);
 	}
+	if (config.pool > 1) {
+		notes.push(`pool=${config.pool}: ${config.realm === "worker" ? `${config.pool} decoder workers, each with its own onnxruntime-web and device,` : `${config.pool} decoder sessions in the page's one onnxruntime-web, their calls taking turns,`} read the cases at once from one queue; each case's times were measured in the realm that read it (decoderRealm) while the others ran, and pool.wallMs is the whole set's time.`);
+	}
 	if (config.verify === "wasm") {
 		notes.push("verify=wasm: each timed step's logits are kept in the page (4 bytes per vocabulary id per step) until the release phase's \"released\" sample; then every case is decoded again on the WASM (CPU) execution provider, still in the release phase, so the runner's release-phase memory includes those sessions. Measure memory and time with verify=none.");
 	}
@@ -51,11 +54,12 @@ export function caseResult(testCase, run, accuracyApplicable, item, core) {
 		probe: run.probe,
 		repeat: item.repeat,
 		accuracyApplicable,
+		decoderRealm: run.decoderRealm ?? null,
 	});
 }
 
 /** The whole summary: the page gathers, the core computes every statistic (crate/src/build_summary.rs). */
-export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, gpuMemory, sessions, verification, core }) {
+export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, gpuMemory, sessions, verification, pool, core }) {
 	const { layers, hiddenSize, intermediateSize, attentionHeads, kvHeads, vocabulary, maxTokens } = manifest.capability;
 	return core.buildSummary({
 		runId,
@@ -84,5 +88,6 @@ export function buildSummary({ runId, config, manifest, visionEntry, decoderEntr
 		gpuMemory: gpuMemory ?? null,
 		sessions,
 		verification: verification ?? null,
+		pool: pool ?? null,
 	});
 }

@@ -47,6 +47,10 @@ pub struct CaseRun {
     pub repeat: Option<u32>,
     /// False in the decoder-only scope: distance, characters and exact become null.
     pub accuracy_applicable: bool,
+    /// `pool` above 1: which of the decoder realms (0-based) read the case.
+    #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub decoder_realm: Option<u32>,
 }
 
 /// What the page gathered for the summary, besides its cases.
@@ -81,6 +85,23 @@ pub struct SummaryInput {
     #[serde(default)]
     #[cfg_attr(test, ts(optional = nullable))]
     pub verification: Option<VerificationInput>,
+    /// `pool` above 1: the decoder-run phase's wall time and each realm's last memory report.
+    #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub pool: Option<PoolInput>,
+}
+
+/// What the page measured of a pool of decoder realms (`pool` above 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PoolInput {
+    /// From the first case taken from the queue to the last one read: the page's time.
+    pub wall_ms: f64,
+    /// Each realm's memory (GPU bytes of its device, WASM heaps) as it last reported it, by
+    /// realm index; with realm=page, one shared report.
+    #[cfg_attr(test, ts(type = "unknown[]"))]
+    pub realm_memory: Vec<Value>,
 }
 
 /// Each realm's completion-floor rounds, as measured (null where it did not run).
@@ -159,6 +180,7 @@ pub fn case_result(run: CaseRun) -> CaseResult {
         tokens_per_second: per_second(run.decode_steps, run.decode_ms),
         decode_probe: run.probe,
         repeat: run.repeat,
+        decoder_realm: run.decoder_realm,
         extra: Extra::new(),
     }
 }
@@ -370,6 +392,9 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
         .verification
         .map(|v| verification(v, &input.results, &config))
         .transpose()?;
+    let pool = input
+        .pool
+        .map(|p| pool_run(p, &input.results, &input.warmup_results, config.pool));
     Ok(PageSummary {
         run_id: input.run_id,
         tier: get("tier"),
@@ -423,6 +448,7 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
         gpu_memory: input.gpu_memory,
         sessions: input.sessions,
         verification,
+        pool,
         results: input.results,
         config,
         extra: Extra::new(),
@@ -431,3 +457,33 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// The pool's figures: the whole set's wall time, the tokens every realm decoded in it (warm-up
+/// runs included: they were read in the same time) and their rate, and how many runs each
+/// realm read.
+fn pool_run(
+    input: PoolInput,
+    results: &[CaseResult],
+    warmups: &[CaseResult],
+    realms: u32,
+) -> PoolRun {
+    let runs = || warmups.iter().chain(results);
+    let tokens: usize = runs().map(|r| r.decode_steps).sum();
+    let mut cases_per_realm = vec![0u32; realms as usize];
+    for run in runs() {
+        if let Some(count) = run
+            .decoder_realm
+            .and_then(|i| cases_per_realm.get_mut(i as usize))
+        {
+            *count += 1;
+        }
+    }
+    PoolRun {
+        realms,
+        wall_ms: input.wall_ms,
+        decode_steps: tokens,
+        steps_per_second: per_second(tokens, input.wall_ms),
+        cases_per_realm,
+        realm_memory: input.realm_memory,
+    }
+}

@@ -26,6 +26,8 @@ pub use crate::sweep_grid::{expand_sweep, expand_sweep_from};
 pub const DEFAULT_CASES: &str = "hayai13";
 pub const DEFAULT_MANIFEST: &str = "/models/manifest.json";
 pub const MAX_TOKENS_LIMIT: u32 = 128;
+/// The most decoder realms of `pool`: each holds a session and a device of its own.
+pub const MAX_POOL: u32 = 8;
 /// The GPU chooser keeps this many chosen ids per sequence for one readback.
 pub const MAX_SYNC_STEPS: u32 = 64;
 const CASES_NAME_MAX_LEN: usize = 64;
@@ -89,12 +91,17 @@ parameters! {
     realm: Realm = Realm::Page, "realm", OneOf,
         "where the decoder session, its decode loop and the token choice run: page = in the page, \
          worker = in a dedicated worker of their own (worker/decoder-worker.js)";
+    /// Decoder realms reading the set's cases at once from one queue.
+    pool: u32 = 1, "pool", 1..=MAX_POOL,
+        "decoder realms reading the cases at once from one queue: with realm=worker K dedicated \
+         workers, each with its own onnxruntime-web and session; with realm=page K sessions in \
+         the page's one onnxruntime-web (the isolation check)";
 }
 
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
 /// record written before they existed reads and writes back unchanged (as the short query
 /// leaves every default out). The query strings still list them.
-pub const OMITTED_AT_DEFAULT: [&str; 4] = ["choose", "sync", "capture", "realm"];
+pub const OMITTED_AT_DEFAULT: [&str; 5] = ["choose", "sync", "capture", "realm", "pool"];
 
 choice! {
     /// `lean` turns `enableCpuMemArena` and `enableMemPattern` off; `default` leaves ORT's own.
@@ -200,6 +207,18 @@ impl Config {
         }
         if self.capture == Capture::On {
             self.check_capture()?;
+        }
+        if self.pool > 1 && self.profile == Profile::Ops {
+            // The profile is one session's, of the first timed case; with a pool that case's
+            // session is any of K, and the other sessions' cases would run profiled too.
+            return Err(CoreError::InvalidConfig {
+                field: "pool".to_owned(),
+                message: format!(
+                    "pool={} with profile=ops: the profile is one session's, and K sessions \
+                     read the cases at once; profile with pool=1, or leave profile at none",
+                    self.pool
+                ),
+            });
         }
         Ok(())
     }

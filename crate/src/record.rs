@@ -95,6 +95,9 @@ pub struct PageSummary {
     /// `verify=wasm`: the WASM (CPU) reference decode against the timed one; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<Verification>,
+    /// `pool` above 1: the whole set read by K decoder realms at once; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolRun>,
     // Fields a newer page adds are not part of the declared type.
     #[serde(flatten)]
     #[cfg_attr(test, ts(skip))]
@@ -153,6 +156,9 @@ pub struct CaseResult {
     pub decode_probe: CaseProbe,
     /// Which pass over the set (0-based); null for a warm-up run.
     pub repeat: Option<u32>,
+    /// `pool` above 1: which of the decoder realms (0-based) read the case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder_realm: Option<u32>,
     // Fields a newer page adds are not part of the declared type.
     #[serde(flatten)]
     #[cfg_attr(test, ts(skip))]
@@ -199,6 +205,26 @@ pub struct Environment {
     /// took instead (`docs/model-contract.md`, "Device limits").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limit_fallbacks: Vec<LimitFallback>,
+}
+
+/// A set read by a pool of decoder realms (`pool` above 1): the page's time for the whole set
+/// and what it cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct PoolRun {
+    pub realms: u32,
+    /// From the first case taken from the queue to the last one read.
+    pub wall_ms: f64,
+    /// Decode steps (tokens after the prefill's) of every run, warm-up runs included.
+    pub decode_steps: usize,
+    /// `decodeSteps` over `wallMs`: the pool's aggregate rate.
+    pub steps_per_second: Option<f64>,
+    /// Runs (warm-up included) each realm read, by realm index.
+    pub cases_per_realm: Vec<u32>,
+    /// Each realm's last memory report (GPU bytes of its device, WASM heaps), by realm index.
+    #[cfg_attr(test, ts(type = "unknown[]"))]
+    pub realm_memory: Vec<Value>,
 }
 
 /// The device-limit guard's choice: the variant asked for, the one used, and why.

@@ -65,6 +65,8 @@ export type Config = {
     capture?: Capture;
     /** where the decoder session, its decode loop and the token choice run: page = in the page, worker = in a dedicated worker of their own (worker/decoder-worker.js) */
     realm?: Realm;
+    /** decoder realms reading the cases at once from one queue: with realm=worker K dedicated workers, each with its own onnxruntime-web and session; with realm=page K sessions in the page's one onnxruntime-web (the isolation check) */
+    pool?: number;
 };
 
 /** A description of one parameter, for the runner's `--help` and the page's error text. */
@@ -360,6 +362,8 @@ export type CaseRun = {
     repeat: number | null;
     /** False in the decoder-only scope: distance, characters and exact become null. */
     accuracyApplicable: boolean;
+    /** `pool` above 1: which of the decoder realms (0-based) read the case. */
+    decoderRealm?: number | null;
 };
 
 /** One case's decode steps: the prefill, then per step after it. */
@@ -398,6 +402,8 @@ export type SummaryInput = {
     sessions?: Array<SessionRecord> | null;
     /** `verify=wasm`: the reference decode of every timed case, in the order of `results`. */
     verification?: VerificationInput | null;
+    /** `pool` above 1: the decoder-run phase's wall time and each realm's last memory report. */
+    pool?: PoolInput | null;
 };
 
 /** What `www/verify.js` measured: each timed case's reference tokens and logit differences. */
@@ -413,6 +419,17 @@ export type VerificationInput = {
     visionRequires: Array<string>;
     /** The same for the run's decoder. */
     decoderRequires: Array<string>;
+};
+
+/** What the page measured of a pool of decoder realms (`pool` above 1). */
+export type PoolInput = {
+    /** From the first case taken from the queue to the last one read: the page's time. */
+    wallMs: number;
+    /**
+     * Each realm's memory (GPU bytes of its device, WASM heaps) as it last reported it, by
+     * realm index; with realm=page, one shared report.
+     */
+    realmMemory: unknown[];
 };
 
 export type VerifyCaseInput = {
@@ -490,6 +507,8 @@ export type PageSummary = {
     sessions?: Array<SessionRecord> | null;
     /** `verify=wasm`: the WASM (CPU) reference decode against the timed one; absent otherwise. */
     verification?: Verification | null;
+    /** `pool` above 1: the whole set read by K decoder realms at once; absent otherwise. */
+    pool?: PoolRun | null;
 };
 
 /** One finished case: the seed's fields, then the additions and the decode probe's. */
@@ -521,6 +540,8 @@ export type CaseResult = {
     decodeProbe: CaseProbe;
     /** Which pass over the set (0-based); null for a warm-up run. */
     repeat: number | null;
+    /** `pool` above 1: which of the decoder realms (0-based) read the case. */
+    decoderRealm?: number | null;
 };
 
 /**
@@ -573,6 +594,24 @@ export type LimitFallback = {
     used: string;
     /** The limit, the need and the adapter's value, in words. */
     reason: string;
+};
+
+/**
+ * A set read by a pool of decoder realms (`pool` above 1): the page's time for the whole set
+ * and what it cost.
+ */
+export type PoolRun = {
+    realms: number;
+    /** From the first case taken from the queue to the last one read. */
+    wallMs: number;
+    /** Decode steps (tokens after the prefill's) of every run, warm-up runs included. */
+    decodeSteps: number;
+    /** `decodeSteps` over `wallMs`: the pool's aggregate rate. */
+    stepsPerSecond: number | null;
+    /** Runs (warm-up included) each realm read, by realm index. */
+    casesPerRealm: Array<number>;
+    /** Each realm's last memory report (GPU bytes of its device, WASM heaps), by realm index. */
+    realmMemory: unknown[];
 };
 
 /** One memory sample the page took between phases or cases. */

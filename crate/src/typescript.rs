@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use ts_rs::TS;
 
-use crate::build_summary::{CaseRun, CompletionFloors, SummaryInput};
+use crate::build_summary::{CaseRun, CompletionFloors, PoolInput, SummaryInput};
 use crate::choose::ChooserOptions;
 use crate::config::{
     Capture, Choose, Config, Loader, Memory, ParameterDescription, ParameterKind, Poll, Profile,
@@ -87,6 +87,7 @@ declared!(
     CaseProbe,
     SummaryInput,
     VerificationInput,
+    PoolInput,
     VerifyCaseInput,
     CompletionFloors,
     // The record.
@@ -96,6 +97,7 @@ declared!(
     ManifestUse,
     Environment,
     LimitFallback,
+    PoolRun,
     MemorySample,
     GpuBytes,
     WasmHeap,

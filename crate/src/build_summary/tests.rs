@@ -36,6 +36,7 @@ pub(crate) fn measured(case: &CaseResult, accuracy_applicable: bool) -> CaseRun 
         probe: case.decode_probe.clone(),
         repeat: case.repeat,
         accuracy_applicable,
+        decoder_realm: case.decoder_realm,
     }
 }
 
@@ -65,6 +66,7 @@ pub(crate) fn input_of(summary: &PageSummary) -> SummaryInput {
         gpu_memory: summary.gpu_memory.clone(),
         sessions: summary.sessions.clone(),
         verification: None,
+        pool: None,
     }
 }
 
@@ -92,7 +94,8 @@ fn without_newer_fields(mut value: Value) -> Value {
 #[test]
 fn case_results_are_the_ones_the_page_computed() {
     for case in legacy_summary().results {
-        let built = without_newer_fields(serde_json::to_value(case_result(measured(&case, true))).unwrap());
+        let built =
+            without_newer_fields(serde_json::to_value(case_result(measured(&case, true))).unwrap());
         assert_within(&built, &serde_json::to_value(&case).unwrap(), "case", ULPS);
     }
 }
@@ -100,8 +103,9 @@ fn case_results_are_the_ones_the_page_computed() {
 #[test]
 fn the_summary_is_the_one_the_page_computed() {
     let posted = legacy_summary();
-    let built =
-        without_newer_fields(serde_json::to_value(build_summary(input_of(&posted)).unwrap()).unwrap());
+    let built = without_newer_fields(
+        serde_json::to_value(build_summary(input_of(&posted)).unwrap()).unwrap(),
+    );
     assert_within(
         &built,
         &serde_json::to_value(&posted).unwrap(),

@@ -118,10 +118,10 @@ fn full_query_lists_everything_and_parses_back() {
     let c = Config::default();
     let q = c.to_full_query();
     assert!(q.starts_with("tier=121&memory=lean"), "{q}");
-    // The seed's ten first, then the additive seven at the end of the order.
+    // The seed's ten first, then the additive eight at the end of the order.
     assert!(
         q.ends_with(
-            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page"
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page&pool=1"
         ),
         "{q}"
     );
@@ -525,7 +525,13 @@ fn added_parameters_are_described() {
         "{}",
         realm.description
     );
-    assert_eq!(params.last().map(|p| p.name), Some("realm"));
+    let pool = find("pool");
+    assert!(
+        pool.description.contains("isolation check"),
+        "{}",
+        pool.description
+    );
+    assert_eq!(params.last().map(|p| p.name), Some("pool"));
     for p in &params {
         assert!(
             !p.description.is_empty() && !p.allowed.is_empty(),
@@ -611,6 +617,13 @@ fn any_config() -> impl Strategy<Value = Config> {
                     Capture::Off
                 },
                 realm,
+                // Every pool size, from a drawn number (the tuples are full); pool above 1 is
+                // refused with profile=ops.
+                pool: if profile == Profile::Ops {
+                    1
+                } else {
+                    warmup % MAX_POOL + 1
+                },
             },
         )
 }
@@ -633,4 +646,19 @@ proptest! {
     fn parse_never_panics(q in ".{0,80}") {
         let _ = parse_query(&q);
     }
+}
+
+#[test]
+fn pool_takes_one_to_eight_realms_and_refuses_the_profile() {
+    assert_eq!(parse_query("pool=4&realm=worker").unwrap().pool, 4);
+    let too_many = parse_query("pool=9").unwrap_err().to_string();
+    assert!(too_many.contains("pool"), "{too_many}");
+    let profiled = parse_query("pool=2&profile=ops").unwrap_err().to_string();
+    assert!(
+        profiled.contains("pool=2 with profile=ops") && profiled.contains("profile with pool=1"),
+        "{profiled}"
+    );
+    // At its default it is left out of the JSON, so older records read back unchanged.
+    let json = serde_json::to_value(Config::default()).unwrap();
+    assert!(json.get("pool").is_none(), "{json}");
 }

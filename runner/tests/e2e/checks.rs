@@ -573,10 +573,13 @@ fn expected_sessions(config: &Config) -> Vec<(&'static str, &'static str)> {
     if config.scope == Scope::Full {
         sessions.push(("vision", "vision"));
     }
-    sessions.push(("decoder", "decoder"));
-    // capture=on: the steps' own session of the same file, created with enableGraphCapture.
-    if config.capture == Capture::On {
+    // pool=K: each decoder realm's, one after another.
+    for _ in 0..config.pool {
         sessions.push(("decoder", "decoder"));
+        // capture=on: the steps' own session of the same file, created with enableGraphCapture.
+        if config.capture == Capture::On {
+            sessions.push(("decoder", "decoder"));
+        }
     }
     if config.verify == Verify::Wasm {
         if config.scope == Scope::Full {
@@ -624,7 +627,9 @@ pub fn check_sessions(root: &Path, summary: &Value, config: &Config, page_url: &
         );
         decoder_sessions += usize::from(role == "decoder");
         // With capture=on the second decoder session is the one whose steps are captured.
-        let captured = config.capture == Capture::On && role == "decoder" && decoder_sessions == 2;
+        // Each realm's second decoder session is its captured steps'.
+        let captured =
+            config.capture == Capture::On && role == "decoder" && decoder_sessions % 2 == 0;
         let what = format!("session {role}/{graph}");
         let name = match graph {
             "vision" => config.get("tier").unwrap(),
