@@ -1,0 +1,210 @@
+//! The same tokens by every route: the seed's loop against the WASM reference and the CPU
+//! oracle, the GPU choice with batched readbacks, graph capture, and the two browsers against
+//! each other.
+
+use super::*;
+
+/// The choice on the GPU needs more than `maxTokens=2` to queue steps: its batches never pass
+/// `maxTokens`, so two tokens make one batch of one step. smoke1's string is five characters
+/// and EOS its sixth choice: with `maxTokens=8` and `sync=4` the loop queues one full batch of
+/// four steps, then one of three that EOS ends after its first (the other two discarded).
+/// The reference is the same reading with the seed's loop (`choose=cpu`).
+/// The seed's loop on smoke1, read to EOS at the sixth choice: the verified run, which
+/// `reads_to_eos_as_the_wasm_reference` makes anyway (a Chromium run costs minutes).
+pub(super) const BATCHED_REFERENCE: &str = VERIFIED;
+
+pub(super) const GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4";
+
+/// The seed's loop on smoke1 without the reference check, for runs in another realm.
+pub(super) const BATCHED_REFERENCE_QUERY: &str = "cases=smoke1&maxTokens=8";
+
+/// Graph capture on a static-shape decoder (`capture=on` needs one and `choose=gpu`): the fused
+/// one, the fastest on a real GPU and, with its 8-bit weights, about 7× faster than
+/// `fixed-kv-gpu` on lavapipe; both replay through the same
+/// `browser/decoding/decode-capture.js`.
+pub(super) const CAPTURED_BATCHED: &str =
+    "cases=smoke1&maxTokens=8&decoder=fixed-kv-fused&choose=gpu&sync=4&capture=on";
+
+/// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet it reads
+/// smoke1 to EOS with the baseline's tokens in both browsers (and smoke2 at `maxTokens=4`).
+pub(super) const NEW_DECODER_BATCHED: &str =
+    "cases=smoke1&maxTokens=8&decoder=nbits-int4&choose=gpu&sync=4";
+
+/// The reference read to EOS (`check_read_to_eos`: before `maxTokens`, as the CPU oracle
+/// read it) after at least 1 + 4 tokens, so the batched runs did queue a full batch of four
+/// and steps past EOS.
+pub(super) fn check_batched_reference(run: &Run) {
+    let readings = check_finished(run);
+    let cases = case_results(run);
+    let summary = &run.record("result").expect("a result")["summary"];
+    checks::check_read_to_eos(summary, &cases, &run.config, &readings);
+    for case in &cases {
+        let tokens = token_ids(case).len();
+        assert!(
+            tokens >= 5,
+            "case {}: {tokens} tokens; the batched runs need at least 5 to fill a batch",
+            case["id"]
+        );
+    }
+}
+
+/// Every case of `other` holds the same token ids as the same case of `reference`, in order.
+pub(super) fn assert_same_tokens(reference: &Run, other: &Run) {
+    let (left, right) = (case_results(reference), case_results(other));
+    assert!(!left.is_empty(), "{:?}: no cases", reference.query);
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "{:?} has {} cases, {:?} {}",
+        reference.query,
+        left.len(),
+        other.query,
+        right.len()
+    );
+    for (left, right) in left.iter().zip(&right) {
+        assert_eq!(
+            left["id"], right["id"],
+            "{:?}: the cases in order",
+            other.query
+        );
+        let (a, b) = (token_ids(left), token_ids(right));
+        assert!(
+            !a.is_empty(),
+            "{:?} case {}: no token",
+            reference.query,
+            left["id"]
+        );
+        assert_eq!(
+            a, b,
+            "case {}: the tokens of {:?} and {:?} differ",
+            left["id"], reference.query, other.query
+        );
+    }
+}
+
+/// The case results of a finished run; a run without a result or a result without its list
+/// of cases fails here instead of comparing as empty.
+pub(super) fn case_results(run: &Run) -> Vec<Value> {
+    let result = run
+        .record("result")
+        .unwrap_or_else(|| panic!("no result\n{}", run.describe()));
+    result["summary"]["results"]
+        .as_array()
+        .unwrap_or_else(|| {
+            panic!(
+                "the result has no list of cases: {}\n{}",
+                result["summary"]["results"],
+                run.describe()
+            )
+        })
+        .clone()
+}
+
+pub(super) fn token_ids(case: &Value) -> Vec<u64> {
+    case["tokenIds"]
+        .as_array()
+        .unwrap_or_else(|| panic!("case {}: tokenIds is not a list", case["id"]))
+        .iter()
+        .map(|t| {
+            t.as_u64()
+                .unwrap_or_else(|| panic!("case {}: token id {t} is not one", case["id"]))
+        })
+        .collect()
+}
+
+/// Chromium (SwiftShader) and Firefox (lavapipe) run the same graphs on different software
+/// GPUs. Every token of every case must be the same in both: greedy choice from logits that
+/// differ only in the last bits agrees unless two logits nearly tie, and a difference beyond
+/// that is a bug in one of the paths. Only configurations whose tokens the model chooses
+/// take part (`scope=decoder` forces them); the default decoder and `fixed-kv` between them
+/// cover both cache layouts.
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn same_tokens_in_chromium_and_firefox() {
+    let mut compared = 0usize;
+    for query in [DEFAULT, FIXED_KV] {
+        let chromium = run("chromium", query);
+        let firefox = run("firefox", query);
+        assert_ne!(
+            chromium.config.scope,
+            Scope::Decoder,
+            "{query:?} forces its tokens"
+        );
+        let (left, right) = (case_results(&chromium), case_results(&firefox));
+        assert_eq!(
+            left.len(),
+            right.len(),
+            "{query:?}: chromium has {} cases, firefox {}",
+            left.len(),
+            right.len()
+        );
+        assert!(!left.is_empty(), "{query:?}: no cases");
+        for (left, right) in left.iter().zip(right.iter()) {
+            assert_eq!(left["id"], right["id"], "{query:?}: the cases in order");
+            let (a, b) = (token_ids(left), token_ids(right));
+            eprintln!(
+                "e2e: {query:?} case {}: chromium {a:?} firefox {b:?}",
+                left["id"]
+            );
+            assert!(!a.is_empty(), "{query:?} case {}: no token", left["id"]);
+            assert_eq!(
+                a, b,
+                "{query:?} case {}: the tokens differ (chromium, firefox)",
+                left["id"]
+            );
+            compared += a.len();
+        }
+    }
+    eprintln!("e2e: chromium and firefox agree on all {compared} tokens");
+}
+
+/// The full reading: the default decoder and `fixed-kv` decode smoke2 to EOS with the CPU
+/// oracle's tokens (nCER recomputed here), and every token and every step's logits agree with
+/// the same decode on onnxruntime-web's WASM (CPU) execution provider (`verify=wasm`). The `fixed-kv` run is the
+/// one `every_configuration` and the cross-browser comparison use.
+pub(super) fn reads_to_eos_as_the_wasm_reference(browser: &str) {
+    for query in [VERIFIED, FIXED_KV] {
+        let run = run(browser, query);
+        let readings = check_finished(&run);
+        let summary = &run.record("result").expect("a result")["summary"];
+        checks::check_read_to_eos(summary, &case_results(&run), &run.config, &readings);
+    }
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn chromium_reads_to_eos_as_the_wasm_reference() {
+    reads_to_eos_as_the_wasm_reference("chromium");
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_reads_to_eos_as_the_wasm_reference() {
+    reads_to_eos_as_the_wasm_reference("firefox");
+}
+
+/// `capture=on` (browser/decoding/decode-capture.js): the decode steps replay one graph that
+/// onnxruntime-web recorded, on the static-shape decoder, with four steps queued per readback;
+/// they must read smoke1 with the seed loop's tokens (a full batch, then one that EOS ends).
+pub(super) fn graph_capture_reads_the_seeds_tokens(browser: &str) {
+    let reference = run(browser, BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    let captured = run(browser, CAPTURED_BATCHED);
+    check_finished(&captured);
+    assert!(
+        captured.record("result").expect("a result")["summary"]["sessions"]
+            .as_array()
+            .is_some_and(|sessions| sessions
+                .iter()
+                .any(|s| s["options"]["enableGraphCapture"] == true)),
+        "capture=on: no session was created with enableGraphCapture\n{}",
+        captured.describe()
+    );
+    assert_same_tokens(&reference, &captured);
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_graph_capture() {
+    graph_capture_reads_the_seeds_tokens("firefox");
+}

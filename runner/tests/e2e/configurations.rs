@@ -1,0 +1,84 @@
+//! Each browser on the default configuration, the staged schedule with `poll=kick`, and every
+//! other value of every parameter; an fp16 tier refused where the adapter lacks shader-f16.
+
+use super::*;
+
+/// On an adapter without `shader-f16` the fp16 configuration must be refused in words.
+pub(super) fn check_refused_without_f16(run: &Run) {
+    assert_eq!(run.exit_code, Some(1), "{}", run.describe());
+    check_no_orphans(run);
+    let error = run
+        .record("error")
+        .unwrap_or_else(|| panic!("no error record\n{}", run.describe()));
+    let message = error["body"]["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("shader-f16"),
+        "the refusal does not name shader-f16: {message}"
+    );
+    assert!(
+        run.stderr.contains(message.lines().next().unwrap_or("")),
+        "the runner did not print the page's message"
+    );
+    assert!(
+        run.record("result").is_none(),
+        "a refused configuration posted a result"
+    );
+}
+
+pub(super) fn every_configuration(browser: &str) {
+    for query in CONFIGURATIONS {
+        let run = run(browser, query);
+        if query == FP16 && !run.adapter_has("shader-f16") {
+            check_refused_without_f16(&run);
+        } else {
+            check_finished(&run);
+        }
+    }
+}
+
+/// Chromium costs seconds per decode step on SwiftShader, so one run covers both new paths.
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn chromium_default_configuration() {
+    check_finished(&run("chromium", DEFAULT));
+    let reference = run("chromium", BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    let new_decoder = run("chromium", NEW_DECODER_BATCHED);
+    check_finished(&new_decoder);
+    assert_same_tokens(&reference, &new_decoder);
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_default_configuration() {
+    check_finished(&run("firefox", DEFAULT));
+    let reference = run("firefox", BATCHED_REFERENCE);
+    check_batched_reference(&reference);
+    // Steps queued per readback, on the default decoder and on a new one: the same tokens.
+    for query in [GPU_BATCHED, NEW_DECODER_BATCHED] {
+        let gpu = run("firefox", query);
+        check_finished(&gpu);
+        assert_same_tokens(&reference, &gpu);
+    }
+}
+
+/// The queue kick in both realms of the staged schedule (the vision worker's too) and a
+/// warm-up run; Firefox only, where it costs about a minute on lavapipe (`EVERY_OTHER_VALUE`
+/// kicks in both browsers).
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_kicked_staged_configuration() {
+    check_finished(&run("firefox", "poll=kick&warmup=1"));
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn chromium_every_parameter_value() {
+    every_configuration("chromium");
+}
+
+#[test]
+#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn firefox_every_parameter_value() {
+    every_configuration("firefox");
+}
