@@ -30,6 +30,8 @@ mod configurations;
 mod decoder_worker;
 #[path = "e2e/oracle.rs"]
 mod oracle;
+#[path = "e2e/pool.rs"]
+mod pool;
 #[path = "e2e/recorded_checks.rs"]
 mod recorded_checks;
 #[path = "e2e/run_checks.rs"]
