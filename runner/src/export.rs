@@ -405,6 +405,13 @@ fn phase_cells(row: &mut Row, f: &Facts<'_>) {
                 "peakPssBytes",
                 count(measured.and_then(|p| p.total.peak_pss)),
             ),
+            // The end of the phase beside its peak: `release` ending below its peak is what
+            // was given back.
+            ("endPssBytes", count(measured.and_then(|p| p.total.end_pss))),
+            (
+                "peakPssShmemBytes",
+                count(measured.and_then(|p| p.total.peak_pss_shmem)),
+            ),
             (
                 "peakDriverGpuBytes",
                 count(

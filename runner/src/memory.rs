@@ -34,10 +34,10 @@ use crate::memory_model::floor::FloorAnswer;
 pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses};
 pub use snapshot::{Beside, PhaseMemory, ProcessMemory, SamplerFigures};
 pub use stats::Extent;
-use stats::{record_driver_gpu, record_pss, record_rss, Measured, Tracked};
+use stats::{record_driver_gpu, record_pss, record_pss_shmem, record_rss, Measured, Tracked};
 
 use crate::process_type::{classify, Classified, ProcessType};
-use crate::procfs::{descendants, page_size, read_cmdline, read_pss, read_rss, thread_cpu_time};
+use crate::procfs::{descendants, page_size, read_cmdline, read_rollup, read_rss, thread_cpu_time};
 
 pub use crate::memory_model::STARTUP_PHASE;
 
@@ -94,6 +94,37 @@ impl Shared {
         let at_ms = ms_since(self.started, Instant::now());
         record_driver_gpu(self.measured().phase(phase, at_ms), &by_type);
         true
+    }
+
+    /// One PSS pass over `processes`, counted towards `phase`; returns the CPU it took.
+    fn pss_pass(&self, processes: &[(u32, Classified)], phase: &str) -> Duration {
+        let cpu_before = thread_cpu_time();
+        let wall_before = Instant::now();
+        let mut pss: BTreeMap<ProcessType, u64> = BTreeMap::new();
+        let mut shmem: BTreeMap<ProcessType, u64> = BTreeMap::new();
+        let mut shmem_known = true;
+        for (pid, class) in processes {
+            // A process that exited during the pass simply holds nothing any more.
+            if let Some(rollup) = read_rollup(*pid) {
+                *pss.entry(class.kind).or_default() += rollup.pss;
+                match rollup.pss_shmem {
+                    Some(bytes) => *shmem.entry(class.kind).or_default() += bytes,
+                    None => shmem_known = false,
+                }
+            }
+        }
+        let cpu = thread_cpu_time().saturating_sub(cpu_before);
+        let done = Instant::now();
+        let mut m = self.measured();
+        let stats = m.phase(phase, ms_since(self.started, done));
+        record_pss(stats, &pss);
+        if shmem_known {
+            record_pss_shmem(stats, &shmem);
+        }
+        m.pss_passes += 1;
+        m.pss_cpu += cpu;
+        m.pss_wall += done.duration_since(wall_before);
+        cpu
     }
 }
 
@@ -192,8 +223,11 @@ impl Sampler {
         }
         let at_ms = ms_since(self.shared.started, Instant::now());
         record_rss(self.shared.measured().phase(phase, at_ms), tracked.iter());
-        // The driver too, so a phase shorter than a tick has its VRAM.
+        // The driver too, so a phase shorter than a tick has its VRAM; and PSS, so that a
+        // phase shorter than a PSS pass (the idle browser's `baseline`, tens of milliseconds,
+        // against 170 ms for a pass with the models loaded) has PSS to rise from.
         self.shared.sample_driver_gpu(&processes, phase);
+        self.shared.pss_pass(&processes, phase);
     }
 
     pub fn current_phase(&self) -> String {
@@ -355,28 +389,12 @@ fn pss_loop(shared: &Shared, interval: Duration) {
             std::thread::sleep(interval);
             continue;
         }
-        let cpu_before = thread_cpu_time();
-        let wall_before = Instant::now();
-        let mut by_type: BTreeMap<ProcessType, u64> = BTreeMap::new();
-        for (pid, class) in processes {
-            // A process that exited during the pass simply holds nothing any more.
-            if let Some(pss) = read_pss(pid) {
-                *by_type.entry(class.kind).or_default() += pss;
-            }
-        }
-        let cpu = thread_cpu_time().saturating_sub(cpu_before);
+        let phase = shared.current_phase();
+        let cpu = shared.pss_pass(&processes, &phase);
         let done = Instant::now();
         // The page-table walk costs CPU in proportion to the browser's memory; the wall time
         // also counts waiting for the browser's own memory locks, which costs nobody CPU.
         let gap = interval.max(cpu.mul_f64(1.0 / PSS_DUTY - 1.0));
-        let phase = shared.current_phase();
-        {
-            let mut m = shared.measured();
-            record_pss(m.phase(&phase, ms_since(shared.started, done)), &by_type);
-            m.pss_passes += 1;
-            m.pss_cpu += cpu;
-            m.pss_wall += done.duration_since(wall_before);
-        }
         // A newly marked phase gets a pass at once, whatever the budget says: phases such as
         // vision-release or release last well under the gap (a pass took 28 ms of CPU and
         // 170 ms of wall time with the page's models loaded in Firefox here, so the gap is
@@ -502,6 +520,29 @@ mod tests {
             "{}",
             phases["instant"]
         );
+        // Every marked phase, however short, has PSS too (taken at its mark), and the shared
+        // part of it where the kernel reports one.
+        for name in ["baseline", "instant", "grow"] {
+            let total = &phases[name]["total"];
+            assert!(
+                phases[name]["pssSamples"].as_u64().unwrap() >= 1,
+                "{name}: {}",
+                phases[name]
+            );
+            let (pss, shmem) = (
+                total["peakPssBytes"].as_u64(),
+                total["peakPssShmemBytes"].as_u64(),
+            );
+            assert!(pss.is_some_and(|pss| pss > 0), "{name}: {total}");
+            if std::fs::read_to_string("/proc/self/smaps_rollup")
+                .is_ok_and(|t| t.contains("Pss_Shmem:"))
+            {
+                assert!(
+                    shmem.is_some_and(|shmem| shmem <= pss.unwrap()),
+                    "{name}: {total}"
+                );
+            }
+        }
         // Without the NVIDIA driver (this machine) the answer says why, and no phase has
         // driver figures.
         let driver = &snapshot["driverGpuMemory"];

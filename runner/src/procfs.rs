@@ -93,10 +93,32 @@ pub fn read_rss(pid: u32, page: u64) -> Option<u64> {
 
 /// Proportional set size in bytes, from `/proc/PID/smaps_rollup`.
 pub fn read_pss(pid: u32) -> Option<u64> {
-    let text = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    let line = text.lines().find(|l| l.starts_with("Pss:"))?;
-    let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    read_rollup(pid).map(|rollup| rollup.pss)
+}
+
+/// What one read of `/proc/PID/smaps_rollup` gives: the proportional set size, and the part of
+/// it in shared memory (`Pss_Shmem`: the buffers browsers share between their processes, GPU
+/// transfer buffers among them), where the kernel reports it (Linux 5.14 and later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rollup {
+    pub pss: u64,
+    pub pss_shmem: Option<u64>,
+}
+
+pub fn read_rollup(pid: u32) -> Option<Rollup> {
+    parse_rollup(&fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?)
+}
+
+fn parse_rollup(text: &str) -> Option<Rollup> {
+    let bytes = |name: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    };
+    Some(Rollup {
+        pss: bytes("Pss:")?,
+        pss_shmem: bytes("Pss_Shmem:"),
+    })
 }
 
 /// CPU time this thread has used.
@@ -162,6 +184,30 @@ pub fn own_open_fds() -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rollup_reads_pss_and_its_shared_memory_part() {
+        let text = "5581a39e0000-7ffdce672000 ---p 00000000 00:00 0 [rollup]\nRss: 1756 kB\nPss:  413 kB\nPss_Dirty: 116 kB\nPss_Shmem:   12 kB\n";
+        assert_eq!(
+            parse_rollup(text),
+            Some(Rollup {
+                pss: 413 * 1024,
+                pss_shmem: Some(12 * 1024)
+            })
+        );
+        // Kernels before 5.14 have no Pss_Shmem line: PSS alone.
+        assert_eq!(
+            parse_rollup("Rss: 8 kB\nPss: 4 kB\n"),
+            Some(Rollup {
+                pss: 4096,
+                pss_shmem: None
+            })
+        );
+        assert_eq!(parse_rollup("Rss: 8 kB\n"), None);
+        // This process's own file parses, and its shared part is within its PSS.
+        let own = read_rollup(std::process::id()).expect("smaps_rollup of this process");
+        assert!(own.pss > 0 && own.pss_shmem.is_none_or(|shmem| shmem <= own.pss));
+    }
 
     #[test]
     fn stat_fields_survive_spaces_in_the_command_name() {

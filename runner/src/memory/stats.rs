@@ -22,6 +22,20 @@ pub struct Extent {
     pub peak_pss: Option<u64>,
     #[serde(rename = "endPssBytes", skip_serializing_if = "Option::is_none")]
     pub end_pss: Option<u64>,
+    /// The part of PSS in shared memory (`Pss_Shmem`), where the kernel reports it; absent in
+    /// files written before it was recorded.
+    #[serde(
+        rename = "peakPssShmemBytes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub peak_pss_shmem: Option<u64>,
+    #[serde(
+        rename = "endPssShmemBytes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub end_pss_shmem: Option<u64>,
     /// The driver's VRAM of the processes (NVML), once a driver sample counted.
     #[serde(
         rename = "peakDriverGpuBytes",
@@ -48,6 +62,11 @@ impl Extent {
     fn add_pss(&mut self, pss: u64) {
         self.peak_pss = Some(self.peak_pss.unwrap_or(0).max(pss));
         self.end_pss = Some(pss);
+    }
+
+    fn add_pss_shmem(&mut self, bytes: u64) {
+        self.peak_pss_shmem = Some(self.peak_pss_shmem.unwrap_or(0).max(bytes));
+        self.end_pss_shmem = Some(bytes);
     }
 
     fn add_driver_gpu(&mut self, bytes: u64) {
@@ -161,6 +180,24 @@ pub(super) fn record_pss(stats: &mut PhaseStats, by_type: &BTreeMap<ProcessType,
         }
     }
     stats.total.add_pss(by_type.values().sum());
+}
+
+/// Counts the shared-memory part of one PSS pass (recorded right after [`record_pss`] of the
+/// same pass), summed per process type: a type absent from it ends the phase at zero.
+pub(super) fn record_pss_shmem(stats: &mut PhaseStats, by_type: &BTreeMap<ProcessType, u64>) {
+    for (kind, bytes) in by_type {
+        stats
+            .by_type
+            .entry(*kind)
+            .or_default()
+            .add_pss_shmem(*bytes);
+    }
+    for (kind, extent) in stats.by_type.iter_mut() {
+        if !by_type.contains_key(kind) && extent.peak_pss_shmem.is_some() {
+            extent.add_pss_shmem(0);
+        }
+    }
+    stats.total.add_pss_shmem(by_type.values().sum());
 }
 
 /// Counts one driver VRAM sample, summed per process type, towards `stats`: attributed like
