@@ -4,8 +4,9 @@ training samples, drawn by the training renderer with a seed of their own, alrea
 
     cd scripts && ../.venv/bin/python train/calibration_set.py        # models/calibration/vision-pixels.npz
 
-Like every training sample they never hold an evaluation string. The kinds come in the training
-shares (data.KIND_WEIGHTS), so the rounding fits the inputs the model was trained for.
+Like every training sample they never hold an evaluation string. The kinds come in the shares
+the committed checkpoint was trained with (data.COMMITTED_SHARES), so the rounding fits the
+inputs that model was trained for; a checkpoint trained on another mix draws them anew from its.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from data import SampleMaker  # noqa: E402
+from data import COMMITTED_SHARES, SampleMaker  # noqa: E402
 from ocrmodel.build_models import CALIBRATION  # noqa: E402
 from ocrmodel.fonts import FontLibrary  # noqa: E402
 
@@ -27,7 +28,7 @@ COUNT = 32
 
 
 def calibration_pixels(count: int = COUNT, font_dir: Path | None = None) -> np.ndarray:
-    maker = SampleMaker(FontLibrary(font_dir), SEED)
+    maker = SampleMaker(FontLibrary(font_dir), SEED, COMMITTED_SHARES)
     return np.stack([maker.sample()[0] for _ in range(count)])
 
 

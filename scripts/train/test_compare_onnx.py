@@ -47,7 +47,7 @@ def test_every_variant_reads_the_first_hayai13_cases_exactly(trained_build, caps
         assert (result["nCER"], result["distance"], result["characters"], result["exact"]) == (0.0, 0, 50, CASES)
         assert result["samePyTorchTokens"] == CASES
         assert line.startswith(f"hayai13 tier={result['tier']} decoder={result['decoder']}: nCER 0.0000 (0/50), "
-                               f"exact 3/3, PyTorch tokens identical in 3/3 cases, ")
+                               f"exact 3/3, trailing extras 0/3, PyTorch tokens identical in 3/3 cases, ")
     assert len(printed) == len(results)  # no "differs from PyTorch" lines
 
 

@@ -44,6 +44,6 @@ def test_pure_pieces():
     assert format_ncer(summarise([CaseScore(1, 3, False, False), CaseScore(0, 5, True, False)])) == "0.1250"
     with pytest.raises(ValueError, match="2 cases of smoke2 but 1 token lists"):
         score_set("smoke2", eval_cases("smoke2"), [[]], CHARACTERS)
-    with pytest.raises(ValueError, match=r"known: \[.*'hayai13', .*'smoke2', 'synth200'\]"):
+    with pytest.raises(ValueError, match=r"known: \[.*'hayai13', .*'smoke2', 'synth200', 'tilted'\]"):
         eval_cases("nope")
     assert len(eval_cases("hayai13", 2)) == 2
