@@ -4,15 +4,22 @@
 // vocabulary size from the logits. Nothing is assumed.
 import { tensorShape } from "./sessions.js";
 
+/** The vision encoder's tensor names, defined once: checkVisionIo holds every vision model to them. */
+export const VISION_IO = Object.freeze({ pixels: "pixel_values", embeds: "vision_embeds" });
+
 /**
  * The decoder's tensor names the decode loops (decoding/) feed and read, defined once:
  * checkDecoder holds every decoder to them through its manifest entry's inputs and outputs,
  * so a model with other names is refused naming the one it lacks.
  */
-export const DECODER_IO = Object.freeze({ visionEmbeds: "vision_embeds", tokenIds: "token_ids", positionIds: "position_ids", pastLength: "past_length", logits: "logits" });
+export const DECODER_IO = Object.freeze({ visionEmbeds: VISION_IO.embeds, tokenIds: "token_ids", positionIds: "position_ids", pastLength: "past_length", logits: "logits" });
+
+/** The KV cache's tensor names: `past_k0` in, `present_k0` out, for each layer and each of k and v. */
+export const CACHE_IO = Object.freeze({ past: "past_", present: "present_" });
+export const cacheName = (side, kv, layer) => `${CACHE_IO[side]}${kv}${layer}`;
 
 /** The cache input a present output feeds at the next step: present_k0 -> past_k0. */
-export const pastNameOf = (presentName) => presentName.replace(/^present_/, "past_");
+export const pastNameOf = (presentName) => CACHE_IO.past + presentName.slice(CACHE_IO.present.length);
 
 function indexedNames(names, prefix) {
 	return names.filter((name) => new RegExp(`^${prefix}\\d+$`).test(name)).sort();
@@ -25,18 +32,18 @@ function staticDim(shape, index) {
 
 /** The names of the vision contract: what a realm without the manifest can check. */
 export function checkVisionIo(session) {
-	if (JSON.stringify(session.inputNames) !== JSON.stringify(["pixel_values"]) || !session.outputNames.includes("vision_embeds")) {
-		throw new Error(`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is pixel_values -> vision_embeds.`);
+	if (JSON.stringify(session.inputNames) !== JSON.stringify([VISION_IO.pixels]) || !session.outputNames.includes(VISION_IO.embeds)) {
+		throw new Error(`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is ${VISION_IO.pixels} -> ${VISION_IO.embeds}.`);
 	}
 }
 
 export function checkVision(session, capability) {
 	checkVisionIo(session);
-	const shape = tensorShape(session, "vision_embeds");
+	const shape = tensorShape(session, VISION_IO.embeds);
 	const tokens = staticDim(shape, 1);
 	const hidden = staticDim(shape, 2);
 	if ((tokens !== null && tokens !== capability.visionTokens) || (hidden !== null && hidden !== capability.hiddenSize)) {
-		throw new Error(`The vision model outputs vision_embeds [${shape}], but the manifest says [1, ${capability.visionTokens}, ${capability.hiddenSize}].`);
+		throw new Error(`The vision model outputs ${VISION_IO.embeds} [${shape}], but the manifest says [1, ${capability.visionTokens}, ${capability.hiddenSize}].`);
 	}
 }
 
@@ -52,12 +59,10 @@ export function checkDecoder(session, capability, entry, maxTokens) {
 		if (!session.inputNames.includes(name)) throw new Error(`The decoder "${entry.name}" has no input ${name} (it has: ${session.inputNames.join(", ")}).`);
 	}
 	if (!session.outputNames.includes(DECODER_IO.logits)) throw new Error(`The decoder "${entry.name}" has no output ${DECODER_IO.logits} (it has: ${session.outputNames.join(", ")}).`);
-	const counts = {
-		past_k: indexedNames(session.inputNames, "past_k").length,
-		past_v: indexedNames(session.inputNames, "past_v").length,
-		present_k: indexedNames(session.outputNames, "present_k").length,
-		present_v: indexedNames(session.outputNames, "present_v").length,
-	};
+	const counts = Object.fromEntries(
+		[["past", session.inputNames], ["present", session.outputNames]].flatMap(([side, names]) =>
+			["k", "v"].map((kv) => [`${CACHE_IO[side]}${kv}`, indexedNames(names, `${CACHE_IO[side]}${kv}`).length])),
+	);
 	for (const [kind, count] of Object.entries(counts)) {
 		if (count !== capability.layers) {
 			throw new Error(`The decoder "${entry.name}" has ${count} ${kind}* tensors, but the manifest's capability.layers says ${capability.layers}.`);
@@ -72,11 +77,12 @@ export function checkDecoder(session, capability, entry, maxTokens) {
 	if (vocabulary !== null && vocabulary !== capability.vocabulary) {
 		throw new Error(`The decoder "${entry.name}" outputs ${vocabulary} logits, but the manifest's capability.vocabulary says ${capability.vocabulary}.`);
 	}
-	const pastShape = tensorShape(session, "past_k0");
+	const firstPast = cacheName("past", "k", 0);
+	const pastShape = tensorShape(session, firstPast);
 	const kvHeads = staticDim(pastShape, 1) ?? capability.kvHeads;
 	const headDim = staticDim(pastShape, 3) ?? capability.headDim;
 	if (kvHeads !== capability.kvHeads || headDim !== capability.headDim) {
-		throw new Error(`The decoder "${entry.name}" takes past_k0 [${pastShape}], but the manifest says ${capability.kvHeads} KV heads of ${capability.headDim}.`);
+		throw new Error(`The decoder "${entry.name}" takes ${firstPast} [${pastShape}], but the manifest says ${capability.kvHeads} KV heads of ${capability.headDim}.`);
 	}
 	let kvSlots = null;
 	if (entry.fixedKv) {

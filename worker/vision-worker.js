@@ -10,7 +10,7 @@
 import { ort, ORT_VERSION } from "../browser/ort.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { createSession } from "../browser/sessions.js";
-import { checkVisionIo } from "../browser/contract.js";
+import { checkVisionIo, VISION_IO } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
@@ -44,7 +44,7 @@ const handlers = {
 			device,
 			// On the CPU: the embeddings must leave this worker anyway, and a CPU
 			// output makes run() wait for the GPU, so visionMs is honest.
-			preferredOutputLocation: { vision_embeds: "cpu" },
+			preferredOutputLocation: { [VISION_IO.embeds]: "cpu" },
 			what: `vision tier ${tier}`,
 			profile,
 			role: "vision",
@@ -62,10 +62,10 @@ const handlers = {
 		await injectFault(fault, "encode", device);
 		const input = new ort.Tensor("float32", pixels, [1, 3, size, size]);
 		const started = performance.now();
-		const output = await waiter.wait(() => vision.run({ pixel_values: input }));
+		const output = await waiter.wait(() => vision.run({ [VISION_IO.pixels]: input }));
 		const visionMs = performance.now() - started;
 		input.dispose();
-		const embeds = output.vision_embeds;
+		const embeds = output[VISION_IO.embeds];
 		let values = embeds.data;
 		// A view into ORT's (possibly shared) WASM memory cannot be transferred.
 		if (!(values.buffer instanceof ArrayBuffer) || values.byteLength !== values.buffer.byteLength) values = values.slice();

@@ -9,7 +9,7 @@ import { ORT_VERSION } from "../browser/ort.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { deviceLostMessage, explained, explainDeviceLoss, explainOrtError, serializeError } from "../browser/errors.js";
 import { createSession } from "../browser/sessions.js";
-import { checkVision } from "../browser/contract.js";
+import { checkVision, VISION_IO } from "../browser/contract.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
@@ -194,7 +194,7 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 		loadPixels: (testCase) => loadPixels(testCase, config.cases),
 		faults,
 		async loadVision() {
-			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { vision_embeds: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision" });
+			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { [VISION_IO.embeds]: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision" });
 			owned.vision = created.session;
 			records.sessions.push(created.record);
 			records.sessionMs.vision = created.createMs;

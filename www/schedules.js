@@ -8,6 +8,7 @@
 //           terminated before the decoder loads (the only way to give its WASM heap back);
 // resident: both sessions in the page, vision run per case;
 // decoder:  the decoder-only scope: zero embeddings, no vision at all.
+import { VISION_IO } from "../browser/contract.js";
 import { ort } from "../browser/ort.js";
 import { startVisionWorker } from "./worker-client.js";
 
@@ -58,7 +59,7 @@ function resident(run) {
 			const pixels = new ort.Tensor("float32", await run.loadPixels(item.testCase), [1, 3, capability.imageSize, capability.imageSize]);
 			const waiter = run.waiter();
 			const started = performance.now();
-			const output = await waiter.wait(() => owned.vision.run({ pixel_values: pixels }));
+			const output = await waiter.wait(() => owned.vision.run({ [VISION_IO.pixels]: pixels }));
 			const visionCallMs = performance.now() - started;
 			// run() returns once the work is submitted, not done (measured: it returned
 			// after 28 ms of 73.9 s of GPU work in headless Chromium on SwiftShader,
@@ -66,7 +67,7 @@ function resident(run) {
 			await waiter.wait(() => owned.device.queue.onSubmittedWorkDone());
 			const vision = { visionMs: performance.now() - started, visionCallMs };
 			pixels.dispose();
-			return { visionEmbeds: output.vision_embeds, vision };
+			return { visionEmbeds: output[VISION_IO.embeds], vision };
 		},
 		async profiles() {
 			return run.profileVision ? { vision: await run.profileVision() } : {};

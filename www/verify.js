@@ -17,7 +17,7 @@
 // and compared with every repeat of it: the reference is deterministic.
 import { ort } from "../browser/ort.js";
 import { createSession } from "../browser/sessions.js";
-import { DECODER_IO } from "../browser/contract.js";
+import { CACHE_IO, DECODER_IO, VISION_IO } from "../browser/contract.js";
 
 /**
  * The decode of docs/model-contract.md ("Prefill and steps") on CPU tensors:
@@ -34,12 +34,12 @@ async function referenceDecode(session, spec, visionEmbeds, next, maxTokens) {
 	const cacheNames = [];
 	for (let layer = 0; layer < spec.layers; layer += 1) cacheNames.push(`k${layer}`, `v${layer}`);
 	const takesPastLength = session.inputNames.includes(DECODER_IO.pastLength);
-	let pasts = Object.fromEntries(cacheNames.map((name) => [`past_${name}`, new ort.Tensor("float32", new Float32Array(cacheDims.reduce((a, b) => a * b, 1)), cacheDims)]));
+	let pasts = Object.fromEntries(cacheNames.map((name) => [CACHE_IO.past + name, new ort.Tensor("float32", new Float32Array(cacheDims.reduce((a, b) => a * b, 1)), cacheDims)]));
 	const call = async (embeds, token, positions) => {
 		const feeds = { [DECODER_IO.visionEmbeds]: embeds, [DECODER_IO.tokenIds]: int32Row([token]), [DECODER_IO.positionIds]: int32Row(positions), ...pasts };
 		if (takesPastLength) feeds[DECODER_IO.pastLength] = new ort.Tensor("int64", BigInt64Array.of(BigInt(positions[0])), [1]);
 		const outputs = await session.run(feeds);
-		pasts = Object.fromEntries(cacheNames.map((name) => [`past_${name}`, outputs[`present_${name}`]]));
+		pasts = Object.fromEntries(cacheNames.map((name) => [CACHE_IO.past + name, outputs[CACHE_IO.present + name]]));
 		return Float32Array.from(await outputs[DECODER_IO.logits].getData());
 	};
 	const noEmbeds = new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]);
@@ -99,7 +99,7 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 			}
 			const pixels = new ort.Tensor("float32", await loadPixels(testCase), [1, 3, capability.imageSize, capability.imageSize]);
 			try {
-				return (await vision.run({ pixel_values: pixels })).vision_embeds;
+				return (await vision.run({ [VISION_IO.pixels]: pixels }))[VISION_IO.embeds];
 			} finally {
 				pixels.dispose();
 			}

@@ -3,7 +3,7 @@
 // the CPU tensors each loop feeds, the empty cache of the prefill, and the
 // disposal of a run's outputs.
 import { ort } from "../ort.js";
-import { DECODER_IO } from "../contract.js";
+import { cacheName, DECODER_IO } from "../contract.js";
 
 /**
  * Where a decoder session keeps its outputs, in either realm: every one on the
@@ -18,7 +18,7 @@ export function decoderOutputLocations(layers) {
 /** present_k0, present_v0, present_k1, … : the cache outputs of a decoder of `layers` blocks. */
 function presentNamesOf(layers) {
 	const names = [];
-	for (let layer = 0; layer < layers; layer += 1) names.push(`present_k${layer}`, `present_v${layer}`);
+	for (let layer = 0; layer < layers; layer += 1) names.push(cacheName("present", "k", layer), cacheName("present", "v", layer));
 	return names;
 }
 

@@ -11,6 +11,8 @@
 //   head, overwritten in the prefill's presents on the GPU before the first step
 //   reads them: step 1's logits move.
 
+import { cacheName } from "../contract.js";
+
 /** The value diverge-kv writes: large enough to pull layer 0's attention to the slot. */
 const KV_VALUE = 16;
 /** How far diverge-logit lifts the runner-up above the best logit. */
@@ -50,7 +52,7 @@ export function createDivergence(kind, { spec, device }) {
 		},
 		cache(outputs, presentNames) {
 			if (kind !== "diverge-kv") return;
-			for (const name of presentNames.filter((n) => n === "present_k0" || n === "present_v0")) {
+			for (const name of presentNames.filter((n) => n === cacheName("present", "k", 0) || n === cacheName("present", "v", 0))) {
 				const tensor = outputs[name];
 				if (tensor.location !== "gpu-buffer") throw new Error(`inject=diverge-kv: ${name} is on ${tensor.location}, not a gpu-buffer; nothing on the GPU to overwrite.`);
 				const [, heads, slots, headDim] = tensor.dims;
