@@ -94,6 +94,9 @@ export async function loadCases(name) {
 		if (typeof entry.image !== "string" || typeof expected !== "string") {
 			throw new Error(`Case ${index} of the evaluation set "${name}" needs "image" and "expected" strings.`);
 		}
-		return { id: String(entry.id ?? index + 1), expected, imageUrl: sameOrigin(entry.image, `image of case ${index} of the evaluation set "${name}"`, base) };
+		if (entry.style !== undefined && typeof entry.style !== "string") {
+			throw new Error(`Case ${index} of the evaluation set "${name}" has a "style" that is not a string (it names the kind of crop, for accuracy per style).`);
+		}
+		return { id: String(entry.id ?? index + 1), expected, style: entry.style ?? null, imageUrl: sameOrigin(entry.image, `image of case ${index} of the evaluation set "${name}"`, base) };
 	});
 }

@@ -55,6 +55,7 @@ export function caseResult(testCase, run, accuracyApplicable, item, core) {
 		repeat: item.repeat,
 		accuracyApplicable,
 		decoderRealm: run.decoderRealm ?? null,
+		style: testCase.style ?? null,
 	});
 }
 

@@ -85,6 +85,7 @@ export function createView() {
 				["exact", summary.accuracyApplicable ? `${summary.exact}/${summary.cases}` : "not applicable"],
 				// Read on past the end of the text: the expected text, then extra characters.
 				["trailing extras", summary.accuracyApplicable ? `${summary.trailingExtras}/${summary.cases}` : "not applicable"],
+				...Object.entries(summary.perStyle ?? {}).map(([style, s]) => [`nCER, style ${style}`, `${ratio(s.nCER)} (${s.exact}/${s.cases} exact, ${s.trailingExtras} trailing extras)`]),
 				["median case", ms(summary.medianMs)],
 				["peak case", ms(summary.peakCaseMs)],
 				["mean case", ms(summary.meanMs)],

@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::error::{CoreError, Result};
 use crate::latency::{completion_check, latency_stats, mean_interval, LatencyStats};
+use crate::per_style::per_style;
 use crate::record::*;
 use crate::score::score_case;
 use crate::summary::{summarize, CaseInput, SummaryOptions};
@@ -51,6 +52,10 @@ pub struct CaseRun {
     #[serde(default)]
     #[cfg_attr(test, ts(optional = nullable))]
     pub decoder_realm: Option<u32>,
+    /// The case's style, where its set's `cases.json` names one.
+    #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub style: Option<String>,
 }
 
 /// What the page gathered for the summary, besides its cases.
@@ -181,6 +186,7 @@ pub fn case_result(run: CaseRun) -> CaseResult {
         decode_probe: run.probe,
         repeat: run.repeat,
         decoder_realm: run.decoder_realm,
+        style: run.style,
         extra: Extra::new(),
     }
 }
@@ -410,6 +416,13 @@ pub fn build_summary(input: SummaryInput) -> Result<PageSummary> {
         characters: applicable.then_some(stats.characters),
         exact: stats.exact,
         trailing_extras: stats.trailing_extras,
+        per_style: if applicable {
+            let styles: Vec<Option<String>> =
+                input.results.iter().map(|r| r.style.clone()).collect();
+            per_style(&cases, &styles)?
+        } else {
+            None
+        },
         median_ms: stats.median_ms,
         peak_case_ms: stats.peak_case_ms,
         memory_samples: input.memory_samples,

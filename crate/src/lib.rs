@@ -14,6 +14,7 @@ pub mod image_input;
 pub mod lanczos;
 pub mod latency;
 pub mod manifest;
+pub mod per_style;
 pub mod phase;
 pub mod preprocess;
 pub mod record;

@@ -57,6 +57,9 @@ pub struct PageSummary {
     /// than it; null where accuracy does not apply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trailing_extras: Option<usize>,
+    /// Accuracy per style where the set's cases name styles; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_style: Option<BTreeMap<String, crate::per_style::StyleSummary>>,
     pub median_ms: Option<f64>,
     pub peak_case_ms: Option<f64>,
     pub memory_samples: Vec<MemorySample>,
@@ -159,6 +162,9 @@ pub struct CaseResult {
     /// `pool` above 1: which of the decoder realms (0-based) read the case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoder_realm: Option<u32>,
+    /// The case's style, where its set's `cases.json` names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<String>,
     // Fields a newer page adds are not part of the declared type.
     #[serde(flatten)]
     #[cfg_attr(test, ts(skip))]

@@ -364,6 +364,8 @@ export type CaseRun = {
     accuracyApplicable: boolean;
     /** `pool` above 1: which of the decoder realms (0-based) read the case. */
     decoderRealm?: number | null;
+    /** The case's style, where its set's `cases.json` names one. */
+    style?: string | null;
 };
 
 /** One case's decode steps: the prefill, then per step after it. */
@@ -474,6 +476,8 @@ export type PageSummary = {
      * than it; null where accuracy does not apply).
      */
     trailingExtras?: number | null;
+    /** Accuracy per style where the set's cases name styles; absent otherwise. */
+    perStyle?: { [key in string]: StyleSummary } | null;
     medianMs: number | null;
     peakCaseMs: number | null;
     memorySamples: Array<MemorySample>;
@@ -542,6 +546,8 @@ export type CaseResult = {
     repeat: number | null;
     /** `pool` above 1: which of the decoder realms (0-based) read the case. */
     decoderRealm?: number | null;
+    /** The case's style, where its set's `cases.json` names one. */
+    style?: string | null;
 };
 
 /**
@@ -566,6 +572,16 @@ export type ManifestUse = {
     name: string | null;
     vision: unknown;
     decoder: unknown;
+};
+
+/** One style's accuracy figures, with the summary's names. */
+export type StyleSummary = {
+    cases: number;
+    nCER: number | null;
+    distance: number;
+    characters: number;
+    exact: number;
+    trailingExtras: number;
 };
 
 /** Who measured: the browser, its adapter(s) and ORT. */

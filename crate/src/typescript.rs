@@ -22,6 +22,7 @@ use crate::manifest::{
     Activation, Capability as ManifestCapability, DecoderEntry, ExternalFiles, FileBytes, Graph,
     Initializer, Limits, Manifest, ModelShape, Tokens, VisionEntry,
 };
+use crate::per_style::StyleSummary;
 use crate::record::*;
 use crate::summary::{CaseInput, CaseSummary, Summary, SummaryOptions};
 use crate::verification::{VerificationInput, VerifyCaseInput};
@@ -95,6 +96,7 @@ declared!(
     CaseResult,
     Capability,
     ManifestUse,
+    StyleSummary,
     Environment,
     LimitFallback,
     PoolRun,

@@ -37,6 +37,7 @@ pub(crate) fn measured(case: &CaseResult, accuracy_applicable: bool) -> CaseRun 
         repeat: case.repeat,
         accuracy_applicable,
         decoder_realm: case.decoder_realm,
+        style: case.style.clone(),
     }
 }
 
