@@ -289,6 +289,8 @@ async function decodeCases({ config, inputs, schedule, decoding, memory, workers
 		};
 		const wallMs = await readWithPool(plan, owned.decoderPool, takeEmbeds, async (item, index, realm, embeds) => {
 			await readCase(item, index, embeds, realm.decode, realm.index);
+			// The samples' decoderWorker: realm 0's last report.
+			if (config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
 			if (!item.warmup) await sampleAfter(item);
 		});
 		const realmMemory = config.realm === "worker" ? owned.decoderPool.map((realm) => realm.memory) : [{ shared: "the page's one onnxruntime-web and device", gpu: owned.gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() }];
