@@ -120,4 +120,11 @@ def score_set(name: str, cases: list[dict], tokens: list[list[int]], characters:
         scores.append(score)
         results.append({"id": case["id"], "expected": case["expected"], "actual": text, "tokens": list(chosen),
                         "distance": score.distance, "characters": score.characters})
-    return {"set": name, **summarise(scores), "results": results}
+    scored = {"set": name, **summarise(scores), "results": results}
+    styles = [case.get("style") for case in cases]
+    if any(style is not None for style in styles):  # the core's perStyle: each style as the whole set
+        groups: dict[str, list[CaseScore]] = {}
+        for style, score in zip(styles, scores):
+            groups.setdefault(style if style is not None else "(none)", []).append(score)
+        scored["perStyle"] = {style: summarise(group) for style, group in sorted(groups.items())}
+    return scored

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ocrmodel import spec
 from scoring import CaseScore, decode_text, eval_cases, format_ncer, score_set, summarise
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +27,8 @@ def test_recorded_tokens_score_as_recorded(name):
     scored = score_set(name, cases, [r["tokens"] for r in recorded["results"]], CHARACTERS)
     if "trailingExtras" not in recorded:  # a report written before the figure existed
         del scored["trailingExtras"]
+    if "perStyle" not in recorded:
+        scored.pop("perStyle", None)
     assert scored == recorded
 
 
@@ -47,3 +50,16 @@ def test_pure_pieces():
     with pytest.raises(ValueError, match=r"known: \[.*'hayai13', .*'smoke2', 'synth200', 'tilted'\]"):
         eval_cases("nope")
     assert len(eval_cases("hayai13", 2)) == 2
+
+
+def test_a_set_of_styles_is_scored_per_style():
+    cases = [{"id": "1", "expected": "ドカーン", "style": "sfx"}, {"id": "2", "expected": "あいう", "style": "ending"},
+             {"id": "3", "expected": "かき"}]
+    ids = {character: index + spec.VOCAB_OFFSET for index, character in enumerate(CHARACTERS)}
+    readings = ["ドカーン", "あいう！", "かき"]
+    scored = score_set("mixed", cases, [[ids[c] for c in text] for text in readings], CHARACTERS)
+    assert scored["perStyle"]["ending"] == {"cases": 1, "nCER": 1 / 3, "distance": 1, "characters": 3, "exact": 0,
+                                            "trailingExtras": 1}
+    assert scored["perStyle"]["sfx"]["exact"] == 1 and scored["perStyle"]["(none)"]["cases"] == 1
+    assert "perStyle" not in score_set("plain", cases[2:], [[ids[c] for c in "かき"]], CHARACTERS)
+
