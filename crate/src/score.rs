@@ -120,9 +120,18 @@ mod tests {
         assert!(!extras("いってらっしゃい", "いってらっしゃい"), "exact");
         assert!(!extras("", ""));
         assert!(!extras("いってらっしゃい", "いってらっしゃ"), "short");
-        assert!(!extras("いってらっしゃい", "！いってらっしゃい"), "extra before the text");
-        assert!(!extras("いってらっしゃい", "いってらしゃい！！"), "a miss inside the text");
-        assert!(extras("ＯＫ", "ＯＫ　！"), "whitespace goes before the comparison");
+        assert!(
+            !extras("いってらっしゃい", "！いってらっしゃい"),
+            "extra before the text"
+        );
+        assert!(
+            !extras("いってらっしゃい", "いってらしゃい！！"),
+            "a miss inside the text"
+        );
+        assert!(
+            extras("ＯＫ", "ＯＫ　！"),
+            "whitespace goes before the comparison"
+        );
     }
 
     #[test]
