@@ -171,50 +171,42 @@ pub(super) fn record_rss<'a>(
 /// Counts one PSS pass, summed per process type, towards `stats`.
 pub(super) fn record_pss(stats: &mut PhaseStats, by_type: &BTreeMap<ProcessType, u64>) {
     stats.pss_samples += 1;
-    for (kind, pss) in by_type {
-        stats.by_type.entry(*kind).or_default().add_pss(*pss);
-    }
-    for (kind, extent) in stats.by_type.iter_mut() {
-        if !by_type.contains_key(kind) && extent.peak_pss.is_some() {
-            extent.add_pss(0);
-        }
-    }
-    stats.total.add_pss(by_type.values().sum());
+    record_figure(stats, by_type, Extent::add_pss, |e| e.peak_pss.is_some());
 }
 
 /// Counts the shared-memory part of one PSS pass (recorded right after [`record_pss`] of the
-/// same pass), summed per process type: a type absent from it ends the phase at zero.
+/// same pass), summed per process type.
 pub(super) fn record_pss_shmem(stats: &mut PhaseStats, by_type: &BTreeMap<ProcessType, u64>) {
-    for (kind, bytes) in by_type {
-        stats
-            .by_type
-            .entry(*kind)
-            .or_default()
-            .add_pss_shmem(*bytes);
-    }
-    for (kind, extent) in stats.by_type.iter_mut() {
-        if !by_type.contains_key(kind) && extent.peak_pss_shmem.is_some() {
-            extent.add_pss_shmem(0);
-        }
-    }
-    stats.total.add_pss_shmem(by_type.values().sum());
+    record_figure(stats, by_type, Extent::add_pss_shmem, |e| {
+        e.peak_pss_shmem.is_some()
+    });
 }
 
 /// Counts one driver VRAM sample, summed per process type, towards `stats`: attributed like
-/// PSS, a type absent from this sample ends the phase at zero.
+/// PSS.
 pub(super) fn record_driver_gpu(stats: &mut PhaseStats, by_type: &BTreeMap<ProcessType, u64>) {
     stats.driver_gpu_samples += 1;
+    record_figure(stats, by_type, Extent::add_driver_gpu, |e| {
+        e.peak_driver_gpu.is_some()
+    });
+}
+
+/// One sample of a figure read per process type (PSS, its shared part, driver VRAM): each
+/// type's value, zero for a type that had the figure earlier in the phase and is absent now
+/// (its processes exited), and the sum.
+fn record_figure(
+    stats: &mut PhaseStats,
+    by_type: &BTreeMap<ProcessType, u64>,
+    add: fn(&mut Extent, u64),
+    seen: fn(&Extent) -> bool,
+) {
     for (kind, bytes) in by_type {
-        stats
-            .by_type
-            .entry(*kind)
-            .or_default()
-            .add_driver_gpu(*bytes);
+        add(stats.by_type.entry(*kind).or_default(), *bytes);
     }
     for (kind, extent) in stats.by_type.iter_mut() {
-        if !by_type.contains_key(kind) && extent.peak_driver_gpu.is_some() {
-            extent.add_driver_gpu(0);
+        if !by_type.contains_key(kind) && seen(extent) {
+            add(extent, 0);
         }
     }
-    stats.total.add_driver_gpu(by_type.values().sum());
+    add(&mut stats.total, by_type.values().sum());
 }
