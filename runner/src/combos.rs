@@ -4,6 +4,7 @@
 
 pub mod combination;
 pub mod plan;
+pub mod pool_sizes;
 pub mod table;
 
 /// Why the input cannot be used: the command exits 2.

@@ -218,6 +218,22 @@ enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// Set the pool sizes' finished runs side by side, in markdown (`bench/pool-sizes`).
+    ///
+    /// Each FILE holds the rounds of one `pool=K` over the same set and query otherwise; the
+    /// first is the reference (K=1 as the bench orders them). Per size: the whole set's time
+    /// (the decoder-run phase) and the first's over it, decode steps per second, the
+    /// per-token p50 under contention, whether every case read the first file's tokens, the
+    /// runs each realm read, GPU bytes and WASM heaps summed over the realms, and the
+    /// browser's PSS and VRAM at their decoder-run peak; then the best whole-set time.
+    ///
+    /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record, no
+    /// finished run, runs of two configurations in one file).
+    PoolTable {
+        /// Results files (JSONL), one pool size each, the reference first.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
     /// Summarize results files in markdown; with --out, also write a static HTML report.
     ///
     /// Prints per configuration (browser and query) its runs, cases, nCER, per-token p50,
@@ -335,6 +351,9 @@ fn main() -> ExitCode {
     {
         return ExitCode::from(table_command(against, files, *ncer_within));
     }
+    if let Command::PoolTable { files } = &cli.command {
+        return ExitCode::from(commands::combos::pool_table_command(files));
+    }
     if let Command::Report { files, out } = &cli.command {
         // The page and Chart.js come from the root only when a page is written.
         let root = match out
@@ -445,6 +464,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::WebdriverWatchdog => Ok(ocr_bench::target::webdriver::watchdog_main().await),
         Command::Plan { .. } => unreachable!("answered before the runtime starts"),
         Command::Export { .. } => unreachable!("answered before the runtime starts"),
+        Command::PoolTable { .. } => unreachable!("answered before the runtime starts"),
         Command::Table {
             against,
             ncer_within,

@@ -1,8 +1,10 @@
-//! `plan` and `table`: the two steps of `bench/decode-combos` that need the core.
+//! `plan` and `table`, the two steps of `bench/decode-combos` that need the core, and
+//! `pool-table`, the last of `bench/pool-sizes`.
 
 use std::path::{Path, PathBuf};
 
 use ocr_bench::combos::plan::{plan, Planned};
+use ocr_bench::combos::pool_sizes::{load_pool_size, render};
 use ocr_bench::combos::table::{load_combination, table};
 use ocr_bench::combos::InputError;
 
@@ -52,6 +54,24 @@ pub fn table_command(against: &Path, files: &[PathBuf], ncer_tolerance: f64) -> 
     match loaded {
         Ok((reference, others)) => {
             print!("{}", table(&reference, &others, ncer_tolerance).render());
+            0
+        }
+        Err(e) => {
+            eprintln!("ocr-bench: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// Prints the pool sizes' table; 0, or 2 on a file that cannot be read as one pool size.
+pub fn pool_table_command(files: &[PathBuf]) -> u8 {
+    match files
+        .iter()
+        .map(|f| load_pool_size(f))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(sizes) => {
+            print!("{}", render(&sizes));
             0
         }
         Err(e) => {

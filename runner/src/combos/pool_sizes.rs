@@ -1,0 +1,266 @@
+//! `ocr-bench pool-table FILE...`: one row per pool size (`pool=K`), each file the rounds of
+//! one K over the same set, every figure the median over the file's finished runs, set against
+//! the first file (K=1 as `bench/pool-sizes` orders them): the whole set's time, the aggregate
+//! decode rate, the per-token p50 under contention, whether every case read the first file's
+//! tokens, and what the realms cost (GPU bytes and WASM heaps of every realm, the process
+//! PSS and the driver's VRAM at their decoder-run peak).
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use ocr_bench_core::latency::latency_stats;
+use ocr_bench_core::record::PageSummary;
+use serde_json::Value;
+
+use super::table::{load_combination, tokens_against, Round, Tokens};
+use super::InputError;
+use crate::runs::{self, Run};
+
+/// The phase a set is read in: its duration is the whole set's time for every K alike (the
+/// page's own `pool.wallMs`, from the first case taken to the last read, exists only above 1).
+const READ_PHASE: &str = "decoder-run";
+
+/// One finished run of a pool size.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PoolRound {
+    /// The decoder-run phase's duration as the runner timed it.
+    pub set_ms: Option<f64>,
+    /// Decode steps of every run (warm-up included: they were read in the same time).
+    pub decode_steps: usize,
+    pub token_p50_ms: Option<f64>,
+    /// GPU bytes at their peak, summed over the realms that decode.
+    pub gpu_peak_bytes: Option<u64>,
+    /// WASM heaps (onnxruntime-web and, in the page, the core), summed over the realms.
+    pub wasm_bytes: Option<u64>,
+    pub pss_peak_bytes: Option<u64>,
+    /// The driver's VRAM for the browser at the decoder-run peak, where it was read.
+    pub vram_peak_bytes: Option<u64>,
+    /// Runs each realm read (one entry with `pool=1`).
+    pub cases_per_realm: Vec<u32>,
+}
+
+/// One pool size: its K, its rounds and the rounds as the decode table reads them (tokens).
+#[derive(Debug, Clone)]
+pub struct PoolSize {
+    pub file: PathBuf,
+    pub realms: u32,
+    pub query: String,
+    pub rounds: Vec<PoolRound>,
+    pub token_rounds: Vec<Round>,
+}
+
+fn sum_heaps(report: &Value) -> Option<u64> {
+    let heaps = report.get("wasmHeaps")?.as_array()?;
+    Some(heaps.iter().filter_map(|h| h.get("bytes")?.as_u64()).sum())
+}
+
+fn sum_over<F: Fn(&Value) -> Option<u64>>(reports: &[Value], figure: F) -> Option<u64> {
+    let figures: Option<Vec<u64>> = reports.iter().map(figure).collect();
+    figures.map(|f| f.iter().sum())
+}
+
+impl PoolRound {
+    fn of(run: &Run, summary: &PageSummary) -> Self {
+        let memory = run
+            .result()
+            .and_then(|(_, answer)| answer.measured.as_ref());
+        let phase = memory.and_then(|m| {
+            m.phases
+                .iter()
+                .find(|(name, _)| name == READ_PHASE)
+                .map(|(_, p)| p)
+        });
+        let driver_read = memory
+            .and_then(|m| m.beside.driver_gpu_memory.as_ref())
+            .is_some_and(|d| d.available);
+        let runs = || summary.warmup_results.iter().chain(&summary.results);
+        // The realms' own reports: the pool's with K above 1; with one realm, the decoder
+        // worker's device or the page's (which then also holds a resident vision session).
+        let (gpu_peak_bytes, wasm_bytes, cases_per_realm) = match &summary.pool {
+            Some(pool) => (
+                sum_over(&pool.realm_memory, |r| {
+                    r.get("gpu")?.get("peakBytes")?.as_u64()
+                }),
+                sum_over(&pool.realm_memory, sum_heaps),
+                pool.cases_per_realm.clone(),
+            ),
+            None => {
+                let gpu = summary
+                    .gpu_memory
+                    .as_ref()
+                    .and_then(|g| g.decoder_worker.as_ref().or(g.page.as_ref()));
+                // The last page sample of the phase holds the decoder realm's heaps.
+                let heaps = summary
+                    .memory_samples
+                    .iter()
+                    .rev()
+                    .filter_map(|s| {
+                        let sample = serde_json::to_value(s).ok()?;
+                        match sample.get("decoderWorker") {
+                            Some(worker) if !worker.is_null() => sum_heaps(worker),
+                            _ => sum_heaps(&sample),
+                        }
+                    })
+                    .next();
+                (
+                    gpu.map(|g| g.peak_bytes),
+                    heaps,
+                    vec![runs().count() as u32],
+                )
+            }
+        };
+        Self {
+            set_ms: phase.map(|p| p.duration_ms),
+            decode_steps: runs().map(|r| r.decode_steps).sum(),
+            token_p50_ms: summary
+                .decode_probe
+                .token_latency
+                .as_ref()
+                .map(|s| s.p50_ms),
+            gpu_peak_bytes,
+            wasm_bytes,
+            pss_peak_bytes: phase.and_then(|p| p.total.peak_pss),
+            vram_peak_bytes: phase
+                .and_then(|p| p.total.peak_driver_gpu)
+                .filter(|_| driver_read),
+            cases_per_realm,
+        }
+    }
+
+    /// Decode steps per second over the whole set's time.
+    pub fn steps_per_second(&self) -> Option<f64> {
+        self.set_ms
+            .filter(|ms| *ms > 0.0)
+            .map(|ms| self.decode_steps as f64 * 1000.0 / ms)
+    }
+}
+
+/// Reads one pool size's rounds; every run of the file must be one configuration.
+pub fn load_pool_size(file: &Path) -> Result<PoolSize, InputError> {
+    let combination = load_combination(file)?;
+    let runs = runs::read_runs(file).map_err(InputError)?;
+    let rounds: Vec<PoolRound> = runs
+        .iter()
+        .filter_map(|run| run.summary().map(|s| PoolRound::of(run, s)))
+        .collect();
+    let realms = combination.config.as_ref().map_or(1, |c| c.pool);
+    Ok(PoolSize {
+        file: file.to_owned(),
+        realms,
+        query: combination.query,
+        rounds,
+        token_rounds: combination.rounds,
+    })
+}
+
+fn median(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let known: Vec<f64> = values.flatten().collect();
+    latency_stats(&known).map(|s| s.p50_ms)
+}
+
+fn median_bytes(values: impl Iterator<Item = Option<u64>>) -> Option<f64> {
+    median(values.map(|v| v.map(|b| b as f64)))
+}
+
+/// Milliseconds, as seconds from 10 s (a whole set's time).
+fn ms(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v >= 10_000.0 => format!("{:.2} s", v / 1000.0),
+        Some(v) => format!("{v:.1} ms"),
+        None => "-".to_owned(),
+    }
+}
+
+fn mib(value: Option<f64>) -> String {
+    value.map_or_else(
+        || "-".to_owned(),
+        |v| format!("{:.0} MiB", v / (1024.0 * 1024.0)),
+    )
+}
+
+fn ratio(numerator: Option<f64>, denominator: Option<f64>) -> String {
+    match (numerator, denominator) {
+        (Some(n), Some(d)) if d > 0.0 => format!("{:.2}x", n / d),
+        _ => "-".to_owned(),
+    }
+}
+
+/// The table in markdown, the first size the reference of the ratios and the tokens.
+pub fn render(sizes: &[PoolSize]) -> String {
+    let mut out = String::new();
+    let Some(reference) = sizes.first() else {
+        return out;
+    };
+    let set_ms = |s: &PoolSize| median(s.rounds.iter().map(|r| r.set_ms));
+    let reference_set = set_ms(reference);
+    out.push_str(
+        "Whole set = the decoder-run phase as the runner timed it (every case read, the \
+         samples between cases included); steps/s = decode steps of every run over it; \
+         per-token p50 = the decode probe's, each realm's tokens waiting on the others; GPU \
+         bytes and WASM heaps summed over the realms that decode; PSS and VRAM = the browser's \
+         peak in decoder-run (VRAM where the driver was read). Medians over the rounds.\n\n",
+    );
+    out.push_str("| pool | rounds | whole set | set K=1/this | steps/s | per-token p50 | tokens as the first | runs per realm | GPU bytes, all realms | WASM heaps, all realms | PSS peak | VRAM peak |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let reference_tokens = reference.token_rounds.first();
+    for size in sizes {
+        let tokens = match reference_tokens {
+            Some(first) => match tokens_against(first, &size.token_rounds) {
+                Tokens::Same => "yes".to_owned(),
+                Tokens::NoTokenIds => "no token ids".to_owned(),
+                Tokens::Differ { cases, of } => format!("{cases} of {of} cases differ"),
+            },
+            None => "-".to_owned(),
+        };
+        let per_realm = size
+            .rounds
+            .first()
+            .map(|r| {
+                r.cases_per_realm
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .unwrap_or_default();
+        let this_set = set_ms(size);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            size.realms,
+            size.rounds.len(),
+            ms(this_set),
+            ratio(reference_set, this_set),
+            median(size.rounds.iter().map(PoolRound::steps_per_second))
+                .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
+            ms(median(size.rounds.iter().map(|r| r.token_p50_ms))),
+            tokens,
+            per_realm,
+            mib(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            mib(median_bytes(size.rounds.iter().map(|r| r.wasm_bytes))),
+            mib(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
+            mib(median_bytes(size.rounds.iter().map(|r| r.vram_peak_bytes))),
+        );
+    }
+    let best = sizes
+        .iter()
+        .filter_map(|s| set_ms(s).map(|t| (s, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((size, time)) = best {
+        let _ = writeln!(
+            out,
+            "\nBest whole-set time: pool={} at {} ({} the first row's), GPU bytes {} and PSS {} against the first row's {} and {}.",
+            size.realms,
+            ms(Some(time)),
+            ratio(reference_set, Some(time)),
+            mib(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            mib(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
+            mib(median_bytes(reference.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            mib(median_bytes(reference.rounds.iter().map(|r| r.pss_peak_bytes))),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,33 @@
+use super::*;
+
+fn round(set_ms: f64, steps: usize) -> PoolRound {
+    PoolRound {
+        set_ms: Some(set_ms),
+        decode_steps: steps,
+        ..PoolRound::default()
+    }
+}
+
+#[test]
+fn the_rate_is_every_step_over_the_whole_set() {
+    assert_eq!(round(2000.0, 50).steps_per_second(), Some(25.0));
+    assert_eq!(round(0.0, 50).steps_per_second(), None);
+    assert_eq!(PoolRound::default().steps_per_second(), None);
+}
+
+#[test]
+fn heaps_and_realms_sum_only_when_every_realm_reported() {
+    let realm = |bytes: u64| serde_json::json!({ "wasmHeaps": [{ "label": "onnxruntime", "bytes": bytes }, { "label": "core", "bytes": 1 }] });
+    assert_eq!(sum_over(&[realm(10), realm(20)], sum_heaps), Some(32));
+    let silent = serde_json::json!({ "gpu": null });
+    assert_eq!(sum_over(&[realm(10), silent], sum_heaps), None);
+}
+
+#[test]
+fn ratios_and_figures_say_dash_where_unknown() {
+    assert_eq!(ratio(Some(10.0), Some(4.0)), "2.50x");
+    assert_eq!(ratio(Some(10.0), None), "-");
+    assert_eq!(ratio(Some(10.0), Some(0.0)), "-");
+    assert_eq!(mib(Some(3.0 * 1024.0 * 1024.0)), "3 MiB");
+    assert_eq!(ms(None), "-");
+}

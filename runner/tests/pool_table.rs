@@ -1,0 +1,169 @@
+//! `ocr-bench pool-table`, the last step of `bench/pool-sizes`, on the committed runs of
+//! `tests/data/pool/`: `bench/pool-sizes --browser firefox --sizes 1,2 --base
+//! 'cases=smoke2&maxTokens=4&realm=worker'` in Firefox on lavapipe, one round. Every figure the
+//! table prints is checked against the fixture read as plain JSON, not through the code under
+//! test.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
+
+fn fixture(k: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/pool/{k}.jsonl"))
+}
+
+fn result(k: u32) -> Value {
+    std::fs::read_to_string(fixture(k))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["kind"] == "result")
+        .expect("a result record")
+}
+
+fn table(files: &[PathBuf]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .arg("pool-table")
+        .args(files)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn row(text: &str, k: u32) -> Vec<String> {
+    text.lines()
+        .find(|l| l.starts_with(&format!("| {k} |")))
+        .unwrap_or_else(|| panic!("no row for pool={k} in\n{text}"))
+        .split('|')
+        .map(|c| c.trim().to_owned())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+fn mib(bytes: f64) -> String {
+    format!("{:.0} MiB", bytes / (1024.0 * 1024.0))
+}
+
+#[test]
+fn each_pool_size_gets_its_set_time_rate_tokens_and_memory() {
+    let (code, text, stderr) = table(&[fixture(1), fixture(2)]);
+    assert_eq!(code, 0, "{stderr}");
+    let one = result(1);
+    let two = result(2);
+    let set_ms = |r: &Value| {
+        r["processMemory"]["phases"]["decoder-run"]["durationMs"]
+            .as_f64()
+            .unwrap()
+    };
+    let steps = |r: &Value| {
+        let s = &r["summary"];
+        s["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(s["warmupResults"].as_array().unwrap())
+            .map(|c| c["decodeSteps"].as_u64().unwrap())
+            .sum::<u64>() as f64
+    };
+    let (row1, row2) = (row(&text, 1), row(&text, 2));
+    assert_eq!(row1[2], format!("{:.2} s", set_ms(&one) / 1000.0), "{text}");
+    assert_eq!(row2[2], format!("{:.2} s", set_ms(&two) / 1000.0), "{text}");
+    assert_eq!(
+        row2[3],
+        format!("{:.2}x", set_ms(&one) / set_ms(&two)),
+        "{text}"
+    );
+    assert_eq!(
+        row2[4],
+        format!("{:.2}", steps(&two) * 1000.0 / set_ms(&two)),
+        "{text}"
+    );
+    let p50 = |r: &Value| {
+        r["summary"]["decodeProbe"]["tokenLatency"]["p50Ms"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(row2[5], format!("{:.1} ms", p50(&two)), "{text}");
+    // Both sizes read the same tokens here; each realm of the pool read a case.
+    assert_eq!(
+        (row1[6].as_str(), row2[6].as_str()),
+        ("yes", "yes"),
+        "{text}"
+    );
+    assert_eq!(row2[7], "1/1", "{text}");
+    // Memory: the pool's two realms summed, the K=1 worker's own report, the runner's PSS.
+    let realms = two["summary"]["pool"]["realmMemory"].as_array().unwrap();
+    let gpu: f64 = realms
+        .iter()
+        .map(|r| r["gpu"]["peakBytes"].as_f64().unwrap())
+        .sum();
+    assert_eq!(row2[8], mib(gpu), "{text}");
+    let heaps: f64 = realms
+        .iter()
+        .flat_map(|r| r["wasmHeaps"].as_array().unwrap())
+        .map(|h| h["bytes"].as_f64().unwrap())
+        .sum();
+    assert_eq!(row2[9], mib(heaps), "{text}");
+    assert_eq!(
+        row1[8],
+        mib(one["summary"]["gpuMemory"]["decoderWorker"]["peakBytes"]
+            .as_f64()
+            .unwrap()),
+        "{text}"
+    );
+    let pss = |r: &Value| {
+        r["processMemory"]["phases"]["decoder-run"]["total"]["peakPssBytes"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(
+        (row1[10].clone(), row2[10].clone()),
+        (mib(pss(&one)), mib(pss(&two))),
+        "{text}"
+    );
+    // No NVML on this machine: no VRAM figure, not a zero.
+    assert_eq!(row2[11], "-", "{text}");
+    let best = if set_ms(&one) <= set_ms(&two) { 1 } else { 2 };
+    assert!(
+        text.contains(&format!("Best whole-set time: pool={best} ")),
+        "{text}"
+    );
+}
+
+#[test]
+fn tokens_that_differ_from_the_first_size_are_counted() {
+    let dir = std::env::temp_dir().join(format!("pool-table-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let edited = dir.join("2.jsonl");
+    let text = std::fs::read_to_string(fixture(2)).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut record: Value = serde_json::from_str(l).unwrap();
+            if record["kind"] == "result" {
+                record["summary"]["results"][0]["tokenIds"] = serde_json::json!([1, 2, 3]);
+            }
+            record.to_string()
+        })
+        .collect();
+    std::fs::write(&edited, lines.join("\n") + "\n").unwrap();
+    let (code, out, stderr) = table(&[fixture(1), edited]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(row(&out, 2)[6], "1 of 2 cases differ", "{out}");
+}
+
+#[test]
+fn a_file_that_cannot_be_read_is_refused_with_its_name() {
+    let missing = Path::new("/nonexistent/pool-8.jsonl");
+    let (code, out, stderr) = table(&[fixture(1), missing.to_owned()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(stderr.contains("/nonexistent/pool-8.jsonl"), "{stderr}");
+}
