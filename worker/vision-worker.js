@@ -16,6 +16,7 @@ import { endProfile } from "../browser/ort-profile.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { realmMemory } from "../browser/realm-memory.js";
 import { serveWorker } from "../browser/worker-host.js";
+import { countDispatches } from "../browser/dispatch-count.js";
 import { injectFault } from "./fault-injection.js";
 
 let device = null;
@@ -62,7 +63,7 @@ const handlers = {
 		await injectFault(fault, "encode", device);
 		const input = new ort.Tensor("float32", pixels, [1, 3, size, size]);
 		const started = performance.now();
-		const output = await waiter.wait(() => vision.run({ [VISION_IO.pixels]: input }));
+		const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => vision.run({ [VISION_IO.pixels]: input })));
 		const visionMs = performance.now() - started;
 		input.dispose();
 		const embeds = output[VISION_IO.embeds];
@@ -71,7 +72,7 @@ const handlers = {
 		if (!(values.buffer instanceof ArrayBuffer) || values.byteLength !== values.buffer.byteLength) values = values.slice();
 		const dims = [...embeds.dims];
 		embeds.dispose();
-		return { payload: { values, dims, visionMs, memory: memoryReport() }, transfer: [values.buffer] };
+		return { payload: { values, dims, visionMs, visionDispatches, memory: memoryReport() }, transfer: [values.buffer] };
 	},
 
 	/** profile=ops: the vision session's operators and placement (one-shot: ORT then stops profiling). */

@@ -11,6 +11,7 @@
 import { VISION_IO } from "../browser/contract.js";
 import { ort } from "../browser/ort.js";
 import { startVisionWorker } from "./worker-client.js";
+import { countDispatches } from "../browser/dispatch-count.js";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,13 +60,13 @@ function resident(run) {
 			const pixels = new ort.Tensor("float32", await run.loadPixels(item.testCase), [1, 3, capability.imageSize, capability.imageSize]);
 			const waiter = run.waiter();
 			const started = performance.now();
-			const output = await waiter.wait(() => owned.vision.run({ [VISION_IO.pixels]: pixels }));
+			const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => owned.vision.run({ [VISION_IO.pixels]: pixels })));
 			const visionCallMs = performance.now() - started;
 			// run() returns once the work is submitted, not done (measured: it returned
 			// after 28 ms of 73.9 s of GPU work in headless Chromium on SwiftShader,
 			// 0.4-1.0 s early in Firefox on lavapipe); wait on the queue ORT submitted to.
 			await waiter.wait(() => owned.device.queue.onSubmittedWorkDone());
-			const vision = { visionMs: performance.now() - started, visionCallMs };
+			const vision = { visionMs: performance.now() - started, visionCallMs, visionDispatches };
 			pixels.dispose();
 			return { visionEmbeds: output[VISION_IO.embeds], vision };
 		},
@@ -82,6 +83,7 @@ function staged(run) {
 	const embeddings = new Map();
 	const lastUse = new Map();
 	const visionMs = [];
+	const visionDispatches = [];
 	let visionProfile = null;
 	return {
 		name: "staged",
@@ -101,6 +103,7 @@ function staged(run) {
 				const pixels = await run.loadPixels(item.testCase);
 				const encoded = await owned.worker.call("encode", { pixels, size: capability.imageSize, fault }, [pixels.buffer]);
 				visionMs.push(encoded.visionMs);
+				visionDispatches.push(encoded.visionDispatches);
 				run.noteWorkerMemory(encoded.memory);
 				embeddings.set(item.testCase.id, encoded);
 				lastUse.set(item.testCase.id, index);
@@ -121,7 +124,7 @@ function staged(run) {
 			const { values, dims } = embeddings.get(item.testCase.id);
 			const reused = lastUse.get(item.testCase.id) !== index;
 			if (!reused) embeddings.delete(item.testCase.id);
-			return { visionEmbeds: new ort.Tensor("float32", values, dims), vision: { visionMs: visionMs[index] }, reused };
+			return { visionEmbeds: new ort.Tensor("float32", values, dims), vision: { visionMs: visionMs[index], visionDispatches: visionDispatches[index] }, reused };
 		},
 		async profiles() {
 			return visionProfile ? { vision: visionProfile } : {};

@@ -51,6 +51,7 @@ export function caseResult(testCase, run, accuracyApplicable, item, core) {
 		totalMs: run.totalMs,
 		decodeSteps: run.decodeSteps,
 		visionCallMs: run.visionCallMs ?? null,
+		visionDispatches: run.visionDispatches ?? null,
 		probe: run.probe,
 		repeat: item.repeat,
 		accuracyApplicable,

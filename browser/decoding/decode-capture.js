@@ -29,6 +29,7 @@ import { ort } from "../ort.js";
 import { createSession } from "../sessions.js";
 import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors } from "./decoder-tensors.js";
+import { countDispatches } from "../dispatch-count.js";
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 // onnxruntime-web sizes its own buffers in 16-byte granules.
@@ -94,27 +95,30 @@ function capturedRunner(stepSession) {
 					[DECODER_IO.pastLength]: pastLength(0),
 				};
 				for (const name of presentNames) prefillFeeds[pastNameOf(name)] = emptyCache();
-				let prefilled;
+				let counted;
 				try {
-					prefilled = await waiter.wait(() => prefillSession.run(prefillFeeds));
+					counted = await waiter.wait(() => countDispatches(() => prefillSession.run(prefillFeeds)));
 				} finally {
 					for (const tensor of Object.values(prefillFeeds)) tensor.dispose();
 				}
+				const prefilled = counted.value;
 				try {
 					copyIntoPasts(prefilled);
 				} finally {
 					// The copies are submitted: the presents may go back to ORT's pool.
 					for (const name of presentNames) prefilled[name].dispose();
 				}
-				return { gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer, release: () => prefilled[DECODER_IO.logits].dispose() };
+				return { gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer, release: () => prefilled[DECODER_IO.logits].dispose(), dispatches: counted.dispatches };
 			},
 			async step(at) {
 				device.queue.writeBuffer(position.gpuBuffer, 0, Int32Array.of(at));
 				device.queue.writeBuffer(length.gpuBuffer, 0, BigInt64Array.of(BigInt(at)));
 				disposeOutputs();
-				outputs = await waiter.wait(() => stepSession.run(feeds));
+				// A replay encodes the recorded dispatches again (browser/dispatch-count.js): counted as any run's.
+				const counted = await waiter.wait(() => countDispatches(() => stepSession.run(feeds)));
+				outputs = counted.value;
 				copyIntoPasts(outputs);
-				return { gpuBuffer: outputs[DECODER_IO.logits].gpuBuffer, release: () => {} };
+				return { gpuBuffer: outputs[DECODER_IO.logits].gpuBuffer, release: () => {}, dispatches: counted.dispatches };
 			},
 			end() {
 				disposeOutputs();

@@ -16,13 +16,15 @@
 import { ort } from "../ort.js";
 import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors } from "./decoder-tensors.js";
+import { countDispatches, uncounted } from "../dispatch-count.js";
 
 /**
  * The plain way to run the steps: each step's presents are fed back as the
  * next step's pasts (ORT hands them over zero-copy) and every run gets fresh
  * outputs. tokenTensor: the gpu-buffer tensor the chooser writes the next id
  * into. A runner's prefill and step resolve to the step's logits as
- * { gpuBuffer, release }; release gives them back once the choice is queued.
+ * { gpuBuffer, release, dispatches }; release gives them back once the choice
+ * is queued; dispatches counts what onnxruntime encoded for the run.
  */
 function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
@@ -39,7 +41,8 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 		return positionTensors[position];
 	};
 	let outputs = null;
-	const logitsOf = (run) => ({
+	const logitsOf = (run, dispatches) => ({
+		dispatches,
 		gpuBuffer: run[DECODER_IO.logits].gpuBuffer,
 		release: () => {
 			run[DECODER_IO.logits].dispose();
@@ -55,12 +58,14 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 			};
 			for (const name of presentNames) feeds[pastNameOf(name)] = emptyCache();
 			if (spec.fixedKv) feeds[DECODER_IO.pastLength] = pastLength(0);
+			let counted;
 			try {
-				outputs = await waiter.wait(() => session.run(feeds));
+				counted = await waiter.wait(() => countDispatches(() => session.run(feeds)));
 			} finally {
 				for (const tensor of Object.values(feeds)) tensor.dispose();
 			}
-			return logitsOf(outputs);
+			outputs = counted.value;
+			return logitsOf(outputs, counted.dispatches);
 		},
 		async step(position) {
 			const feeds = {
@@ -70,16 +75,16 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 			};
 			if (spec.fixedKv) feeds[DECODER_IO.pastLength] = pastLength(position);
 			for (const name of presentNames) feeds[pastNameOf(name)] = outputs[name];
-			let stepped;
+			let counted;
 			try {
-				stepped = await waiter.wait(() => session.run(feeds));
+				counted = await waiter.wait(() => countDispatches(() => session.run(feeds)));
 			} finally {
 				feeds[DECODER_IO.visionEmbeds].dispose();
 				feeds[DECODER_IO.pastLength]?.dispose();
 			}
 			disposeOutputs(outputs);
-			outputs = stepped;
-			return logitsOf(stepped);
+			outputs = counted.value;
+			return logitsOf(outputs, counted.dispatches);
 		},
 		end() {
 			disposeOutputs(outputs);
@@ -112,7 +117,8 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 	/** Queues the choice from a step's logits; returns the time it took to queue. */
 	const choose = (logits) => {
 		const started = performance.now();
-		if (chooser) chooser.choose(logits.gpuBuffer);
+		// The choice's own dispatch is the harness's, not onnxruntime's: left out of the counts.
+		if (chooser) uncounted(() => chooser.choose(logits.gpuBuffer));
 		const ms = performance.now() - started;
 		// The dispatch is submitted: the logits buffer may go back to its owner.
 		logits.release();
@@ -131,7 +137,7 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 		chooser?.reset();
 		const prefillLogits = await runner.prefill(visionEmbeds);
 		const prefillSubmitMs = performance.now() - started;
-		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [], stepsPerReadback: sync };
+		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [], stepsPerReadback: sync, prefillDispatches: prefillLogits.dispatches, stepDispatches: [] };
 		const tokens = [];
 		let decodeSteps = 0;
 		let decodeStarted = performance.now();
@@ -153,7 +159,7 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 					const stepStarted = performance.now();
 					const logits = await runner.step(position);
 					const submitMs = performance.now() - stepStarted;
-					times.push({ submitMs, chooseMs: choose(logits) });
+					times.push({ submitMs, dispatches: logits.dispatches, chooseMs: choose(logits) });
 				}
 				const syncStarted = performance.now();
 				const ids = await readIds(batch, forcedIds);
@@ -172,6 +178,7 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 					probe.submitMs.push(time.submitMs);
 					probe.syncMs.push(index === kept - 1 ? syncMs : 0);
 					probe.chooseMs.push(time.chooseMs);
+					probe.stepDispatches.push(time.dispatches);
 				}
 				decodeSteps += kept;
 			}

@@ -14,6 +14,7 @@ import { ort } from "../ort.js";
 import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors } from "./decoder-tensors.js";
 import { createDivergence } from "./divergence.js";
+import { countDispatches } from "../dispatch-count.js";
 
 /**
  * session: the decoder session; spec: { layers, visionTokens, hiddenSize,
@@ -27,10 +28,10 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 	const disposeFeeds = (feeds, keep) => {
 		for (const [name, tensor] of Object.entries(feeds)) if (!keep.has(name)) tensor.dispose();
 	};
-	/** One decoder run, timed in two: run() returning, then the logits on the CPU. */
+	/** One decoder run, timed in two: run() returning, then the logits on the CPU; and its dispatches counted. */
 	const step = async (feeds) => {
 		const started = performance.now();
-		const outputs = await waiter.wait(() => session.run(feeds));
+		const { value: outputs, dispatches } = await waiter.wait(() => countDispatches(() => session.run(feeds)));
 		const submitted = performance.now();
 		let logits;
 		try {
@@ -44,7 +45,7 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 			disposeOutputs(outputs);
 			throw new Error(`The decoder returned ${logits.length} logits, but the vocabulary has ${spec.vocabulary} ids (manifest capability.vocabulary and vocab.json).`);
 		}
-		return { outputs, logits, submitMs: submitted - started, syncMs: synced - submitted };
+		return { outputs, logits, submitMs: submitted - started, syncMs: synced - submitted, dispatches };
 	};
 
 	/**
@@ -52,7 +53,8 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 	 * next(logits, step): the next token id, from the core's TokenChooser or forced.
 	 * diverge: a test-only divergence fault's kind (www/divergence.js), or null.
 	 * Returns the tokens, the seed's times and the probe: per step submitMs,
-	 * syncMs, chooseMs (chooseMs[0] chose the prefill's token).
+	 * syncMs, chooseMs (chooseMs[0] chose the prefill's token), and the
+	 * dispatches of the prefill and of each step.
 	 */
 	return async function decode(visionEmbeds, { next, maxTokens, diverge = null }) {
 		const divergence = diverge ? createDivergence(diverge, { spec, device }) : null;
@@ -70,7 +72,7 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 		} finally {
 			disposeFeeds(prefillFeeds, new Set());
 		}
-		const probe = { prefillSubmitMs: prefill.submitMs, prefillSyncMs: prefill.syncMs, submitMs: [], syncMs: [], chooseMs: [] };
+		const probe = { prefillSubmitMs: prefill.submitMs, prefillSyncMs: prefill.syncMs, submitMs: [], syncMs: [], chooseMs: [], prefillDispatches: prefill.dispatches, stepDispatches: [] };
 		let { outputs, logits } = prefill;
 		const tokens = [];
 		let decodeSteps = 0;
@@ -103,6 +105,7 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 				decodeSteps += 1;
 				probe.submitMs.push(stepped.submitMs);
 				probe.syncMs.push(stepped.syncMs);
+				probe.stepDispatches.push(stepped.dispatches);
 				disposeOutputs(outputs);
 				({ outputs, logits } = stepped);
 			}

@@ -43,6 +43,11 @@ pub struct CaseRun {
     #[serde(default)]
     #[cfg_attr(test, ts(optional = nullable))]
     pub vision_call_ms: Option<f64>,
+    /// The compute dispatches of the vision encoder's `run()` for this case; null where none
+    /// ran (`scope=decoder`).
+    #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub vision_dispatches: Option<u32>,
     pub probe: CaseProbe,
     /// Null for a warm-up run.
     pub repeat: Option<u32>,
@@ -183,12 +188,42 @@ pub fn case_result(run: CaseRun) -> CaseResult {
         time_to_first_token_ms: run.vision_ms + run.prefill_ms + first_choice,
         token_latency: latency_stats(&latencies),
         tokens_per_second: per_second(run.decode_steps, run.decode_ms),
+        dispatches: case_dispatches(run.vision_dispatches, &run.probe),
         decode_probe: run.probe,
         repeat: run.repeat,
         decoder_realm: run.decoder_realm,
         style: run.style,
         extra: Extra::new(),
     }
+}
+
+/// A case's dispatches, where the page counted its prefill's.
+fn case_dispatches(vision: Option<u32>, probe: &CaseProbe) -> Option<CaseDispatches> {
+    let steps: Vec<f64> = probe
+        .step_dispatches
+        .iter()
+        .flatten()
+        .map(|&count| f64::from(count))
+        .collect();
+    probe.prefill_dispatches.map(|prefill| CaseDispatches {
+        vision,
+        prefill,
+        step_p50: latency_stats(&steps).map(|s| s.p50_ms),
+    })
+}
+
+/// Each dispatch figure's median over the runs that have it; `None` where none has a count.
+fn dispatch_medians(runs: &[&CaseResult]) -> Option<DispatchMedians> {
+    let counted: Vec<&CaseDispatches> = runs.iter().filter_map(|r| r.dispatches.as_ref()).collect();
+    let median = |figure: fn(&CaseDispatches) -> Option<f64>| {
+        latency_stats(&counted.iter().filter_map(|d| figure(d)).collect::<Vec<_>>())
+            .map(|s| s.p50_ms)
+    };
+    (!counted.is_empty()).then(|| DispatchMedians {
+        vision_p50: median(|d| d.vision.map(f64::from)),
+        prefill_p50: median(|d| Some(f64::from(d.prefill))),
+        step_p50: median(|d| d.step_p50),
+    })
 }
 
 fn stats_of(runs: &[&CaseResult], value: impl Fn(&CaseResult) -> f64) -> Option<LatencyStats> {
@@ -305,6 +340,7 @@ fn pipeline_compilation(ordered: &[&CaseResult]) -> Option<PipelineCompilation> 
         vision_p50_ms: p50(stats_of(rest, |r| r.vision_ms)),
         prefill_p50_ms: p50(stats_of(rest, |r| r.prefill_ms)),
         token_p50_ms: p50(token_stats(rest)),
+        dispatches: dispatch_medians(rest),
     });
     let steady_figure = |figure: fn(&SteadyState) -> Option<f64>| steady.as_ref().and_then(figure);
     Some(PipelineCompilation {
@@ -315,6 +351,7 @@ fn pipeline_compilation(ordered: &[&CaseResult]) -> Option<PipelineCompilation> 
             vision_ms: first.vision_ms,
             prefill_ms: first.prefill_ms,
             first_token_step_ms,
+            dispatches: first.dispatches.clone(),
         },
         // The prefill has the same shape in every case, so it compares fairly; case totals
         // also differ by how many tokens each case reads.

@@ -19,11 +19,13 @@ use crate::config::Config;
 use crate::latency::LatencyStats;
 use crate::manifest::ModelShape;
 
+mod dispatches;
 mod memory;
 mod sessions;
 mod timing;
 mod verification;
 
+pub use dispatches::*;
 pub use memory::*;
 pub use sessions::*;
 pub use timing::*;
@@ -157,6 +159,10 @@ pub struct CaseResult {
     pub token_latency: Option<LatencyStats>,
     pub tokens_per_second: Option<f64>,
     pub decode_probe: CaseProbe,
+    /// The compute dispatches of the case's vision, prefill and steps (absent in records older
+    /// than the count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatches: Option<CaseDispatches>,
     /// Which pass over the set (0-based); null for a warm-up run.
     pub repeat: Option<u32>,
     /// `pool` above 1: which of the decoder realms (0-based) read the case.
@@ -186,6 +192,13 @@ pub struct CaseProbe {
     /// step of each batch; absent where every step is read back (and in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_readback: Option<u32>,
+    /// The compute dispatches onnxruntime-web encoded for the prefill's `run()` (absent in
+    /// records older than the count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_dispatches: Option<u32>,
+    /// The same for each step of `submitMs`, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_dispatches: Option<Vec<u32>>,
 }
 
 /// Who measured: the browser, its adapter(s) and ORT.

@@ -357,6 +357,11 @@ export type CaseRun = {
     totalMs: number;
     decodeSteps: number;
     visionCallMs?: number | null;
+    /**
+     * The compute dispatches of the vision encoder's `run()` for this case; null where none
+     * ran (`scope=decoder`).
+     */
+    visionDispatches?: number | null;
     probe: CaseProbe;
     /** Null for a warm-up run. */
     repeat: number | null;
@@ -381,6 +386,13 @@ export type CaseProbe = {
      * step of each batch; absent where every step is read back (and in older records).
      */
     stepsPerReadback?: number | null;
+    /**
+     * The compute dispatches onnxruntime-web encoded for the prefill's `run()` (absent in
+     * records older than the count).
+     */
+    prefillDispatches?: number | null;
+    /** The same for each step of `submitMs`, in order. */
+    stepDispatches?: Array<number> | null;
 };
 
 /** What the page gathered for the summary, besides its cases. */
@@ -542,6 +554,11 @@ export type CaseResult = {
     tokenLatency: LatencyStats | null;
     tokensPerSecond: number | null;
     decodeProbe: CaseProbe;
+    /**
+     * The compute dispatches of the case's vision, prefill and steps (absent in records older
+     * than the count).
+     */
+    dispatches?: CaseDispatches | null;
     /** Which pass over the set (0-based); null for a warm-up run. */
     repeat: number | null;
     /** `pool` above 1: which of the decoder realms (0-based) read the case. */
@@ -894,6 +911,8 @@ export type FirstRun = {
     visionMs: number;
     prefillMs: number;
     firstTokenStepMs: number | null;
+    /** Its dispatches (absent in records older than the count). */
+    dispatches?: CaseDispatches | null;
 };
 
 export type SteadyState = {
@@ -902,6 +921,27 @@ export type SteadyState = {
     visionP50Ms: number | null;
     prefillP50Ms: number | null;
     tokenP50Ms: number | null;
+    /**
+     * The steady runs' dispatches (absent in records older than the count, and where no
+     * steady run has one).
+     */
+    dispatches?: DispatchMedians | null;
+};
+
+/** One case's dispatches: its vision encode, its prefill and its decode steps. */
+export type CaseDispatches = {
+    /** The vision encoder's `run()`; null where the case ran none (`scope=decoder`). */
+    vision: number | null;
+    prefill: number;
+    /** The median (nearest rank) over the case's decode steps; null for a case without one. */
+    stepP50: number | null;
+};
+
+/** Each figure of [`CaseDispatches`], its median (nearest rank) over the cases that have it. */
+export type DispatchMedians = {
+    visionP50: number | null;
+    prefillP50: number | null;
+    stepP50: number | null;
 };
 
 /** `verify=wasm`: every timed case against the same decode on the WASM (CPU) execution provider. */

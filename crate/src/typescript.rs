@@ -125,6 +125,8 @@ declared!(
     PipelineCompilation,
     FirstRun,
     SteadyState,
+    CaseDispatches,
+    DispatchMedians,
     Verification,
     VerificationTolerance,
     VerifiedCase,

@@ -292,8 +292,8 @@ fn the_table_command_prints_the_table_and_exits_2_on_bad_input() {
             .lines()
             .filter(|l| l.starts_with("| decoder="))
             .count(),
-        8,
-        "four rows in each of the two tables: {stdout}"
+        12,
+        "four rows in each of the three tables: {stdout}"
     );
     assert!(
         stdout.contains("fastest with the seed's tokens: "),
@@ -465,4 +465,68 @@ fn first_token_and_case_are_the_steady_cases_p50_with_the_first_case_apart() {
     assert_eq!(f.first_case_ttft_ms, Some(8888.0));
     let both: Vec<f64> = cases.iter().map(|c| case_ms(c, "totalMs")).collect();
     assert_eq!(f.case_p50_ms, latency_stats(&both).map(|s| s.p50_ms));
+}
+
+/// A round whose steady cases counted `step`, `prefill` and `vision` dispatches (medians).
+fn with_dispatches(file: &Path, n: usize, step: f64, prefill: f64, vision: f64) -> String {
+    round_of(file, n, |s| {
+        s["pipelineCompilation"]["steady"]["dispatches"] =
+            serde_json::json!({ "stepP50": step, "prefillP50": prefill, "visionP50": vision });
+    })
+}
+
+#[test]
+fn dispatches_are_the_rounds_median_against_the_seeds_and_absent_counts_are_dashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed_file = dir.path().join("seed.jsonl");
+    std::fs::write(
+        &seed_file,
+        with_dispatches(&fixture(1), 1, 600.0, 640.0, 90.0),
+    )
+    .unwrap();
+    // Two rounds: the median of two counts ends in .5.
+    let captured_file = dir.path().join("captured.jsonl");
+    let text = with_dispatches(&fixture(2), 1, 300.0, 640.0, 90.0)
+        + &with_dispatches(&fixture(2), 2, 301.0, 640.0, 90.0);
+    std::fs::write(&captured_file, &text).unwrap();
+    let seed = load_combination(&seed_file).unwrap();
+    let captured = load_combination(&captured_file).unwrap();
+    // A record made before the count: no dispatches.
+    let older = load_combination(&fixture(3)).unwrap();
+    assert_eq!(older.rounds[0].dispatches, None);
+    let t = table(
+        &seed,
+        &[seed.clone(), captured, older],
+        DEFAULT_NCER_TOLERANCE,
+    );
+    assert_eq!(t.rows[0].dispatches.step_p50, Some(600.0));
+    assert_eq!(t.rows[1].dispatches.step_p50, Some(300.5));
+    assert_eq!(t.rows[1].dispatches.prefill_p50, Some(640.0));
+    assert_eq!(t.rows[1].step_dispatch_ratio, Some(600.0 / 300.5));
+    assert_eq!(t.rows[2].dispatches.step_p50, None);
+    assert_eq!(t.rows[2].step_dispatch_ratio, None);
+    let rendered = t.render();
+    assert!(
+        rendered.contains("| combination | dispatches / step | dispatches / prefill | dispatches / vision | dispatches / step seed/this |"),
+        "{rendered}"
+    );
+    let row = |label: &str| {
+        rendered
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label}")) && l.matches('|').count() == 6)
+            .unwrap_or_else(|| panic!("no dispatch row for {label}:\n{rendered}"))
+            .to_owned()
+    };
+    assert!(
+        row(&t.rows[0].label).ends_with("(the seed's loop) | 600 | 640 | 90 | 1.00 |"),
+        "{rendered}"
+    );
+    assert!(
+        row(&t.rows[1].label).ends_with("| 300.5 | 640 | 90 | 2.00 |"),
+        "{rendered}"
+    );
+    assert!(
+        row(&t.rows[2].label).ends_with("| - | - | - | - |"),
+        "{rendered}"
+    );
 }

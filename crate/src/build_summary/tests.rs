@@ -33,6 +33,7 @@ pub(crate) fn measured(case: &CaseResult, accuracy_applicable: bool) -> CaseRun 
         total_ms: case.total_ms,
         decode_steps: case.decode_steps,
         vision_call_ms: case.vision_call_ms,
+        vision_dispatches: case.dispatches.as_ref().and_then(|d| d.vision),
         probe: case.decode_probe.clone(),
         repeat: case.repeat,
         accuracy_applicable,
@@ -238,6 +239,8 @@ fn a_step_without_its_choice_is_left_out_of_the_latencies() {
         sync_ms: vec![3.0, 4.0],
         choose_ms: vec![0.5, 0.25],
         steps_per_readback: None,
+        prefill_dispatches: None,
+        step_dispatches: None,
     };
     let latencies = token_latencies(&probe);
     assert_eq!(latencies[0], 4.25);
@@ -256,6 +259,8 @@ fn a_batch_of_steps_shares_its_one_wait() {
         sync_ms: vec![0.0, 0.0, 0.0, 40.0, 0.0, 10.0],
         choose_ms: vec![0.0; 7],
         steps_per_readback: Some(4),
+        prefill_dispatches: None,
+        step_dispatches: None,
     };
     assert_eq!(token_latencies(&probe), [11.0, 11.0, 11.0, 11.0, 6.0, 6.0]);
     let unbatched = CaseProbe {
@@ -265,5 +270,67 @@ fn a_batch_of_steps_shares_its_one_wait() {
     assert_eq!(
         token_latencies(&unbatched),
         [1.0, 1.0, 1.0, 41.0, 1.0, 11.0]
+    );
+}
+
+/// A probe with dispatch counts: `prefill` for the prefill, `steps` one per step.
+fn counted(case: &mut CaseResult, vision: Option<u32>, prefill: u32, steps: &[u32]) {
+    case.decode_probe.prefill_dispatches = Some(prefill);
+    case.decode_probe.step_dispatches = Some(steps.to_vec());
+    *case = case_result(CaseRun {
+        vision_dispatches: vision,
+        ..measured(case, true)
+    });
+}
+
+#[test]
+fn a_cases_dispatches_are_its_prefills_and_its_steps_median() {
+    let mut case = legacy_summary().results[0].clone();
+    assert_eq!(case.dispatches, None, "the legacy page counted none");
+    counted(&mut case, Some(40), 300, &[200, 210, 200, 250]);
+    assert_eq!(
+        case.dispatches,
+        Some(CaseDispatches {
+            vision: Some(40),
+            prefill: 300,
+            // Nearest rank: a count some step had, not the mean of the middle two.
+            step_p50: Some(200.0),
+        })
+    );
+    counted(&mut case, None, 300, &[]);
+    assert_eq!(case.dispatches.unwrap().step_p50, None);
+}
+
+#[test]
+fn the_steady_runs_dispatch_medians_leave_the_first_run_apart() {
+    let mut posted = legacy_summary();
+    // The warm-up run is the first: its counts (compilation may split work otherwise) apart.
+    let mut warmup = posted.results[0].clone();
+    warmup.repeat = None;
+    counted(&mut warmup, Some(99), 999, &[999]);
+    counted(&mut posted.results[0], Some(40), 300, &[200, 200]);
+    counted(&mut posted.results[1], Some(42), 302, &[204, 206, 204]);
+    posted.warmup_results = vec![warmup];
+    let summary = build_summary(input_of(&posted)).unwrap();
+    let compilation = summary.pipeline_compilation.unwrap();
+    assert_eq!(compilation.first.dispatches.unwrap().prefill, 999);
+    assert_eq!(
+        compilation.steady.unwrap().dispatches,
+        Some(DispatchMedians {
+            vision_p50: Some(40.0),
+            prefill_p50: Some(300.0),
+            step_p50: Some(200.0),
+        })
+    );
+    // Without any count (an older page), no medians at all.
+    let legacy = build_summary(input_of(&legacy_summary())).unwrap();
+    assert_eq!(
+        legacy
+            .pipeline_compilation
+            .unwrap()
+            .steady
+            .unwrap()
+            .dispatches,
+        None
     );
 }

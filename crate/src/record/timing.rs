@@ -130,6 +130,9 @@ pub struct FirstRun {
     pub vision_ms: f64,
     pub prefill_ms: f64,
     pub first_token_step_ms: Option<f64>,
+    /// Its dispatches (absent in records older than the count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatches: Option<super::CaseDispatches>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,4 +144,8 @@ pub struct SteadyState {
     pub vision_p50_ms: Option<f64>,
     pub prefill_p50_ms: Option<f64>,
     pub token_p50_ms: Option<f64>,
+    /// The steady runs' dispatches (absent in records older than the count, and where no
+    /// steady run has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatches: Option<super::DispatchMedians>,
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use ocr_bench_core::build_summary::token_latencies;
 use ocr_bench_core::latency::latency_stats;
-use ocr_bench_core::record::{CaseResult, PageSummary};
+use ocr_bench_core::record::{CaseResult, DispatchMedians, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 
 use super::InputError;
@@ -32,6 +32,10 @@ pub struct Round {
     /// Time to first token, vision, prefill and the whole case over the steady cases, and
     /// the first case apart (it compiles the pipelines).
     pub first_token: FirstToken,
+    /// The compute dispatches per vision encode, prefill and decode step, medians over the
+    /// steady cases as the core's `pipelineCompilation.steady` gives them (`None` in records
+    /// older than the count, and for another page).
+    pub dispatches: Option<DispatchMedians>,
 }
 
 /// The figures a user feels: p50 over the steady cases of the time to first token (vision +
@@ -120,6 +124,11 @@ impl Round {
                 .collect(),
             another_page: None,
             first_token: FirstToken::of(summary),
+            dispatches: summary
+                .pipeline_compilation
+                .as_ref()
+                .and_then(|p| p.steady.as_ref())
+                .and_then(|s| s.dispatches.clone()),
         }
     }
 
@@ -142,6 +151,7 @@ impl Round {
                 .collect(),
             another_page: Some(figures),
             first_token: FirstToken::default(),
+            dispatches: None,
         }
     }
 

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use ocr_bench_core::config::PARAMETER_NAMES;
+use ocr_bench_core::record::DispatchMedians;
 use ocr_bench_core::Config;
 
 use crate::other_page::OtherFigures;
@@ -111,6 +112,10 @@ pub struct Row {
     /// The reference's time to first token p50 over this one's, and the same for the case.
     pub ttft_speedup: Option<f64>,
     pub case_speedup: Option<f64>,
+    /// Medians over the rounds of each round's dispatch medians.
+    pub dispatches: DispatchMedians,
+    /// The reference's dispatches per step over this one's.
+    pub step_dispatch_ratio: Option<f64>,
 }
 
 /// The table: the reference first unless the list names it elsewhere.
@@ -143,6 +148,22 @@ fn first_token(rounds: &[Round]) -> FirstToken {
         case_p50_ms: over(|f| f.case_p50_ms),
         first_case_ttft_ms: over(|f| f.first_case_ttft_ms),
         first_case_ms: over(|f| f.first_case_ms),
+    }
+}
+
+/// Each dispatch figure's median over the rounds that counted dispatches.
+fn dispatches(rounds: &[Round]) -> DispatchMedians {
+    let over = |figure: fn(&DispatchMedians) -> Option<f64>| {
+        median(
+            rounds
+                .iter()
+                .map(|r| r.dispatches.as_ref().and_then(figure)),
+        )
+    };
+    DispatchMedians {
+        vision_p50: over(|d| d.vision_p50),
+        prefill_p50: over(|d| d.prefill_p50),
+        step_p50: over(|d| d.step_p50),
     }
 }
 
@@ -209,6 +230,7 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
     let reference_round = &against.rounds[0];
     let reference_p50 = median(against.rounds.iter().map(|r| r.token_p50_ms));
     let reference_first = first_token(&against.rounds);
+    let reference_dispatches = dispatches(&against.rounds);
     let (labels, common) = labels(&combinations);
     let rows = combinations
         .iter()
@@ -217,7 +239,10 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
         .map(|(index, (c, label))| {
             let token_p50_ms = median(c.rounds.iter().map(|r| r.token_p50_ms));
             let first = first_token(&c.rounds);
+            let counted = dispatches(&c.rounds);
             Row {
+                step_dispatch_ratio: ratio(reference_dispatches.step_p50, counted.step_p50),
+                dispatches: counted,
                 ttft_speedup: ratio(reference_first.ttft_p50_ms, first.ttft_p50_ms),
                 case_speedup: ratio(reference_first.case_p50_ms, first.case_p50_ms),
                 first_token: first,
@@ -350,6 +375,7 @@ impl Table {
         }
         out.push('\n');
         self.render_first_token(&mut out);
+        self.render_dispatches(&mut out);
         match self.fastest_with_the_seeds_tokens() {
             Some(row) => {
                 let _ = writeln!(out, "fastest with the seed's tokens: {}", verdict(row));
@@ -436,6 +462,53 @@ impl Table {
         }
         out.push('\n');
     }
+}
+
+impl Table {
+    /// How many GPU dispatches a case costs, where the records counted them.
+    fn render_dispatches(&self, out: &mut String) {
+        out.push_str(
+            "GPU compute dispatches onnxruntime-web encoded, counted on every case in the realm \
+             that ran it (graph-capture replays included); the median over the steady cases, \
+             as above; per step, each case's median over its steps; - where the records hold \
+             no count (older records, another page):\n\n",
+        );
+        out.push_str(
+            "| combination | dispatches / step | dispatches / prefill | dispatches / vision | dispatches / step seed/this |\n",
+        );
+        out.push_str("|---|---|---|---|---|\n");
+        for row in &self.rows {
+            let d = &row.dispatches;
+            let name = if row.is_reference {
+                format!("{} (the seed's loop)", row.label)
+            } else {
+                row.label.clone()
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {} | {} |",
+                count(d.step_p50),
+                count(d.prefill_p50),
+                count(d.vision_p50),
+                figure(row.step_dispatch_ratio),
+            );
+        }
+        out.push('\n');
+    }
+}
+
+/// A count: whole where it is (a median of two rounds may end in .5), `-` where there is none.
+fn count(value: Option<f64>) -> String {
+    value.map_or_else(
+        || "-".to_owned(),
+        |v| {
+            if v.fract() == 0.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.1}")
+            }
+        },
+    )
 }
 
 /// A figure (ms or a ratio) to two places, `-` where there is none.
