@@ -84,14 +84,27 @@ const handlers = {
 		return run.profile();
 	},
 
-	async close() {
+	/** The release phase's first step: the sessions let go of, the device kept. */
+	async releaseSession() {
 		await run?.release();
 		run = null;
+		return { memory: memoryReport() };
+	},
+
+	/** The release phase's device step, after releaseSession. */
+	async destroyDevice() {
 		waiter?.close();
+		waiter = null;
 		// ORT never destroys a device it was given; the worker's owner does.
 		device?.destroy();
 		device = null;
 		return { memory: memoryReport() };
+	},
+
+	/** Both at once (release=all). */
+	async close() {
+		await handlers.releaseSession();
+		return handlers.destroyDevice();
 	},
 };
 

@@ -19,7 +19,8 @@ import { startDecoderProxy } from "./decoder-proxy.js";
  * (a core Vocabulary), vocabularyCharacters }); page: { device, waiter } for
  * realm=page. Each realm: { index, ready, decode(embeds, options) → decode.js's
  * result with logits, memory (its last report: realm=worker only), close(),
- * terminate() }.
+ * releaseSession() and destroyDevice() (the release steps one at a time; in
+ * the page the device is the page's, which it destroys itself), terminate() }.
  */
 export async function loadDecoderPool(inputs, page) {
 	const { config, decoderEntry } = inputs;
@@ -50,6 +51,12 @@ async function workerRealm(index, { config, capability, tokens, decoderEntry, vo
 			realm.memory = await proxy.close();
 			proxy.terminate();
 		},
+		async releaseSession() {
+			realm.memory = await proxy.releaseSession();
+		},
+		async destroyDevice() {
+			realm.memory = await proxy.destroyDevice();
+		},
 		terminate: () => proxy.terminate(),
 	};
 	return realm;
@@ -74,7 +81,8 @@ export function oneAtATime(waiter) {
 
 async function pageRealm(index, { config, capability, tokens, decoderEntry, vocabulary }, { device, waiter }) {
 	const run = await createDecoderRun({ config, capability, entry: decoderEntry, tokens, vocabulary, device, waiter });
-	return { index, ready: run.ready, memory: null, decode: run.decode, close: run.release, terminate: () => run.release() };
+	// run.release() lets go once, however often it is called (browser/decoding/decoder-run.js).
+	return { index, ready: run.ready, memory: null, decode: run.decode, close: run.release, releaseSession: run.release, destroyDevice: async () => {}, terminate: () => run.release() };
 }
 
 /**

@@ -49,6 +49,9 @@ export async function startDecoderProxy({ config, capability, decoderEntry, toke
 			profile: () => worker.call("profile", {}),
 			/** Releases the session and the worker's device; returns the worker's memory after. */
 			close: async () => (await worker.call("close", {})).memory,
+			/** The release steps one at a time (release=sessions|device|realm): each returns the worker's memory after. */
+			releaseSession: async () => (await worker.call("releaseSession", {})).memory,
+			destroyDevice: async () => (await worker.call("destroyDevice", {})).memory,
 			terminate: () => worker.terminate(),
 		};
 	} catch (error) {

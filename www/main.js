@@ -126,13 +126,15 @@ async function startRecord(config, inputs) {
  * with the peak since the last sample, the realm's WASM heaps, and each
  * worker's last report, which `workers` holds ({ vision, decoder }).
  */
-function startMemory() {
+function startMemory(config) {
 	const workers = { vision: null, decoder: null };
 	const memory = createMemorySampler(view.log, () => ({
 		gpu: owned.gpuMemory ? { ...owned.gpuMemory.snapshot(), windowPeakBytes: owned.gpuMemory.takePeak() } : null,
 		wasmHeaps: wasmHeaps(),
 		...(workers.vision ? { worker: workers.vision } : {}),
 		...(workers.decoder ? { decoderWorker: workers.decoder } : {}),
+		// The decoder workers not yet terminated (release=realm's step ends them).
+		...(config.realm === "worker" ? { decoderWorkers: (owned.decoderWorker ? 1 : 0) + (owned.decoderPool?.length ?? 0) } : {}),
 	}));
 	return { memory, workers };
 }
@@ -313,16 +315,67 @@ async function decodeCases({ config, inputs, schedule, decoding, memory, workers
 	return { results: inOrder(byIndex.results), warmupResults: inOrder(byIndex.warmupResults), verifyRuns: inOrder(byIndex.verifyRuns), profile, pool };
 }
 
-/** The release phase: the decoder worker first (its last report says what it left), then the page's sessions and device. */
+// The wait after each release step before its samples: long enough for the
+// browser to hand back what the step let go of (a destroyed device's buffers,
+// a terminated worker's thread), short enough that four steps stay a second or
+// two of a timed test. 250 ms was the release phase's one wait before the steps.
+const RELEASE_SETTLE_MS = 300;
+
+// The release steps each mode takes before letting go of the rest (all), in order.
+const RELEASE_STEPS = { all: [], sessions: ["sessions"], device: ["sessions", "device"], realm: ["sessions", "device", "realm"] };
+
+/** Each release step: what it lets go of, in every realm that holds one. */
+const releaseStep = {
+	async sessions(config, workers) {
+		if (owned.decoderWorker) workers.decoder = await owned.decoderWorker.releaseSession();
+		for (const realm of owned.decoderPool ?? []) await realm.releaseSession();
+		if (owned.decoderPool && config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
+		await owned.vision?.release();
+		await owned.decoderRun?.release();
+		Object.assign(owned, { vision: null, decoderRun: null });
+	},
+	async device(config, workers) {
+		if (owned.decoderWorker) workers.decoder = await owned.decoderWorker.destroyDevice();
+		for (const realm of owned.decoderPool ?? []) await realm.destroyDevice();
+		if (owned.decoderPool && config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
+		owned.waiter?.close();
+		// owned.device cleared first: its loss handler ignores a device the page no longer holds.
+		const device = owned.device;
+		Object.assign(owned, { waiter: null, device: null });
+		device?.destroy();
+	},
+	async realm() {
+		owned.decoderWorker?.terminate();
+		for (const realm of owned.decoderPool ?? []) realm.terminate();
+		Object.assign(owned, { decoderWorker: null, decoderPool: null });
+	},
+};
+
+/**
+ * The release phase (docs/benchmark-protocol.md, "Release"): the steps of the
+ * release mode, each followed by the settle wait, the runner's step sample and
+ * the page's released-STEP sample; then everything left (the decoder worker
+ * first, its last report says what it left), and the step all with the
+ * released sample.
+ */
 async function releasePhase({ config, memory, workers }) {
 	await enter("release");
+	const settled = async (step, label) => {
+		await sleep(RELEASE_SETTLE_MS);
+		await reporter.step("release", step);
+		await memory.sample(label);
+	};
+	// The core's config leaves release out at its default (all), as it does pool.
+	for (const step of RELEASE_STEPS[config.release ?? "all"]) {
+		await releaseStep[step](config, workers);
+		await settled(step, `released-${step}`);
+	}
 	if (owned.decoderWorker) workers.decoder = await owned.decoderWorker.close();
 	// pool>1: each realm releases its session (and a worker its device) and reports what it left.
 	for (const realm of owned.decoderPool ?? []) await realm.close();
 	if (owned.decoderPool && config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
 	await releaseAll();
-	await sleep(250);
-	await memory.sample("released");
+	await settled("all", "released");
 }
 
 /** verify=wasm: each kept case decoded again on WASM (verify.js) with the same choice on the CPU. */
@@ -364,7 +417,7 @@ async function run() {
 	const config = await readConfig();
 	const inputs = await loadInputs(config);
 	const { adapter, environment } = await startRecord(config, inputs);
-	const { memory, workers } = startMemory();
+	const { memory, workers } = startMemory(config);
 	// Every session this realm creates, as browser/sessions.js records it, with their creation times and placement.
 	const records = { sessionMs: {}, placement: {}, sessions: [] };
 	const completionFloors = await baselineAndProbe(config, memory);

@@ -20,6 +20,8 @@ export function createReporter(runId) {
 	return {
 		start: (details) => post("/benchmark-start", { runId, ...details }),
 		mark: (phase) => post("/benchmark-mark", { runId, phase }),
+		// A step within the phase under way (the release phase's), sampled as a mark is.
+		step: (phase, step) => post("/benchmark-mark", { runId, phase, step }),
 		progress: (finishedCase) => post("/benchmark-progress", { runId, case: finishedCase }),
 		// Answers with the process memory the server measured per phase.
 		result: (summary) => post("/benchmark-result", summary),

@@ -96,12 +96,17 @@ parameters! {
         "decoder realms reading the cases at once from one queue: with realm=worker K dedicated \
          workers, each with its own onnxruntime-web and session; with realm=page K sessions in \
          the page's one onnxruntime-web (the isolation check)";
+    release: Release = Release::All, "release", OneOf,
+        "what the release phase lets go of, step by step, with a memory sample after each: \
+         sessions = the onnxruntime sessions only, device = then the WebGPU devices too, realm = \
+         then the decoder's workers too (needs realm=worker), all = everything at once; every \
+         mode ends by letting go of the rest";
 }
 
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
 /// record written before they existed reads and writes back unchanged (as the short query
 /// leaves every default out). The query strings still list them.
-pub const OMITTED_AT_DEFAULT: [&str; 5] = ["choose", "sync", "capture", "realm", "pool"];
+pub const OMITTED_AT_DEFAULT: [&str; 6] = ["choose", "sync", "capture", "realm", "pool", "release"];
 
 choice! {
     /// `lean` turns `enableCpuMemArena` and `enableMemPattern` off; `default` leaves ORT's own.
@@ -159,6 +164,13 @@ choice! {
 }
 
 choice! {
+    /// What the release phase lets go of before its samples (`docs/benchmark-protocol.md`,
+    /// "Release"): cumulative steps, each followed by a settled sample; `all` lets go of
+    /// everything at once.
+    Release { All = "all", Sessions = "sessions", Device = "device", Realm = "realm" }
+}
+
+choice! {
     /// `page`: the decoder session and its decode loop in the page; `worker`: in a dedicated
     /// worker of their own, with the core's token choice there too (the page holds a proxy).
     Realm { Page = "page", Worker = "worker" }
@@ -207,6 +219,16 @@ impl Config {
         }
         if self.capture == Capture::On {
             self.check_capture()?;
+        }
+        if self.release == Release::Realm && self.realm != Realm::Worker {
+            // The step terminates the workers that held the decoder; in the page there is none.
+            return Err(CoreError::InvalidConfig {
+                field: "release".to_owned(),
+                message: "release=realm terminates the worker realms that held the decoder, and \
+                          realm=page holds it in the page, which cannot be ended; give \
+                          realm=worker, or release=device (sessions, then the devices)"
+                    .to_owned(),
+            });
         }
         if self.pool > 1 && self.profile == Profile::Ops {
             // The profile is one session's, of the first timed case; with a pool that case's

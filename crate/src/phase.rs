@@ -26,6 +26,12 @@ pub enum Phase {
     Release,
 }
 
+/// The steps the release phase marks within itself, in the order a run takes them
+/// (`docs/benchmark-protocol.md`, "Release"): after letting go of the sessions, of the WebGPU
+/// devices, of the realms that held the decoder, and of everything (the last step of every
+/// `release` mode). The runner samples process memory at each.
+pub const RELEASE_STEPS: [&str; 4] = ["sessions", "device", "realm", "all"];
+
 /// A name that is no phase; the message lists the phases.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("unknown phase {name:?}; the phases are: {}", Phase::allowed())]

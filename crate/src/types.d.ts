@@ -23,6 +23,8 @@ export type Capture = "off" | "on";
 
 export type Realm = "page" | "worker";
 
+export type Release = "all" | "sessions" | "device" | "realm";
+
 /** One benchmark run's configuration: the query's parameters under their names. */
 export type Config = {
     /** vision encoder, a tier of the manifest: 121 = int4 MatMulNBits weights, 242 = fp16 in the built-in one */
@@ -67,6 +69,8 @@ export type Config = {
     realm?: Realm;
     /** decoder realms reading the cases at once from one queue: with realm=worker K dedicated workers, each with its own onnxruntime-web and session; with realm=page K sessions in the page's one onnxruntime-web (the isolation check) */
     pool?: number;
+    /** what the release phase lets go of, step by step, with a memory sample after each: sessions = the onnxruntime sessions only, device = then the WebGPU devices too, realm = then the decoder's workers too (needs realm=worker), all = everything at once; every mode ends by letting go of the rest */
+    release?: Release;
 };
 
 /** A description of one parameter, for the runner's `--help` and the page's error text. */
@@ -665,6 +669,11 @@ export type MemorySample = {
     worker?: RealmMemory | null;
     /** The decoder worker's own report, as it last sent it (`realm=worker`). */
     decoderWorker?: RealmMemory | null;
+    /**
+     * `realm=worker`: the decoder workers the page still held (not terminated) when it took
+     * the sample; 0 after `release=realm`'s step (absent in records older than it).
+     */
+    decoderWorkers?: number | null;
     sampleMs: number;
 };
 

@@ -15,7 +15,7 @@ use crate::build_summary::{CaseRun, CompletionFloors, PoolInput, SummaryInput};
 use crate::choose::ChooserOptions;
 use crate::config::{
     Capture, Choose, Config, Loader, Memory, ParameterDescription, ParameterKind, Poll, Profile,
-    Realm, Schedule, Scope, Verify, Weights,
+    Realm, Release, Schedule, Scope, Verify, Weights,
 };
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
@@ -61,6 +61,7 @@ declared!(
     Verify,
     Capture,
     Realm,
+    Release,
     Config,
     ParameterDescription,
     ParameterKind,

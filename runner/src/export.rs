@@ -4,12 +4,13 @@
 
 use ocr_bench_core::config::{ParameterKind, PARAMETER_NAMES};
 use ocr_bench_core::latency::LatencyStats;
-use ocr_bench_core::phase::Phase;
+use ocr_bench_core::phase::{Phase, RELEASE_STEPS};
 use ocr_bench_core::record::{GpuBytes, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 use serde_json::{Map, Value};
 
 use crate::memory::ProcessMemory;
+use crate::memory_model::given_back::given_back;
 use crate::memory_model::{page_gpu, STARTUP_PHASE};
 use crate::report_html::{gpu_placement, GpuPlacement};
 use crate::runs::Run;
@@ -433,6 +434,37 @@ fn phase_cells(row: &mut Row, f: &Facts<'_>) {
     }
 }
 
+/// What each release step gave back in all (`memory_model::given_back`): PSS in bytes and as
+/// a share of the rise, and the driver VRAM's share; empty for a step the run did not take.
+fn release_cells(row: &mut Row, f: &Facts<'_>) {
+    let returns = match (f.memory, f.summary) {
+        (Some(memory), Some(summary)) => given_back(memory, &summary.memory_samples),
+        _ => Vec::new(),
+    };
+    for step in RELEASE_STEPS {
+        let taken = returns.iter().find(|r| r.step == step);
+        let pss = taken.and_then(|r| r.pss);
+        let cells = [
+            ("pssReturnedBytes", number(pss.map(|p| p.bytes as f64))),
+            (
+                "pssReturnedShare",
+                number(pss.and_then(|p| p.share_of_rise)),
+            ),
+            (
+                "driverGpuReturnedShare",
+                number(
+                    taken
+                        .and_then(|r| r.driver_vram)
+                        .and_then(|v| v.share_of_rise),
+                ),
+            ),
+        ];
+        for (name, cell) in cells {
+            row.push(format!("release.{step}.{name}"), cell);
+        }
+    }
+}
+
 fn cells(facts: &Facts<'_>) -> Vec<(String, Cell)> {
     let mut row = Row(Vec::new());
     for group in [
@@ -444,6 +476,7 @@ fn cells(facts: &Facts<'_>) -> Vec<(String, Cell)> {
         latency_cells,
         gpu_cells,
         phase_cells,
+        release_cells,
     ] {
         group(&mut row, facts);
     }

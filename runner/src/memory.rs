@@ -20,6 +20,7 @@
 mod driver_gpu;
 mod snapshot;
 mod stats;
+mod step;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -35,6 +36,7 @@ pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses
 pub use snapshot::{Beside, PhaseMemory, ProcessMemory, SamplerFigures};
 pub use stats::Extent;
 use stats::{record_driver_gpu, record_pss, record_pss_shmem, record_rss, Measured, Tracked};
+pub use step::{StepFigures, StepMemory};
 
 use crate::process_type::{classify, Classified, ProcessType};
 use crate::procfs::{descendants, page_size, read_cmdline, read_rollup, read_rss, thread_cpu_time};
@@ -79,13 +81,15 @@ impl Shared {
         self.driver_gpu.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One driver VRAM sample of `processes`, counted towards `phase`; false once the driver
-    /// is unavailable.
-    fn sample_driver_gpu(&self, processes: &[(u32, Classified)], phase: &str) -> bool {
+    /// One driver VRAM sample of `processes`, counted towards `phase`: the bytes per process
+    /// type, `None` once the driver is unavailable.
+    fn sample_driver_gpu(
+        &self,
+        processes: &[(u32, Classified)],
+        phase: &str,
+    ) -> Option<BTreeMap<ProcessType, u64>> {
         let pids: HashSet<u32> = processes.iter().map(|(pid, _)| *pid).collect();
-        let Some(by_pid) = self.driver_gpu().sample(&pids) else {
-            return false;
-        };
+        let by_pid = self.driver_gpu().sample(&pids)?;
         // Every type present counts, at zero where the driver lists none of its processes.
         let mut by_type: BTreeMap<ProcessType, u64> = BTreeMap::new();
         for (pid, class) in processes {
@@ -93,11 +97,12 @@ impl Shared {
         }
         let at_ms = ms_since(self.started, Instant::now());
         record_driver_gpu(self.measured().phase(phase, at_ms), &by_type);
-        true
+        Some(by_type)
     }
 
-    /// One PSS pass over `processes`, counted towards `phase`; returns the CPU it took.
-    fn pss_pass(&self, processes: &[(u32, Classified)], phase: &str) -> Duration {
+    /// One PSS pass over `processes`, counted towards `phase`: the CPU it took, and PSS and its
+    /// shared part per process type.
+    fn pss_pass(&self, processes: &[(u32, Classified)], phase: &str) -> PssPass {
         let cpu_before = thread_cpu_time();
         let wall_before = Instant::now();
         let mut pss: BTreeMap<ProcessType, u64> = BTreeMap::new();
@@ -124,8 +129,20 @@ impl Shared {
         m.pss_passes += 1;
         m.pss_cpu += cpu;
         m.pss_wall += done.duration_since(wall_before);
-        cpu
+        PssPass {
+            cpu,
+            pss,
+            shmem: shmem_known.then_some(shmem),
+        }
     }
+}
+
+/// What one PSS pass read: its CPU, and per process type PSS and (where the kernel reports
+/// it) its shared part.
+struct PssPass {
+    cpu: Duration,
+    pss: BTreeMap<ProcessType, u64>,
+    shmem: Option<BTreeMap<ProcessType, u64>>,
 }
 
 /// A running sampler: one thread reads RSS every tick, another PSS as often as its budget
@@ -202,6 +219,27 @@ impl Sampler {
             let mut current = self.shared.phase.lock().unwrap_or_else(|e| e.into_inner());
             phase.clone_into(&mut current);
         }
+        self.sample_now(phase);
+    }
+
+    /// A step within the current phase (the release phase's `sessions`, `device`, …): RSS, PSS
+    /// with its shared part and driver VRAM taken at once, counted towards the phase as a
+    /// mark's samples are, and kept as the step's own figures per process type.
+    pub fn step(&self, step: &str) {
+        let phase = self.current_phase();
+        let at_ms = ms_since(self.shared.started, Instant::now());
+        let Some(taken) = self.sample_now(&phase) else {
+            return;
+        };
+        self.shared
+            .measured()
+            .steps
+            .push(StepMemory::new(&phase, step, at_ms, taken));
+    }
+
+    /// RSS, driver VRAM and PSS of every tracked process now, counted towards `phase`; `None`
+    /// while no process is tracked.
+    fn sample_now(&self, phase: &str) -> Option<StepFigures> {
         let processes = self
             .shared
             .processes
@@ -219,15 +257,18 @@ impl Sampler {
             })
             .collect();
         if tracked.is_empty() {
-            return;
+            return None;
         }
         let at_ms = ms_since(self.shared.started, Instant::now());
         record_rss(self.shared.measured().phase(phase, at_ms), tracked.iter());
         // The driver too, so a phase shorter than a tick has its VRAM; and PSS, so that a
         // phase shorter than a PSS pass (the idle browser's `baseline`, tens of milliseconds,
         // against 170 ms for a pass with the models loaded) has PSS to rise from.
-        self.shared.sample_driver_gpu(&processes, phase);
-        self.shared.pss_pass(&processes, phase);
+        let driver_gpu = self.shared.sample_driver_gpu(&processes, phase);
+        let pss = self.shared.pss_pass(&processes, phase);
+        Some(StepFigures::gather(
+            &tracked, pss.pss, pss.shmem, driver_gpu,
+        ))
     }
 
     pub fn current_phase(&self) -> String {
@@ -362,7 +403,11 @@ fn driver_gpu_loop(shared: &Shared, interval: Duration) {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        if !processes.is_empty() && !shared.sample_driver_gpu(&processes, &shared.current_phase()) {
+        if !processes.is_empty()
+            && shared
+                .sample_driver_gpu(&processes, &shared.current_phase())
+                .is_none()
+        {
             return;
         }
         if matches!(*shared.driver_gpu(), DriverGpu::Unavailable { .. }) {
@@ -390,7 +435,7 @@ fn pss_loop(shared: &Shared, interval: Duration) {
             continue;
         }
         let phase = shared.current_phase();
-        let cpu = shared.pss_pass(&processes, &phase);
+        let cpu = shared.pss_pass(&processes, &phase).cpu;
         let done = Instant::now();
         // The page-table walk costs CPU in proportion to the browser's memory; the wall time
         // also counts waiting for the browser's own memory locks, which costs nobody CPU.

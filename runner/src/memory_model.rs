@@ -1,9 +1,10 @@
 //! The pure models of a run's memory, beside the sampler that measures it (`memory`): the
-//! floor of each phase from the manifest (`floor`), and the GPU bytes and WebAssembly heaps
-//! of every realm per phase from the page's memory samples (`page_gpu`). They read files and
-//! records, never `/proc` or the driver.
+//! floor of each phase from the manifest (`floor`), the GPU bytes and WebAssembly heaps of
+//! every realm per phase from the page's memory samples (`page_gpu`), and what each release
+//! step gave back (`given_back`). They read files and records, never `/proc` or the driver.
 
 pub mod floor;
+pub mod given_back;
 pub mod page_gpu;
 
 /// The phase before the page's first mark: the browser starting and loading the page. It is the

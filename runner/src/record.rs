@@ -64,6 +64,10 @@ pub enum Record {
     Mark {
         run_id: Option<String>,
         phase: String,
+        /// A step within the phase (`docs/benchmark-protocol.md`, "Release"), which the runner
+        /// samples as it samples a mark; absent for the mark that begins the phase.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     Progress {

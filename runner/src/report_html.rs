@@ -7,6 +7,7 @@
 
 mod decomposition;
 mod finished_run;
+mod release_table;
 mod summary;
 #[cfg(test)]
 mod tests;

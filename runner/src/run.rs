@@ -77,6 +77,11 @@ impl Seen {
                     return Some(outcome);
                 }
             }
+            Record::Mark {
+                phase,
+                step: Some(step),
+                ..
+            } => on_status(&format!("{phase}: {step}")),
             Record::Mark { phase, .. } => {
                 on_status(&phase);
                 self.phase = phase;

@@ -102,10 +102,12 @@ impl Run {
         })
     }
 
-    /// The phases the page marked, in order.
+    /// The phases the page marked, in order (a step within a phase is no new phase).
     pub fn marks(&self) -> impl Iterator<Item = &str> {
         self.records().filter_map(|record| match record {
-            Record::Mark { phase, .. } => Some(phase.as_str()),
+            Record::Mark {
+                phase, step: None, ..
+            } => Some(phase.as_str()),
             _ => None,
         })
     }

@@ -118,10 +118,10 @@ fn full_query_lists_everything_and_parses_back() {
     let c = Config::default();
     let q = c.to_full_query();
     assert!(q.starts_with("tier=121&memory=lean"), "{q}");
-    // The seed's ten first, then the additive eight at the end of the order.
+    // The seed's ten first, then the additive nine at the end of the order.
     assert!(
         q.ends_with(
-            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page&pool=1"
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page&pool=1&release=all"
         ),
         "{q}"
     );
@@ -531,7 +531,7 @@ fn added_parameters_are_described() {
         "{}",
         pool.description
     );
-    assert_eq!(params.last().map(|p| p.name), Some("pool"));
+    assert_eq!(params.last().map(|p| p.name), Some("release"));
     for p in &params {
         assert!(
             !p.description.is_empty() && !p.allowed.is_empty(),
@@ -624,6 +624,14 @@ fn any_config() -> impl Strategy<Value = Config> {
                 } else {
                     warmup % MAX_POOL + 1
                 },
+                // Every release mode, from a drawn number; release=realm needs realm=worker.
+                release: match (repeat % 4, realm) {
+                    (0, _) => Release::All,
+                    (1, _) => Release::Sessions,
+                    (2, _) | (3, Realm::Page) => Release::Device,
+                    (3, Realm::Worker) => Release::Realm,
+                    _ => unreachable!("a remainder of 4"),
+                },
             },
         )
 }
@@ -661,4 +669,34 @@ fn pool_takes_one_to_eight_realms_and_refuses_the_profile() {
     // At its default it is left out of the JSON, so older records read back unchanged.
     let json = serde_json::to_value(Config::default()).unwrap();
     assert!(json.get("pool").is_none(), "{json}");
+}
+
+#[test]
+fn release_takes_four_modes_and_ends_a_realm_only_in_a_worker() {
+    assert_eq!(parse_query("").unwrap().release, Release::All);
+    assert_eq!(
+        parse_query("release=sessions").unwrap().release,
+        Release::Sessions
+    );
+    assert_eq!(
+        parse_query("release=realm&realm=worker&pool=2")
+            .unwrap()
+            .release,
+        Release::Realm
+    );
+    let unknown = parse_query("release=heap").unwrap_err().to_string();
+    assert!(
+        ["all", "sessions", "device", "realm"]
+            .iter()
+            .all(|mode| unknown.contains(mode)),
+        "{unknown}"
+    );
+    let in_page = parse_query("release=realm").unwrap_err().to_string();
+    assert!(
+        in_page.contains("release=realm") && in_page.contains("realm=worker"),
+        "{in_page}"
+    );
+    // At its default it is left out of the JSON, so older records read back unchanged.
+    let json = serde_json::to_value(Config::default()).unwrap();
+    assert!(json.get("release").is_none(), "{json}");
 }

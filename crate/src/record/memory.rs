@@ -47,6 +47,10 @@ pub struct MemorySample {
     /// The decoder worker's own report, as it last sent it (`realm=worker`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoder_worker: Option<RealmMemory>,
+    /// `realm=worker`: the decoder workers the page still held (not terminated) when it took
+    /// the sample; 0 after `release=realm`'s step (absent in records older than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoder_workers: Option<u32>,
     pub sample_ms: f64,
 }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::driver_gpu::DriverGpuMemory;
 use super::stats::{Extent, Measured};
+use super::step::StepMemory;
 use crate::memory_model::floor::FloorAnswer;
 use crate::process_type::ProcessType;
 
@@ -42,6 +43,10 @@ pub struct Beside {
     /// told the run's manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<FloorAnswer>,
+    /// The steps the page marked within a phase (the release phase's, `docs/benchmark-protocol.md`,
+    /// "Release"), each with its readings; absent where none was marked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepMemory>,
 }
 
 /// What the sampler itself achieved and cost over the run.
@@ -175,6 +180,7 @@ impl ProcessMemory {
             beside: Box::new(Beside {
                 driver_gpu_memory: Some(driver_gpu_memory),
                 floor: None,
+                steps: m.steps.clone(),
             }),
         }
     }

@@ -107,6 +107,8 @@ pub(super) struct Measured {
     pub started: Option<Instant>,
     pub last_tick: Option<Instant>,
     pub max_processes: usize,
+    /// The steps marked within phases, in order ([`super::Sampler::step`]).
+    pub steps: Vec<super::StepMemory>,
 }
 
 impl Measured {

@@ -3,7 +3,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use ocr_bench_core::phase::Phase;
+use ocr_bench_core::phase::{Phase, RELEASE_STEPS};
 use serde_json::json;
 
 /// Why a request was not taken: its status, the message naming what is allowed, and whether
@@ -66,7 +66,14 @@ impl Endpoint {
     pub(super) fn allowed(self) -> String {
         match self {
             Endpoint::Start => "the body is { runId, config, userAgent, adapter, ortVersion }",
-            Endpoint::Mark => return format!("`phase` must be one of {}", Phase::allowed()),
+            Endpoint::Mark => {
+                return format!(
+                    "`phase` must be one of {}; a `step` (one of {}) only with `phase` {}, the phase under way",
+                    Phase::allowed(),
+                    RELEASE_STEPS.join(", "),
+                    Phase::Release
+                )
+            }
             Endpoint::Progress => "the body is { runId, case } with one case result (docs/architecture.md, \"Summary\")",
             Endpoint::Error => "the body is { runId, phase, error: { name, message, stack } }",
             Endpoint::Result => "the body is a JSON object naming the run's `runId` (a string): the page's summary (docs/architecture.md, \"Summary\"), or any other page's figures, kept as posted",

@@ -8,7 +8,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use ocr_bench_core::phase::Phase;
+use ocr_bench_core::phase::{Phase, RELEASE_STEPS};
 use serde_json::{json, Map, Value};
 
 use super::endpoint::{Endpoint, Refusal};
@@ -144,11 +144,22 @@ impl AppState {
                     )));
                 }
                 let phase = phase.to_owned();
+                let step = match body.get("step") {
+                    None => None,
+                    Some(step) => Some(self.release_step(&phase, step, endpoint)?),
+                };
                 // Mark first, then write: the samples of the new phase start as early as possible.
                 if let Some(sampler) = &self.sampler {
-                    sampler.mark(&phase);
+                    match &step {
+                        Some(step) => sampler.step(step),
+                        None => sampler.mark(&phase),
+                    }
                 }
-                Record::Mark { run_id, phase }
+                Record::Mark {
+                    run_id,
+                    phase,
+                    step,
+                }
             }
             Endpoint::Progress => Record::Progress {
                 run_id,
@@ -195,6 +206,33 @@ impl AppState {
 }
 
 /// The `runId` a body claims, for the record of a refused attempt.
+impl AppState {
+    /// A mark's `step`, checked: a name of [`RELEASE_STEPS`], within the release phase, which
+    /// the page has marked already (the step's samples count towards it).
+    fn release_step(
+        &self,
+        phase: &str,
+        step: &Value,
+        endpoint: Endpoint,
+    ) -> Result<String, Refusal> {
+        let bad = |what: String| Refusal::bad(format!("{what}; {}", endpoint.allowed()));
+        let Some(step) = step.as_str().filter(|s| RELEASE_STEPS.contains(s)) else {
+            return Err(bad(format!("unknown step {step}")));
+        };
+        if phase != Phase::Release.as_str() {
+            return Err(bad(format!("step {step:?} with phase {phase:?}")));
+        }
+        if let Some(current) = self.sampler.as_ref().map(|s| s.current_phase()) {
+            if current != phase {
+                return Err(bad(format!(
+                    "step {step:?} while the phase under way is {current:?}"
+                )));
+            }
+        }
+        Ok(step.to_owned())
+    }
+}
+
 fn claimed_run_id(body: &Value) -> Option<String> {
     body.get("runId").and_then(Value::as_str).map(str::to_owned)
 }

@@ -403,6 +403,39 @@ fn a_results_file_deleted_under_serve_is_written_again() {
     assert_eq!(all[0]["phase"], "release");
 }
 
+#[test]
+fn a_release_step_is_a_mark_within_the_release_phase_only() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results.jsonl");
+    let served = serve(root.path(), &results);
+    let step = json!({ "runId": "r1", "phase": "release", "step": "device" });
+    assert_eq!(post(&served.base, "/benchmark-mark", &step).0, 200);
+    let written = records(&results);
+    assert_eq!(
+        (&written[0]["phase"], &written[0]["step"]),
+        (&json!("release"), &json!("device"))
+    );
+    // A step of another phase, or one that is no step, is refused with the steps listed.
+    for (body, says) in [
+        (
+            json!({ "runId": "r1", "phase": "decoder-run", "step": "device" }),
+            "with phase \"decoder-run\"",
+        ),
+        (
+            json!({ "runId": "r1", "phase": "release", "step": "heap" }),
+            "unknown step \"heap\"",
+        ),
+    ] {
+        let (status, answer) = post(&served.base, "/benchmark-mark", &body);
+        let error = answer["error"].as_str().unwrap();
+        assert_eq!(status, 400, "{answer}");
+        assert!(
+            error.contains(says) && error.contains("sessions, device, realm, all"),
+            "{error}"
+        );
+    }
+}
+
 /// `serve --port P` where P is taken: exit 8, naming the address and the way out.
 #[test]
 fn serve_on_a_taken_port_exits_8() {

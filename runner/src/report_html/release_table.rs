@@ -1,0 +1,130 @@
+//! The report's "Given back" table: per configuration, what each release step returned
+//! (`memory_model::given_back`), of the last run that took the steps.
+
+use std::fmt::Write;
+
+use super::summary::{Configuration, MIB};
+use crate::memory_model::given_back::{given_back, Returned, StepReturn, HEAP_REALMS};
+
+/// `MiB (share %)`, or `-`.
+fn returned(figure: Option<Returned>) -> String {
+    let Some(figure) = figure else {
+        return "-".to_owned();
+    };
+    let bytes = format!("{:.1}", figure.bytes as f64 / MIB);
+    match figure.share_of_rise {
+        Some(share) => format!("{bytes} ({:.0} %)", share * 100.0),
+        None => bytes,
+    }
+}
+
+/// Writes the table where some configuration's run has step readings.
+pub(super) fn given_back_table(out: &mut String, groups: &[Configuration<'_>]) {
+    let rows: Vec<(&str, Vec<StepReturn>)> = groups
+        .iter()
+        .filter_map(|group| {
+            let steps = group.runs.iter().rev().find_map(|run| {
+                let steps = given_back(run.memory?, &run.summary.memory_samples);
+                (!steps.is_empty()).then_some(steps)
+            })?;
+            Some((group.name.as_str(), steps))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n## Given back, per release step\n\n\
+         MiB that `decoder-run` held at its end and the step no longer held, and (in brackets) \
+         that as a share of the rise above `baseline`; of the last run of each configuration \
+         that took the steps (`release=sessions|device|realm`; every run ends with `all`). PSS: \
+         all the browser's processes, then per process type. Driver VRAM: NVML's, `-` where it \
+         was not read. GPU: the bytes live in the page's device and the decoder worker's. \
+         WASM: the WebAssembly heaps of the page and of the decoder worker.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| configuration | step | PSS | PSS per type | driver VRAM | GPU | WASM {} | WASM {} |",
+        HEAP_REALMS[0], HEAP_REALMS[1]
+    );
+    let _ = writeln!(out, "|---|---|---:|---|---:|---:|---:|---:|");
+    for (name, steps) in rows {
+        for step in steps {
+            let by_type: Vec<String> = step
+                .pss_by_type
+                .iter()
+                .map(|(kind, figure)| {
+                    format!(
+                        "{} {}",
+                        serde_json::to_value(kind)
+                            .unwrap_or_default()
+                            .as_str()
+                            .unwrap_or("?"),
+                        returned(Some(*figure))
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                name.replace('|', "\\|"),
+                step.step,
+                returned(step.pss),
+                by_type.join(", "),
+                returned(step.driver_vram),
+                returned(step.gpu),
+                returned(step.wasm_heaps.get(HEAP_REALMS[0]).copied()),
+                returned(step.wasm_heaps.get(HEAP_REALMS[1]).copied()),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::{json, Value};
+
+    use super::super::{markdown, ResultsFile};
+
+    const TWO_CONFIGS: &str = include_str!("../../tests/data/two-configs.jsonl");
+
+    #[test]
+    fn a_configuration_with_step_readings_gets_a_row_per_step() {
+        // The first run's decoder-run ended at 1041973248 bytes of PSS; its step `all` holds
+        // 100 MiB less. Its baseline has no PSS (an older record): no share.
+        let lines: Vec<String> = TWO_CONFIGS
+            .lines()
+            .enumerate()
+            .map(|(index, line)| {
+                let mut record: Value = serde_json::from_str(line).unwrap();
+                let first_result = record["kind"] == "result"
+                    && !TWO_CONFIGS
+                        .lines()
+                        .take(index)
+                        .any(|l| l.contains("\"kind\":\"result\""));
+                if first_result {
+                    record["processMemory"]["steps"] = json!([{ "phase": "release", "step": "all",
+                        "atMs": 0.0, "byType": {},
+                        "total": { "rssBytes": 1, "pssBytes": 1041973248u64 - (100 << 20) } }]);
+                }
+                record.to_string()
+            })
+            .collect();
+        let file = ResultsFile::parse(&lines.join("\n"), Path::new("r.jsonl")).unwrap();
+        let text = markdown(&[file]);
+        assert!(text.contains("## Given back, per release step"), "{text}");
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains("| all |")).collect();
+        assert_eq!(rows.len(), 1, "{text}");
+        // PSS from the step; no driver; the page's `released` sample: its 202.2 MiB of GPU
+        // bytes all gone, the page's heaps all kept, no decoder worker.
+        assert!(
+            rows[0].starts_with("| firefox · cases=smoke2&maxTokens=2 | all | 100.0 | browser ")
+                && rows[0].ends_with("| - | 202.2 (100 %) | 0.0 (0 %) | 0.0 |"),
+            "{}",
+            rows[0]
+        );
+    }
+}
