@@ -13,7 +13,8 @@ fn returned(figure: Option<Returned>) -> String {
     };
     let bytes = format!("{:.1}", figure.bytes as f64 / MIB);
     match figure.share_of_rise {
-        Some(share) => format!("{bytes} ({:.0} %)", share * 100.0),
+        // `+ 0.0` turns the -0 of a share that rounds to zero from below into 0.
+        Some(share) => format!("{bytes} ({:.0} %)", (share * 100.0).round() + 0.0),
         None => bytes,
     }
 }
