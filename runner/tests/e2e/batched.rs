@@ -201,6 +201,84 @@ pub(super) fn graph_capture_reads_the_seeds_tokens(browser: &str) {
         captured.describe()
     );
     assert_same_tokens(&reference, &captured);
+    check_dispatches(&reference, false);
+    check_dispatches(&captured, true);
+}
+
+/// Every timed case counted the dispatches onnxruntime-web encoded (browser/dispatch-count.js):
+/// some for its vision, its prefill and each decode step it kept. Nothing orders the prefill's
+/// count against a step's (with a fixed-KV decoder both are one graph, and a kernel may split
+/// its work otherwise at one position than at 257). With `capture=on` the step session's
+/// first run records (onnxruntime runs the graph once plainly, then again capturing it: 436
+/// against 218 for fixed-kv-fused) and every later step replays it: one count, not 0, which
+/// a replay that bypassed `dispatchWorkgroups` would give.
+fn check_dispatches(run: &Run, captured: bool) {
+    let counted = |value: &Value, what: &str| {
+        value
+            .as_u64()
+            .unwrap_or_else(|| panic!("{what} is not a count: {value}\n{}", run.describe()))
+    };
+    for case in case_results(run) {
+        let id = &case["id"];
+        let probe = &case["decodeProbe"];
+        let prefill = counted(&probe["prefillDispatches"], "prefillDispatches");
+        assert!(
+            prefill > 0,
+            "case {id}: no dispatch counted for the prefill\n{}",
+            run.describe()
+        );
+        let steps: Vec<u64> = probe["stepDispatches"]
+            .as_array()
+            .unwrap_or_else(|| panic!("case {id}: no stepDispatches: {probe}"))
+            .iter()
+            .map(|c| counted(c, "a step's dispatches"))
+            .collect();
+        assert_eq!(
+            steps.len() as u64,
+            counted(&case["decodeSteps"], "decodeSteps"),
+            "case {id}: a dispatch count per kept step: {steps:?}"
+        );
+        assert!(
+            steps.iter().all(|&c| c > 0),
+            "case {id}: a step without a dispatch: {steps:?}\n{}",
+            run.describe()
+        );
+        let dispatches = &case["dispatches"];
+        assert_eq!(
+            counted(&dispatches["prefill"], "dispatches.prefill"),
+            prefill,
+            "case {id}: {dispatches}"
+        );
+        assert!(
+            counted(&dispatches["vision"], "dispatches.vision") > 0,
+            "case {id}: no dispatch counted for the vision encode: {dispatches}"
+        );
+    }
+    if captured {
+        let summary = &run.record("result").expect("a result")["summary"];
+        let runs = ["warmupResults", "results"]
+            .into_iter()
+            .flat_map(|runs| summary[runs].as_array().cloned().unwrap_or_default());
+        let steps: Vec<u64> = runs
+            .flat_map(|case| {
+                case["decodeProbe"]["stepDispatches"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .map(|c| counted(&c, "a step's dispatches"))
+            .collect();
+        let (recording, replays) = steps.split_first().expect("a decode step");
+        assert!(
+            !replays.is_empty() && replays.iter().all(|&c| c == replays[0]),
+            "the replayed steps encoded different counts: {steps:?}\n{}",
+            run.describe()
+        );
+        assert!(
+            *recording >= replays[0],
+            "the recording step encoded fewer dispatches than a replay: {steps:?}"
+        );
+    }
 }
 
 #[test]
