@@ -14,6 +14,7 @@ pub mod model_manifest;
 pub mod other_page;
 pub mod process_type;
 pub mod procfs;
+pub mod reach;
 pub mod record;
 pub mod report;
 pub mod report_html;

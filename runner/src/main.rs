@@ -88,6 +88,8 @@ enum Command {
         gpu_route: GpuRouteRequest,
         #[command(flatten)]
         webdriver: commands::run::WebDriverArgs,
+        #[command(flatten)]
+        reach: commands::run::ReachArgs,
         /// The page's query string, such as `tier=242&schedule=resident` (a leading `?` is fine).
         query: Option<String>,
     },
@@ -129,6 +131,8 @@ enum Command {
         gpu_route: GpuRouteRequest,
         #[command(flatten)]
         webdriver: commands::run::WebDriverArgs,
+        #[command(flatten)]
+        reach: commands::run::ReachArgs,
         /// Where each browser runs, repeatable: `local:BROWSER` or `webdriver:URL#BROWSER`
         /// (that endpoint's default capabilities); instead of --browser and --webdriver.
         #[arg(
@@ -405,8 +409,16 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             sample_ms,
             gpu_route,
             webdriver,
+            reach,
             query,
         } => {
+            let reach = match reach.reach() {
+                Ok(reach) => reach,
+                Err(message) => {
+                    eprintln!("ocr-bench: {message}");
+                    return Ok(commands::EXIT_USAGE);
+                }
+            };
             let options = RunOptions {
                 root,
                 page,
@@ -415,6 +427,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 timeout: Duration::from_secs(timeout),
                 sample_interval: Duration::from_millis(sample_ms),
                 gpu_route,
+                reach,
             };
             run_command(browser, webdriver, options).await
         }
@@ -428,10 +441,12 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             sample_ms,
             gpu_route,
             webdriver,
+            reach,
             targets,
         } => {
-            let webdriver = match webdriver.spec() {
-                Ok(spec) => spec,
+            let checked = webdriver.spec().and_then(|spec| Ok((spec, reach.reach()?)));
+            let (webdriver, reach) = match checked {
+                Ok(checked) => checked,
                 Err(message) => {
                     eprintln!("ocr-bench: {message}");
                     return Ok(commands::EXIT_USAGE);
@@ -452,6 +467,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                     timeout: Duration::from_secs(timeout),
                     sample_interval: Duration::from_millis(sample_ms),
                     gpu_route,
+                    reach,
                 },
             };
             sweep_command(options).await

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use crate::browser::{BrowserKind, StopReport};
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{self, AdapterVerdict, GpuRoute, GpuRouteRequest, Route};
+use crate::reach::Reach;
 use crate::record::{ErrorBody, Posted, Record, RunEnd};
 use crate::server::{self, AppState, Event, RunContext};
 use crate::target::BrowserTarget;
@@ -37,7 +38,15 @@ pub struct RunOptions {
     pub sample_interval: Duration,
     /// `--gpu-route`: how the browser reaches WebGPU.
     pub gpu_route: GpuRouteRequest,
+    /// `--host`, `--port`, `--public-url`, `--tls`: where the server listens and the origin
+    /// the browser opens.
+    pub reach: Reach,
 }
+
+/// How long the browser may take to open the launch URL once it is started: a page that
+/// never reaches the runner (an address the browser's machine cannot reach, a certificate
+/// it refuses) ends the run with a message saying which, not at `--timeout`.
+pub const REACH_LIMIT: Duration = Duration::from_secs(60);
 
 pub struct RunReport {
     pub outcome: Outcome,
@@ -212,18 +221,36 @@ async fn run_attempt(
             .guarded(secret.clone(), page_url_path.clone())
             .without_process_memory(target.no_process_memory()),
     );
+    let reach = &options.reach;
+    let listen = reach.listen_address(target.listen_address());
+    if !listen.is_loopback() {
+        on_status(&format!(
+            "warning: listening on {listen} exposes the page and the results endpoints to \
+             other machines (reports still need the run's secret)"
+        ));
+    }
+    if let Some(warning) = reach.warning(listen) {
+        on_status(&format!("warning: {warning}"));
+    }
+    let tls = reach
+        .tls
+        .as_ref()
+        .map(|source| server::Tls::new(source, &reach.certificate_names(listen)))
+        .transpose()?;
     let (address, server_task) = server::start_server(
-        target.listen_address(),
-        0,
+        listen,
+        reach.listen_port(),
         &options.root,
         Arc::clone(&state),
+        tls.as_ref(),
     )
     .await?;
-    let url = format!("http://{address}{page_url_path}");
-    on_status(&format!("opening {url}"));
+    let origin = reach.origin(address);
+    let url = format!("{origin}{page_url_path}");
+    on_status(&format!("opening {url} (listening on {address})"));
     // The browser opens the one-time launch URL, which sets the run's secret as a cookie and
     // sends it on to the page; the secret itself is never written to the results file.
-    let launch_url = format!("http://{address}{}{secret}", server::LAUNCH_PATH);
+    let launch_url = format!("{origin}{}{secret}", server::LAUNCH_PATH);
     let route = target.gpu_route(options.gpu_route);
     on_status(&format!("GPU route {} ({})", route.route, route.reason));
     // A local browser has its own process group, so a terminal's Ctrl-C reaches only the
@@ -244,7 +271,7 @@ async fn run_attempt(
         gpu_route: route,
     };
     // A browser that cannot be started still gets its closing record.
-    let mut instance = match target.start(&launch_url, &seen.gpu_route) {
+    let mut instance = match target.start(&launch_url, &seen.gpu_route, reach.self_signed()) {
         Ok(instance) => instance,
         Err(e) if is_not_started(&e) => {
             if let Some(sampler) = &sampler {
@@ -276,6 +303,8 @@ async fn run_attempt(
     }
 
     let deadline = tokio::time::Instant::now() + options.timeout;
+    let reach_deadline = tokio::time::Instant::now() + REACH_LIMIT;
+    let mut launched = false;
     let mut poll = tokio::time::interval(Duration::from_millis(200));
     let outcome = loop {
         tokio::select! {
@@ -293,6 +322,7 @@ async fn run_attempt(
                 Some(Event::WriteFailed(message)) => {
                     break Outcome::WriteFailed { phase: seen.phase.clone(), message };
                 }
+                Some(Event::Launched) => launched = true,
                 Some(Event::Accepted(record)) => {
                     if let Some(outcome) = seen.accept(*record, on_status) {
                         break outcome;
@@ -300,6 +330,14 @@ async fn run_attempt(
                 }
                 None => unreachable!("the server holds the sender for the whole run"),
             },
+            _ = tokio::time::sleep_until(reach_deadline), if !launched => {
+                break Outcome::NotReached {
+                    origin: origin.clone(),
+                    limit: REACH_LIMIT,
+                    tls_refusal: tls.as_ref().and_then(server::Tls::refusal),
+                    tls: tls.is_some(),
+                };
+            }
             _ = tokio::time::sleep_until(deadline) => {
                 break Outcome::TimedOut { phase: seen.phase.clone(), cases_done: seen.cases_done };
             }

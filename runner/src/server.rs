@@ -28,11 +28,13 @@ mod injection;
 mod receive;
 mod results_file;
 mod state;
+mod tls;
 use endpoint::Endpoint;
 pub use guard::{LAUNCH_PATH, RUN_COOKIE};
 pub use injection::{Injection, INJECT_PATH, INJECT_VARIABLE};
 use receive::receive;
 pub use state::{AppState, Event, RunContext, DEFAULT_PAGE};
+pub use tls::Tls;
 
 /// The summary of smoke2 (2 cases, 2 tokens each) is 19.9 KB as written; a case adds about
 /// 1 KB plus its tokens' timings, so 200 cases of 128 tokens stay near 1 MB. 8 MiB leaves
@@ -53,6 +55,8 @@ async fn launch(state: Arc<AppState>, secret: String) -> Response {
         )
             .into_response();
     };
+    // The browser reached the runner (and took its certificate, under --tls).
+    state.tell(Event::Launched);
     let cookie = format!("{RUN_COOKIE}={secret}; Path=/; HttpOnly; SameSite=Strict");
     let mut response = Redirect::to(&target).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -137,29 +141,54 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
     app
 }
 
-/// Binds `address:port` (port 0: a free port) and serves until the task is dropped.
+/// Binds `address:port` (port 0: a free port) and serves until the task is dropped; over
+/// HTTPS with `tls`.
 pub async fn start_server(
     address: IpAddr,
     port: u16,
     root: &Path,
     state: Arc<AppState>,
+    tls: Option<&Tls>,
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-    let listener = tokio::net::TcpListener::bind((address, port))
-        .await
-        .map_err(|e| {
-            Failure::new(
-                Cause::Listen,
-                format!("binding {address}:{port}: {e} (is another server using the port? `--port 0` picks a free one)"),
-            )
-        })?;
+    let listener = bind(address, port).await.map_err(|e| {
+        Failure::new(
+            Cause::Listen,
+            format!("binding {address}:{port}: {e} (is another server using the port? `--port 0` picks a free one)"),
+        )
+    })?;
     let bound = listener.local_addr()?;
     let app = router(root, state);
-    let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            eprintln!("ocr-bench: server stopped: {e}");
+    let task = match tls {
+        None => tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                eprintln!("ocr-bench: server stopped: {e}");
+            }
+        }),
+        Some(tls) => {
+            let listener = tls::TlsListener::new(listener, tls)?;
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    eprintln!("ocr-bench: server stopped: {e}");
+                }
+            })
         }
-    });
+    };
     Ok((bound, task))
+}
+
+/// Binds, giving a fixed port a second to come free: the previous run of a sweep on the same
+/// `--port` lets its listener go as its aborted server task ends.
+async fn bind(address: IpAddr, port: u16) -> std::io::Result<tokio::net::TcpListener> {
+    let mut tries = 0;
+    loop {
+        match tokio::net::TcpListener::bind((address, port)).await {
+            Err(e) if port != 0 && e.kind() == std::io::ErrorKind::AddrInUse && tries < 10 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]

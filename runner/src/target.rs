@@ -8,9 +8,10 @@
 //!
 //! Two targets: the local child process ([`local::LocalTarget`]) and a browser behind a W3C
 //! WebDriver endpoint ([`webdriver::WebDriverTarget`]), which differs from the local one thus:
-//! - [`BrowserTarget::listen_address`] is loopback too for now: WebGPU needs a secure context,
-//!   which `http://127.0.0.1` is and `http://HOST:PORT` is not, so the browser runs on this
-//!   machine until the runner serves TLS (`docs/remote-browsers.md`);
+//! - [`BrowserTarget::listen_address`] is loopback too unless `--host` says otherwise: WebGPU
+//!   needs a secure context, which `http://127.0.0.1` is and `http://HOST:PORT` is not, so a
+//!   browser on another machine opens `--public-url https://HOST:PORT` with `--tls`
+//!   (`crate::reach`, `docs/remote-browsers.md`);
 //! - [`BrowserTarget::sampler`] and [`RunningBrowser::processes`] answer `None`: no process
 //!   to sample, so the result's `processMemory` says why there are none
 //!   ([`BrowserTarget::no_process_memory`]);
@@ -96,8 +97,14 @@ pub trait BrowserTarget: Send + Sync {
     /// How the browser reaches WebGPU under `--gpu-route`: its switches, environment and why.
     fn gpu_route(&self, request: GpuRouteRequest) -> GpuRoute;
 
-    /// Starts the browser on `url` with a fresh profile.
-    fn start(&self, url: &str, route: &GpuRoute) -> Result<Box<dyn RunningBrowser>>;
+    /// Starts the browser on `url` with a fresh profile; `self_signed`: the page is served
+    /// over HTTPS with the runner's own certificate, which the browser must accept.
+    fn start(
+        &self,
+        url: &str,
+        route: &GpuRoute,
+        self_signed: bool,
+    ) -> Result<Box<dyn RunningBrowser>>;
 
     /// Why the result has no process figures, where [`BrowserTarget::sampler`] is `None`.
     fn no_process_memory(&self) -> Option<&'static str> {

@@ -1,8 +1,12 @@
 //! `run`: the page once in a fresh headless browser; prints its results.
 
+use std::net::IpAddr;
+use std::path::PathBuf;
+
 use anyhow::{Context, Result};
 
 use ocr_bench::browser::{self, BrowserKind};
+use ocr_bench::reach::Reach;
 use ocr_bench::run::{run_once, Outcome, RunOptions, DEFAULT_PAGE};
 use ocr_bench::target::local::LocalTarget;
 use ocr_bench::target::webdriver::WebDriverSpec;
@@ -34,6 +38,50 @@ impl WebDriverArgs {
             .as_deref()
             .map(|url| WebDriverSpec::parse(url, self.capabilities.as_deref()))
             .transpose()
+    }
+}
+
+/// `--host`, `--port`, `--public-url`, `--tls`, `--tls-cert`, `--tls-key` of `run` and
+/// `sweep`: where the runner listens and the origin the browser opens (`ocr_bench::reach`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ReachArgs {
+    /// Address to listen on (default 127.0.0.1); anything but loopback exposes the page and
+    /// the results endpoints to other machines. A browser on another machine needs 0.0.0.0 or
+    /// this machine's address here, with --public-url and --tls.
+    #[arg(long, value_name = "ADDRESS")]
+    pub host: Option<IpAddr>,
+    /// Port to listen on (default: --public-url's port, else a free one; 0: a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// The origin the browser opens instead of http://127.0.0.1:PORT, such as
+    /// https://192.0.2.7:8443 (this machine as the browser's machine reaches it); https://
+    /// serves the page over HTTPS as --tls does.
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Serve the page over HTTPS with a certificate made at start for --public-url's host,
+    /// 127.0.0.1 and localhost; the browser is told to accept it (WebDriver
+    /// acceptInsecureCerts, Chromium --ignore-certificate-errors). WebGPU needs it on
+    /// another machine: http://HOST:PORT is not a secure context there.
+    #[arg(long)]
+    pub tls: bool,
+    /// Serve HTTPS with this PEM certificate chain instead (one the browser trusts).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+impl ReachArgs {
+    /// The checked flags; the error says what was wrong and what is allowed.
+    pub fn reach(&self) -> Result<Reach, String> {
+        Reach::from_flags(
+            self.host,
+            self.port,
+            self.public_url.as_deref(),
+            self.tls,
+            self.tls_cert.clone().zip(self.tls_key.clone()),
+        )
     }
 }
 
@@ -244,6 +292,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             sample_interval: Duration::from_millis(25),
             gpu_route: Default::default(),
+            reach: Default::default(),
         }
     }
 

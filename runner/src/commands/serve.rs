@@ -21,7 +21,7 @@ pub async fn serve_command(root: &Path, host: IpAddr, port: u16, results: &Path)
         );
     }
     let state = Arc::new(server::AppState::new(results, context, None, None)?);
-    let (address, task) = server::start_server(host, port, root, state).await?;
+    let (address, task) = server::start_server(host, port, root, state, None).await?;
     println!("serving {} at http://{address}/", root.display());
     println!(
         "open http://{address}/www/index.html (add ?tier=242&schedule=resident … to configure)"

@@ -29,6 +29,14 @@ pub enum Outcome {
         phase: String,
         cases_done: usize,
     },
+    /// The browser did not open the launch URL within `limit`: the origin it was sent to,
+    /// the last TLS handshake that failed, and whether the page was served over HTTPS.
+    NotReached {
+        origin: String,
+        limit: Duration,
+        tls_refusal: Option<String>,
+        tls: bool,
+    },
     BrowserExited {
         status: String,
         phase: String,
@@ -67,6 +75,7 @@ impl Outcome {
             Outcome::Finished { .. } => "result",
             Outcome::PageError { .. } => "error",
             Outcome::TimedOut { .. } => "timeout",
+            Outcome::NotReached { .. } => "not-reached",
             Outcome::BrowserExited { .. } => "browser-exited",
             Outcome::NotStarted { .. } => "not-started",
             Outcome::Interrupted { .. } => "interrupted",
@@ -81,7 +90,7 @@ impl Outcome {
         Some(match self {
             Outcome::Finished { .. } => return None,
             Outcome::PageError { .. } => Cause::PageError,
-            Outcome::TimedOut { .. } => Cause::Timeout,
+            Outcome::TimedOut { .. } | Outcome::NotReached { .. } => Cause::Timeout,
             Outcome::BrowserExited { .. } => Cause::BrowserExited,
             Outcome::NotStarted { .. } => Cause::BrowserMissing,
             Outcome::Interrupted { .. } => Cause::Interrupted,
@@ -117,6 +126,17 @@ impl Outcome {
                  the browser was stopped (raise --timeout if the run is just slow)",
                 timeout.as_secs()
             )),
+            Outcome::NotReached {
+                origin,
+                limit,
+                tls_refusal,
+                tls,
+            } => Some(not_reached_message(
+                origin,
+                *limit,
+                tls_refusal.as_deref(),
+                *tls,
+            )),
             Outcome::BrowserExited { status, phase } => Some(format!(
                 "{browser} exited ({status}) in phase {phase} before the page reported a result"
             )),
@@ -148,5 +168,75 @@ impl Outcome {
                  `refused` record"
             )),
         }
+    }
+}
+
+/// Why a browser never opened the launch URL, and how to fix it: a refused certificate where a
+/// handshake failed, else an origin the browser's machine cannot reach.
+fn not_reached_message(origin: &str, limit: Duration, refusal: Option<&str>, tls: bool) -> String {
+    let head = format!(
+        "the browser did not open the page at {origin} within {} s",
+        limit.as_secs()
+    );
+    match refusal {
+        Some(refusal) => format!(
+            "{head}: it refused the runner's TLS certificate (the handshake {refusal}); a \
+             WebDriver session needs acceptInsecureCerts (the default capabilities ask for it \
+             under --tls), Chromium --ignore-certificate-errors, or give --tls-cert/--tls-key \
+             a certificate the browser trusts"
+        ),
+        None => {
+            let secure = if tls {
+                ""
+            } else {
+                "; a browser on another machine also needs https:// (--tls) for WebGPU"
+            };
+            format!(
+                "{head}: no request reached the runner, so the browser's machine cannot reach \
+                 {origin}; check that --public-url names an address of this machine that it \
+                 reaches, that --host listens there (0.0.0.0 or that address) and that no \
+                 firewall is in the way{secure}"
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_never_reached_says_whether_the_certificate_or_the_address_is_at_fault() {
+        let limit = Duration::from_secs(60);
+        let refused = Outcome::NotReached {
+            origin: "https://192.0.2.7:8443".to_owned(),
+            limit,
+            tls_refusal: Some("from 192.0.2.9:50000: received fatal alert: BadCertificate".into()),
+            tls: true,
+        };
+        let message = refused.failure_message("firefox", limit).unwrap();
+        assert!(
+            message.contains("within 60 s")
+                && message.contains("refused the runner's TLS certificate")
+                && message.contains("acceptInsecureCerts")
+                && message.contains("--tls-cert"),
+            "{message}"
+        );
+        assert_eq!(refused.label(), "not-reached");
+        assert_eq!(refused.cause(), Some(Cause::Timeout));
+        let unreachable = Outcome::NotReached {
+            origin: "http://192.0.2.7:8000".to_owned(),
+            limit,
+            tls_refusal: None,
+            tls: false,
+        };
+        let message = unreachable.failure_message("firefox", limit).unwrap();
+        assert!(
+            message.contains("cannot reach http://192.0.2.7:8000")
+                && message.contains("--public-url")
+                && message.contains("--host")
+                && message.contains("(--tls)"),
+            "{message}"
+        );
     }
 }

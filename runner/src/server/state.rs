@@ -47,6 +47,8 @@ pub enum Event {
     Refused { reason: String, ends_run: bool },
     /// A record could not be written: the file and the OS error.
     WriteFailed(String),
+    /// The browser opened the run's launch URL: it reaches the runner.
+    Launched,
 }
 
 pub struct AppState {

@@ -9,7 +9,8 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::{BrowserTarget, Processes, RunningBrowser, LOCAL};
-use crate::browser::{Browser, BrowserInfo, StopReport};
+use crate::browser::{Browser, BrowserInfo, BrowserKind, StopReport};
+use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
 
@@ -53,8 +54,38 @@ impl BrowserTarget for LocalTarget {
         crate::browser::gpu_route(request, self.info.name)
     }
 
-    fn start(&self, url: &str, route: &GpuRoute) -> Result<Box<dyn RunningBrowser>> {
-        Ok(Box::new(Browser::launch(&self.info, url, route)?))
+    fn start(
+        &self,
+        url: &str,
+        route: &GpuRoute,
+        self_signed: bool,
+    ) -> Result<Box<dyn RunningBrowser>> {
+        if !self_signed {
+            return Ok(Box::new(Browser::launch(&self.info, url, route)?));
+        }
+        // The switch goes with the launch only; the record's route keeps the GPU's switches.
+        let mut route = route.clone();
+        route
+            .flags
+            .push(accept_self_signed(self.info.name)?.to_owned());
+        Ok(Box::new(Browser::launch(&self.info, url, &route)?))
+    }
+}
+
+/// The switch that makes a local browser accept the runner's self-signed certificate; a
+/// local Firefox has none (its certificate exceptions live in a profile database), so it is
+/// refused with the ways that work.
+fn accept_self_signed(kind: BrowserKind) -> Result<&'static str> {
+    match kind {
+        BrowserKind::Chromium => Ok("--ignore-certificate-errors"),
+        BrowserKind::Firefox => Err(Failure::new(
+            Cause::Usage,
+            "a local Firefox cannot be told to accept the runner's self-signed certificate; \
+             run it through geckodriver (--webdriver http://127.0.0.1:4444, which asks for \
+             acceptInsecureCerts), give --tls-cert/--tls-key a certificate it trusts, or \
+             leave --tls out (http://127.0.0.1 is a secure context already)",
+        )
+        .into()),
     }
 }
 

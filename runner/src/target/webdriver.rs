@@ -130,10 +130,10 @@ impl WebDriverTarget {
         &self.endpoint
     }
 
-    async fn open(&self, url: &str) -> Result<Session> {
+    async fn open(&self, url: &str, self_signed: bool) -> Result<Session> {
         let shown = self.endpoint.shown();
         let mut builder = ClientBuilder::new(HttpConnector::new());
-        builder.capabilities(self.capabilities.clone());
+        builder.capabilities(session_capabilities(&self.capabilities, self_signed));
         let connecting = builder.connect(&self.endpoint.url);
         let client = match tokio::time::timeout(SESSION_LIMIT, connecting).await {
             Err(_) => {
@@ -206,6 +206,21 @@ impl WebDriverTarget {
             _ => format!("the WebDriver endpoint {shown} created no session: {detail}"),
         }
     }
+}
+
+/// The capabilities a session asks for: the target's, and where the page is served with the
+/// runner's self-signed certificate, `acceptInsecureCerts` (unless they say otherwise).
+fn session_capabilities(
+    capabilities: &Map<String, Value>,
+    self_signed: bool,
+) -> Map<String, Value> {
+    let mut capabilities = capabilities.clone();
+    if self_signed {
+        capabilities
+            .entry("acceptInsecureCerts")
+            .or_insert(Value::Bool(true));
+    }
+    capabilities
 }
 
 /// Asks the endpoint for the session's windows until it says the session or its browser is
@@ -351,8 +366,9 @@ impl BrowserTarget for WebDriverTarget {
         None
     }
 
-    /// Loopback: the page needs a secure context, which `http://127.0.0.1` is and
-    /// `http://HOST:PORT` is not, so the browser must run on this machine for now.
+    /// Loopback unless `--host` says otherwise: the page needs a secure context, which
+    /// `http://127.0.0.1` is and `http://HOST:PORT` is not; a browser on another machine
+    /// opens `--public-url https://HOST:PORT` with `--tls` (`crate::reach`).
     fn listen_address(&self) -> IpAddr {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     }
@@ -371,9 +387,14 @@ impl BrowserTarget for WebDriverTarget {
         }
     }
 
-    fn start(&self, url: &str, _route: &GpuRoute) -> Result<Box<dyn RunningBrowser>> {
+    fn start(
+        &self,
+        url: &str,
+        _route: &GpuRoute,
+        self_signed: bool,
+    ) -> Result<Box<dyn RunningBrowser>> {
         let handle = tokio::runtime::Handle::current();
-        let session = tokio::task::block_in_place(|| handle.block_on(self.open(url)))?;
+        let session = tokio::task::block_in_place(|| handle.block_on(self.open(url, self_signed)))?;
         Ok(Box::new(session))
     }
 
@@ -464,6 +485,23 @@ mod tests {
             true
         );
         assert_eq!(firefox["moz:firefoxOptions"]["args"], json!(["-headless"]));
+    }
+
+    #[test]
+    fn a_self_signed_page_asks_the_session_to_accept_insecure_certificates() {
+        let endpoint = Endpoint::parse("http://127.0.0.1:4444").unwrap();
+        let defaults = default_capabilities(BrowserKind::Firefox, &endpoint);
+        assert_eq!(
+            session_capabilities(&defaults, true)["acceptInsecureCerts"],
+            true
+        );
+        assert!(!session_capabilities(&defaults, false).contains_key("acceptInsecureCerts"));
+        // The user's own word stands.
+        let own = read_capabilities(r#"{"acceptInsecureCerts":false}"#).unwrap();
+        assert_eq!(
+            session_capabilities(&own, true)["acceptInsecureCerts"],
+            false
+        );
     }
 
     #[test]

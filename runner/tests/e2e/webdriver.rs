@@ -93,6 +93,81 @@ fn firefox_through_geckodriver() {
     smoke_through(DriverKind::Geckodriver, "firefox", "firefox");
 }
 
+/// This machine's first non-loopback IPv4 address (`ip -4 -o addr show scope global`).
+fn non_loopback_ipv4() -> Option<String> {
+    let output = std::process::Command::new("ip")
+        .args(["-4", "-o", "addr", "show", "scope", "global"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|line| {
+            let mut words = line.split_whitespace();
+            words.find(|w| *w == "inet")?;
+            let address = words.next()?.split('/').next()?;
+            address
+                .parse::<std::net::Ipv4Addr>()
+                .ok()
+                .filter(|ip| !ip.is_loopback())
+                .map(|ip| ip.to_string())
+        })
+}
+
+/// The browser opens the runner at this machine's network address over HTTPS, as one on
+/// another machine would: `--host IP --public-url https://IP:PORT`, a certificate made at
+/// start and `acceptInsecureCerts`. `http://IP:PORT` is no secure context, so an adapter (and
+/// a result) means the page had one; the record names the public origin and never the
+/// one-time launch URL that carries the run's secret.
+#[test]
+#[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
+fn firefox_opens_the_runner_at_its_public_https_origin() {
+    let Some(ip) = non_loopback_ipv4() else {
+        println!("skipped: this machine has no non-loopback IPv4 address to listen on");
+        return;
+    };
+    let Some(driver) = Driver::start(DriverKind::Geckodriver) else {
+        return;
+    };
+    let origin = format!("https://{ip}:{}", harness::drivers::free_port());
+    let url = driver.url();
+    let mut run = launch_with(
+        "firefox",
+        "scope=decoder&maxTokens=2",
+        None,
+        &["--webdriver", &url, "--host", &ip, "--public-url", &origin],
+    );
+    let driver_pid = format!("{} ", driver.pid());
+    run.orphans
+        .retain(|line| !line.starts_with(&driver_pid) && !line.contains(") Z "));
+    reap_exited_children();
+    assert_eq!(run.exit_code, Some(0), "{}", run.describe());
+    let start = run.record("start").expect("a start record");
+    assert!(
+        start["body"]["adapter"].is_object(),
+        "no WebGPU adapter, so no secure context: {start}"
+    );
+    assert!(run.record("result").is_some(), "{}", run.describe());
+    let closing = run.record("run").expect("a closing record");
+    let page = closing["url"].as_str().unwrap();
+    assert!(
+        page.starts_with(&format!("{origin}/www/index.html?")),
+        "{closing}"
+    );
+    for record in &run.records {
+        let text = record.to_string();
+        assert!(
+            !text.contains("__ocr-bench/launch"),
+            "the launch URL in {text}"
+        );
+        assert_eq!(
+            record["target"],
+            format!("webdriver:{url}").as_str(),
+            "{record}"
+        );
+    }
+    driver.assert_nothing_left(Duration::from_secs(10));
+}
+
 /// The records of a results file (none when it is not there yet).
 fn records_of(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
