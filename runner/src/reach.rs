@@ -97,6 +97,22 @@ impl PublicOrigin {
     }
 }
 
+/// Whether a browser takes `origin` (`scheme://host:port`) for a secure context: HTTPS, or
+/// HTTP on a loopback address or `localhost` ("potentially trustworthy" in the W3C Secure
+/// Contexts spec).
+pub fn secure_origin(origin: &str) -> bool {
+    let Ok(url) = url::Url::parse(origin) else {
+        return false;
+    };
+    url.scheme() == "https"
+        || match url.host() {
+            Some(url::Host::Domain(name)) => name == "localhost" || name.ends_with(".localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
+}
+
 impl Reach {
     /// The flags of `run` and `sweep`, checked: an `https://` public URL serves HTTPS, and so
     /// do `--tls-cert`/`--tls-key`; `--tls` with an `http://` one is refused.
@@ -275,6 +291,26 @@ mod tests {
         }
         let mixed = reach(Some("http://192.0.2.7:8000"), true).unwrap_err();
         assert!(mixed.contains("write https://"), "{mixed}");
+    }
+
+    #[test]
+    fn only_https_and_loopback_origins_are_secure_contexts() {
+        for origin in [
+            "https://192.0.2.7:8443",
+            "http://127.0.0.1:8000",
+            "http://127.0.0.2:8000",
+            "http://[::1]:8000",
+            "http://localhost:8000",
+        ] {
+            assert!(secure_origin(origin), "{origin}");
+        }
+        for origin in [
+            "http://192.0.2.7:8000",
+            "http://bench.example:80",
+            "nonsense",
+        ] {
+            assert!(!secure_origin(origin), "{origin}");
+        }
     }
 
     #[test]

@@ -351,6 +351,7 @@ async fn run_attempt(
             }
         }
     };
+    let outcome = explain_missing_webgpu(outcome, &origin);
     // The sampler has served its purpose; stop it before the kill so the kill is not sampled.
     if let Some(sampler) = &sampler {
         sampler.stop();
@@ -373,6 +374,29 @@ async fn run_attempt(
         browser_log_tail,
         ..report
     })
+}
+
+/// The page's words when the browser exposes no WebGPU at all (`browser/gpu.js`).
+const NO_WEBGPU: &str = "navigator.gpu is missing";
+
+/// A page without WebGPU that was opened at an origin that is no secure context: the page's
+/// message blames the browser's settings, but the origin is the cause.
+fn explain_missing_webgpu(outcome: Outcome, origin: &str) -> Outcome {
+    match outcome {
+        Outcome::PageError { phase, message }
+            if message.contains(NO_WEBGPU) && !crate::reach::secure_origin(origin) =>
+        {
+            Outcome::PageError {
+                phase,
+                message: format!(
+                    "{message} The page was opened at {origin}, which is not a secure \
+                     context, and WebGPU exists only in one: serve it over HTTPS (--tls, \
+                     --public-url https://…) or open it on loopback"
+                ),
+            }
+        }
+        other => other,
+    }
 }
 
 /// A target's failure to start its browser (exit 7), which ends the run with a record.
@@ -519,6 +543,30 @@ mod tests {
             chromium,
             Route::Gpu
         ));
+    }
+
+    #[test]
+    fn no_webgpu_at_an_insecure_origin_names_the_origin() {
+        let no_webgpu = || Outcome::PageError {
+            phase: "setup".to_owned(),
+            message: "This browser exposes no WebGPU (navigator.gpu is missing).".to_owned(),
+        };
+        let Outcome::PageError { message, .. } =
+            explain_missing_webgpu(no_webgpu(), "http://192.0.2.7:8000")
+        else {
+            panic!("still a page error");
+        };
+        assert!(
+            message.contains("http://192.0.2.7:8000, which is not a secure context")
+                && message.contains("--tls"),
+            "{message}"
+        );
+        let Outcome::PageError { message, .. } =
+            explain_missing_webgpu(no_webgpu(), "http://127.0.0.1:8000")
+        else {
+            panic!("still a page error");
+        };
+        assert!(!message.contains("secure context"), "{message}");
     }
 
     #[test]
