@@ -144,3 +144,35 @@ fn run_and_sweep_share_their_exit_statuses() {
         "{stderr}"
     );
 }
+
+/// `--public-url` and `--tls` are checked before anything listens, by `run` and `sweep` alike.
+#[test]
+fn bad_public_urls_are_refused_before_a_browser_starts() {
+    let results = tempfile::tempdir().unwrap();
+    let file = results.path().join("r.jsonl");
+    for (args, says) in [
+        (
+            vec!["run", "--public-url", "https://192.0.2.7:8443/www/"],
+            "path, query or fragment",
+        ),
+        (
+            vec!["run", "--tls", "--public-url", "http://192.0.2.7:8000"],
+            "write https://",
+        ),
+        (
+            vec!["sweep", "--public-url", "ftp://192.0.2.7"],
+            "allowed: http:// or https://",
+        ),
+    ] {
+        let output = Command::new(BIN)
+            .args(&args)
+            .arg("--results")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert!(!file.exists(), "nothing was launched, so nothing was recorded");
+}
