@@ -174,5 +174,8 @@ fn bad_public_urls_are_refused_before_a_browser_starts() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
-    assert!(!file.exists(), "nothing was launched, so nothing was recorded");
+    assert!(
+        !file.exists(),
+        "nothing was launched, so nothing was recorded"
+    );
 }
