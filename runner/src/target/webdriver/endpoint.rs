@@ -20,7 +20,7 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// Parses `--webdriver URL`: `http://[user:key@]host:port[/path]`.
+    /// Parses `--webdriver URL`: `http[s]://[user:key@]host[:port][/path]`.
     pub fn parse(text: &str) -> Result<Endpoint, String> {
         let parsed = url::Url::parse(text)
             .map_err(|e| format!("--webdriver takes a URL such as http://127.0.0.1:4444 ({e})"))?;
@@ -31,17 +31,10 @@ impl Endpoint {
         shown.set_fragment(None);
         let shown = shown.as_str().trim_end_matches('/').to_owned();
         match parsed.scheme() {
-            "http" => {}
-            "https" => {
-                return Err(format!(
-                    "--webdriver {shown}: an https endpoint is not supported yet (this build's \
-                     WebDriver client speaks plain HTTP); allowed: an http:// URL, or a local \
-                     tunnel to the endpoint"
-                ))
-            }
+            "http" | "https" => {}
             other => {
                 return Err(format!(
-                    "--webdriver {shown}: scheme {other:?} is not WebDriver's; allowed: http://"
+                    "--webdriver {shown}: scheme {other:?} is not WebDriver's; allowed: http://, https://"
                 ))
             }
         }

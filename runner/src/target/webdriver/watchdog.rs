@@ -9,7 +9,6 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use fantoccini::error::NewSessionError;
 use fantoccini::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
 
 /// How long deleting the session may take before it is reported as left.
@@ -80,7 +79,8 @@ pub async fn watchdog_main() -> u8 {
         return 1;
     };
     let delete = async {
-        let client = Client::with_existing_session(endpoint, session, HttpConnector::new()).await?;
+        let client =
+            Client::with_existing_session(endpoint, session, super::connector::connector()).await?;
         client
             .close()
             .await
