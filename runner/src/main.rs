@@ -19,6 +19,7 @@ use ocr_bench::sweep;
 use commands::combos::{plan_command, table_command};
 use commands::compare::compare_command;
 use commands::export::export_command;
+use commands::predict::predict_command;
 use commands::report::report_command;
 use commands::run::run_command;
 use commands::serve::serve_command;
@@ -192,6 +193,29 @@ enum Command {
         #[arg(required = true, value_name = "COMBINATION")]
         combinations: Vec<String>,
     },
+    /// The memory each configuration is expected to take, per phase, before any browser
+    /// starts: GPU bytes of every realm's device, the WebAssembly heaps of the page, the vision
+    /// worker and the decoder worker, the driver's VRAM and the browser's PSS rise above idle,
+    /// from the manifest each names (the floor's parts) and constants fitted on recorded runs
+    /// (docs/benchmark-protocol.md, "Predicted memory").
+    ///
+    /// Each QUERY's parameters replace the base's of the same name, as in `plan`. With
+    /// --adapter, the largest buffer of each (the largest initializer or activation of its
+    /// graphs) is checked against that run's adapter limits.
+    ///
+    /// Exit status: 0 done, 1 a configuration's largest buffer exceeds the adapter's limits,
+    /// 2 bad input (a query or manifest refused, an adapter file without limits).
+    Predict {
+        /// The query every QUERY is laid over, such as `cases=hayai13`.
+        #[arg(long, default_value = "", value_name = "QUERY")]
+        base: String,
+        /// A results file (JSONL) whose adapter limits the configurations are checked against.
+        #[arg(long, value_name = "FILE")]
+        adapter: Option<PathBuf>,
+        /// The configurations, such as `decoder=fixed-kv-fused&realm=worker`; "" is the base alone.
+        #[arg(required = true, value_name = "QUERY")]
+        queries: Vec<String>,
+    },
     /// Set the combinations' finished runs side by side against the seed's loop, in markdown.
     ///
     /// Each FILE holds the rounds of one combination (its finished runs, one browser, one
@@ -339,6 +363,20 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Predict {
+        base,
+        adapter,
+        queries,
+    } = &cli.command
+    {
+        return match resolve_root(cli.root.clone()) {
+            Ok(root) => ExitCode::from(predict_command(&root, base, queries, adapter.as_deref())),
+            Err(e) => {
+                eprintln!("ocr-bench: {e:#}");
+                ExitCode::from(commands::EXIT_USAGE)
+            }
+        };
+    }
     if let Command::Export {
         results,
         format,
@@ -479,6 +517,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
         Command::GpuRoute { .. } => unreachable!("answered before the runtime starts"),
         Command::WebdriverWatchdog => Ok(ocr_bench::target::webdriver::watchdog_main().await),
         Command::Plan { .. } => unreachable!("answered before the runtime starts"),
+        Command::Predict { .. } => unreachable!("answered before the runtime starts"),
         Command::Export { .. } => unreachable!("answered before the runtime starts"),
         Command::PoolTable { .. } => unreachable!("answered before the runtime starts"),
         Command::Table {

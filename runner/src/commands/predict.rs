@@ -1,0 +1,88 @@
+//! `predict`: the memory each configuration is expected to take, per phase, from the manifest
+//! it names and the fitted constants of `memory_model::predict`, before any browser starts;
+//! with `--adapter`, its largest buffer against a recorded adapter's limits.
+
+use std::path::Path;
+
+use ocr_bench::combos::plan::plan;
+use ocr_bench::memory_model::predict::{
+    adapter_limits, largest_buffer, over_limits, predict, render, AdapterLimits,
+};
+
+use super::EXIT_USAGE;
+
+/// Prints each configuration's prediction; 0, 1 when one exceeds the adapter's limits, or 2
+/// on bad input.
+pub fn predict_command(root: &Path, base: &str, queries: &[String], adapter: Option<&Path>) -> u8 {
+    match run(root, base, queries, adapter) {
+        Ok((text, exceeded)) => {
+            print!("{text}");
+            u8::from(exceeded)
+        }
+        Err(e) => {
+            eprintln!("ocr-bench: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+fn run(
+    root: &Path,
+    base: &str,
+    queries: &[String],
+    adapter: Option<&Path>,
+) -> Result<(String, bool), String> {
+    let limits: Option<AdapterLimits> = match adapter {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("--adapter {}: {e}", file.display()))?;
+            Some(adapter_limits(&text).map_err(|e| format!("--adapter {}: {e}", file.display()))?)
+        }
+        None => None,
+    };
+    let plan = plan(base, queries).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    let mut exceeded = false;
+    for planned in &plan.planned {
+        let config = ocr_bench_core::parse_query(&planned.query).map_err(|e| e.to_string())?;
+        let (shown, manifest) =
+            ocr_bench::model_manifest::read(root, ocr_bench::run::DEFAULT_PAGE, &config.manifest)?;
+        let refused = |e: String| format!("{:?} on the manifest {shown}: {e}", planned.query);
+        let predictions = predict(&manifest, &config).map_err(refused)?;
+        let (largest, tensor) = largest_buffer(&manifest, &config).map_err(refused)?;
+        out.push_str(&format!(
+            "{} · {shown}\nexpected peak per phase, MiB (GPU: every realm's device; wasm: \
+             WebAssembly heaps per realm; PSS rise: above the idle browser):\n",
+            if planned.query.is_empty() {
+                "default configuration"
+            } else {
+                &planned.query
+            }
+        ));
+        out.push_str(&render(&predictions));
+        let largest_line = format!("largest buffer {largest} bytes ({tensor})");
+        match &limits {
+            None => out.push_str(&format!(
+                "{largest_line}; no adapter checked (--adapter FILE)\n"
+            )),
+            Some(limits) => {
+                let over = over_limits(largest, limits);
+                if over.is_empty() {
+                    out.push_str(&format!(
+                        "{largest_line}: within the adapter's maxBufferSize {} and \
+                         maxStorageBufferBindingSize {}\n",
+                        limits.max_buffer_size, limits.max_storage_buffer_binding_size
+                    ));
+                } else {
+                    exceeded = true;
+                    out.push_str(&format!(
+                        "{largest_line}: EXCEEDS the adapter's {}\n",
+                        over.join(", ")
+                    ));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    Ok((out, exceeded))
+}

@@ -1,0 +1,512 @@
+//! The memory a configuration is expected to take, per phase, before any browser starts: from
+//! the floor's parts (`floor`: weights, one KV cache, the largest activation) and a few
+//! constants for onnxruntime-web's habits. Each figure is a linear function of those parts.
+//!
+//! The constants were fitted on the nine runs of one NVIDIA H200 results file (Firefox ESR
+//! 153, `cases=smoke2&maxTokens=16&realm=worker`, decoders baseline, fixed-kv-fused and
+//! nbits-int4, each with release=sessions, device and realm) and checked on seven others of the
+//! same machine (the decoder-combination runs over `cases=hayai13` with realm=page: the seed's
+//! loop, poll=kick, and the fastest path with capture=on; the pool=1 runs of the fastest path on
+//! hayai13 and synth200 and of the seed's loop on hayai13). Least squares over the fitted phases
+//! (vision-load, vision-encode, decoder-load, decoder-run), in MiB:
+//! - GPU bytes, a phase that runs a graph: weights + KV cache + 6.1 x largest activation
+//!   (the buffer cache keeps activations of every size up to the largest, each rounded up;
+//!   the fit's intercept came out at -0.2 MiB and is left out).
+//! - GPU bytes, a phase that only holds sessions: 1.23 x weights (the session's
+//!   upload staging and small buffers).
+//! - onnxruntime's WebAssembly heap of a realm holding a session: 13.2 MiB + 2.92 x its
+//!   embedded weights (the model is copied into the heap, which grows in steps); the core's
+//!   heap is 1.8 MiB, 3.1 MiB once the page has read and encoded the cases.
+//! - driver VRAM (every process of the browser): 39.1 MiB + 1.236 x the predicted GPU bytes.
+//! - PSS rise over the idle browser (baseline): 107.5 MiB + 6.35 x the weights alive.
+//!
+//! The release phase's peak is what the run held going into it: decoder-run's prediction.
+//!
+//! Error (predicted / measured - 1) per phase on the seven check runs, against the issue's
+//! targets of 15 % (GPU bytes, heaps, VRAM) and 25 % (PSS rise):
+//! - WebAssembly heaps: -17 % to +7 %; outside only the decoder's heap with capture=on.
+//! - GPU bytes: vision-encode -10 %; decoder-run and release -1 % to 0 % without capture,
+//!   -28 % with capture=on (its recorded replays keep buffers the floor does not count);
+//!   vision-load +23 %, decoder-load +20 % without capture and -53 % with it: a phase that
+//!   only loads is the weakest figure.
+//! - driver VRAM: decoder-run and release -8 % to +2 % without capture, -26 % to -16 % with
+//!   it; the vision phases -28 % to +3 %; decoder-load -52 % to -12 %.
+//! - PSS rise: -63 % to +29 %, far under from vision-encode on: the page's images and
+//!   results grow with the cases (hayai13 and synth200 against the fit's smoke2), which the
+//!   manifest does not know.
+//!
+//! On the fit runs themselves: heaps from -6 % to +7 %, GPU bytes from -14 % to +23 %, VRAM
+//! from -14 % to +62 % (vision-load's VRAM moves by 24 MiB between runs of one
+//! configuration), the PSS rise from -29 % to +48 %.
+
+use std::collections::BTreeMap;
+
+use ocr_bench_core::manifest::{Graph, Manifest};
+use ocr_bench_core::Config;
+use serde::Serialize;
+
+use super::floor;
+
+const MIB: f64 = (1u64 << 20) as f64;
+
+/// GPU bytes per byte of the largest activation, in a phase that runs a graph.
+pub const ACTIVATION_FACTOR: f64 = 6.1;
+/// GPU bytes per byte of weights, in a phase that only holds sessions.
+pub const HELD_WEIGHTS_FACTOR: f64 = 1.23;
+/// onnxruntime's heap: a fixed part and bytes per byte of embedded weights.
+pub const ORT_HEAP_FIXED_MIB: f64 = 13.2;
+pub const ORT_HEAP_PER_WEIGHT: f64 = 2.92;
+/// The core's heap before and after the page has read and encoded the cases.
+pub const CORE_HEAP_MIB: f64 = 1.8;
+pub const CORE_HEAP_WITH_CASES_MIB: f64 = 3.1;
+/// Driver VRAM: a fixed part and bytes per predicted GPU byte.
+pub const VRAM_FIXED_MIB: f64 = 39.1;
+pub const VRAM_PER_GPU_BYTE: f64 = 1.236;
+/// PSS rise: a fixed part and bytes per byte of weights alive.
+pub const PSS_FIXED_MIB: f64 = 107.5;
+pub const PSS_PER_WEIGHT: f64 = 6.35;
+
+/// The tolerances the prediction is held to (the issue's targets), as fractions.
+pub const GPU_WASM_VRAM_TOLERANCE: f64 = 0.15;
+pub const PSS_RISE_TOLERANCE: f64 = 0.25;
+
+/// The WebAssembly heaps of each realm, bytes; `None` for a realm the phase does not have.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RealmHeaps {
+    pub page: u64,
+    pub vision_worker: Option<u64>,
+    pub decoder_worker: Option<u64>,
+}
+
+impl RealmHeaps {
+    pub fn total(&self) -> u64 {
+        self.page + self.vision_worker.unwrap_or(0) + self.decoder_worker.unwrap_or(0)
+    }
+}
+
+/// One phase's expected figures, bytes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhasePrediction {
+    pub floor: floor::PhaseFloor,
+    pub gpu_bytes: u64,
+    pub wasm: RealmHeaps,
+    /// `None` in a phase without a session (the driver's figure there is the browser's own).
+    pub driver_vram_bytes: Option<u64>,
+    pub pss_rise_bytes: Option<u64>,
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / MIB
+}
+
+fn bytes(mib: f64) -> u64 {
+    (mib.max(0.0) * MIB).round() as u64
+}
+
+fn ort_heap(weights: u64) -> u64 {
+    bytes(ORT_HEAP_FIXED_MIB + ORT_HEAP_PER_WEIGHT * mib(weights))
+}
+
+fn gpu_bytes(f: &floor::PhaseFloor) -> u64 {
+    if f.activation_bytes > 0 {
+        f.weights_bytes + f.kv_cache_bytes + bytes(ACTIVATION_FACTOR * mib(f.activation_bytes))
+    } else {
+        bytes(HELD_WEIGHTS_FACTOR * mib(f.weights_bytes))
+    }
+}
+
+/// Each session's weights as the config loads them.
+fn session_weights(graph: &Graph, config: &Config) -> u64 {
+    if config.get("weights").is_ok_and(|w| w == "external") {
+        graph.bytes.external_model + graph.bytes.external_data
+    } else {
+        graph.bytes.embedded
+    }
+}
+
+/// Every phase's prediction for a run of `config` on `manifest`.
+pub fn predict(
+    manifest: &Manifest,
+    config: &Config,
+) -> Result<BTreeMap<String, PhasePrediction>, String> {
+    let floors = floor::floor(manifest, config)?;
+    let decoder_weights = session_weights(
+        &manifest
+            .decoder_entry(config)
+            .map_err(|e| e.to_string())?
+            .graph,
+        config,
+    );
+    let vision_weights = match manifest.vision_entry(config).map_err(|e| e.to_string())? {
+        Some(vision) => session_weights(&vision.graph, config),
+        None => 0,
+    };
+    let in_worker = config.get("realm").is_ok_and(|r| r == "worker");
+    let mut out = BTreeMap::new();
+    for (name, f) in &floors {
+        let vision_alive = f.sessions.iter().any(|s| s == "vision");
+        let decoder_alive = f.sessions.iter().any(|s| s == "decoder");
+        // The page's core reads the cases' images from vision-encode (or decoder-run) on.
+        let before_cases = matches!(name.as_str(), "baseline" | "probe" | "vision-load")
+            || (name == "decoder-load" && vision_alive);
+        let cases_read = !before_cases;
+        let core = bytes(if cases_read {
+            CORE_HEAP_WITH_CASES_MIB
+        } else {
+            CORE_HEAP_MIB
+        });
+        let decoder_heap = decoder_alive.then(|| ort_heap(decoder_weights));
+        let wasm = RealmHeaps {
+            page: core
+                + if in_worker {
+                    0
+                } else {
+                    decoder_heap.unwrap_or(0)
+                },
+            // The vision session runs in its worker, as in every recorded run.
+            vision_worker: vision_alive.then(|| ort_heap(vision_weights)),
+            decoder_worker: decoder_heap
+                .filter(|_| in_worker)
+                .map(|heap| heap + bytes(CORE_HEAP_MIB)),
+        };
+        let gpu = gpu_bytes(f);
+        let alive = !f.sessions.is_empty();
+        out.insert(
+            name.clone(),
+            PhasePrediction {
+                floor: f.clone(),
+                gpu_bytes: gpu,
+                wasm,
+                driver_vram_bytes: alive
+                    .then(|| bytes(VRAM_FIXED_MIB + VRAM_PER_GPU_BYTE * mib(gpu))),
+                pss_rise_bytes: alive
+                    .then(|| bytes(PSS_FIXED_MIB + PSS_PER_WEIGHT * mib(f.weights_bytes))),
+            },
+        );
+    }
+    // Release's peak is what the run held going into it.
+    if let Some(run) = out.get("decoder-run").cloned() {
+        if let Some(release) = out.get_mut("release") {
+            release.gpu_bytes = run.gpu_bytes;
+            release.driver_vram_bytes = run.driver_vram_bytes;
+            release.wasm = run.wasm;
+        }
+    }
+    Ok(out)
+}
+
+/// The largest single buffer a run of `config` asks for: the largest initializer or
+/// activation of its graphs, with the tensor's name.
+pub fn largest_buffer(manifest: &Manifest, config: &Config) -> Result<(u64, String), String> {
+    let mut graphs = vec![
+        &manifest
+            .decoder_entry(config)
+            .map_err(|e| e.to_string())?
+            .graph,
+    ];
+    if let Some(vision) = manifest.vision_entry(config).map_err(|e| e.to_string())? {
+        graphs.push(&vision.graph);
+    }
+    let mut largest = (0, String::new());
+    for graph in graphs {
+        let activation = &graph.largest_activation;
+        if activation.bytes > largest.0 {
+            largest = (activation.bytes, activation.tensor.clone());
+        }
+        if let Some(init) = &graph.largest_initializer {
+            if init.bytes > largest.0 {
+                largest = (init.bytes, init.tensor.clone());
+            }
+        }
+    }
+    Ok(largest)
+}
+
+/// An adapter's buffer limits, from a recorded run (`summary.environment.adapter.limits`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdapterLimits {
+    pub max_buffer_size: u64,
+    pub max_storage_buffer_binding_size: u64,
+}
+
+/// The adapter limits of the first result in a results file's text.
+pub fn adapter_limits(results: &str) -> Result<AdapterLimits, String> {
+    for line in results.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let limits = &record["summary"]["environment"]["adapter"]["limits"];
+        if let (Some(buffer), Some(binding)) = (
+            limits["maxBufferSize"].as_u64(),
+            limits["maxStorageBufferBindingSize"].as_u64(),
+        ) {
+            return Ok(AdapterLimits {
+                max_buffer_size: buffer,
+                max_storage_buffer_binding_size: binding,
+            });
+        }
+    }
+    Err(
+        "no result in it records summary.environment.adapter.limits (maxBufferSize and \
+         maxStorageBufferBindingSize); allowed: a results file of ocr-bench run or sweep"
+            .to_owned(),
+    )
+}
+
+/// What exceeds the adapter's limits: the largest buffer against each limit; empty when it fits.
+pub fn over_limits(largest: u64, limits: &AdapterLimits) -> Vec<String> {
+    let mut over = Vec::new();
+    if largest > limits.max_buffer_size {
+        over.push(format!("maxBufferSize {}", limits.max_buffer_size));
+    }
+    if largest > limits.max_storage_buffer_binding_size {
+        over.push(format!(
+            "maxStorageBufferBindingSize {}",
+            limits.max_storage_buffer_binding_size
+        ));
+    }
+    over
+}
+
+/// The prediction's table for one configuration.
+pub fn render(predictions: &BTreeMap<String, PhasePrediction>) -> String {
+    use std::fmt::Write;
+    let m = |b: u64| format!("{:.1}", mib(b));
+    let o = |b: Option<u64>| b.map_or("-".to_owned(), m);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:<15} {:>9} {:>8} {:>9} {:>11} {:>12} {:>11} {:>9}",
+        "phase",
+        "floor MiB",
+        "GPU",
+        "wasm page",
+        "wasm vision",
+        "wasm decoder",
+        "driver VRAM",
+        "PSS rise"
+    );
+    // In the order the phases run.
+    let mut in_order: Vec<_> = predictions.iter().collect();
+    in_order.sort_by_key(|(name, _)| {
+        ocr_bench_core::phase::Phase::ALL
+            .iter()
+            .position(|phase| phase.as_str() == name.as_str())
+    });
+    for (name, p) in in_order {
+        let _ = writeln!(
+            out,
+            "  {:<15} {:>9} {:>8} {:>9} {:>11} {:>12} {:>11} {:>9}",
+            name,
+            m(p.floor.bytes),
+            m(p.gpu_bytes),
+            m(p.wasm.page),
+            o(p.wasm.vision_worker),
+            o(p.wasm.decoder_worker),
+            o(p.driver_vram_bytes),
+            o(p.pss_rise_bytes),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    const MIB: u64 = 1 << 20;
+
+    fn root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .canonicalize()
+            .unwrap()
+    }
+
+    /// The committed manifest with round figures: vision 10 MiB of weights and a 1 MiB
+    /// activation, the baseline decoder 20 MiB and a 4 MiB activation.
+    fn round_manifest() -> Manifest {
+        let text = std::fs::read_to_string(root().join("models/manifest.json")).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut set = |role: &str, name: &str, weights: u64, activation: u64| {
+            let graph = &mut value[role][name];
+            graph["bytes"]["embedded"] = (weights * MIB).into();
+            graph["largestActivation"]["bytes"] = (activation * MIB).into();
+        };
+        set("vision", "121", 10, 1);
+        set("decoder", "baseline", 20, 4);
+        Manifest::parse(&value.to_string()).unwrap()
+    }
+
+    fn config(query: &str) -> Config {
+        ocr_bench_core::parse_query(query).unwrap()
+    }
+
+    fn mib_of(bytes: u64) -> f64 {
+        bytes as f64 / MIB as f64
+    }
+
+    #[test]
+    fn each_figure_is_the_stated_linear_function_of_the_floor_parts() {
+        let predictions = predict(&round_manifest(), &config("cases=smoke2&maxTokens=2")).unwrap();
+        let close = |bytes: u64, mib: f64| (mib_of(bytes) - mib).abs() < 0.01;
+        let load = &predictions["vision-load"];
+        assert!(close(load.gpu_bytes, 1.23 * 10.0), "{load:?}");
+        assert!(close(load.wasm.vision_worker.unwrap(), 13.2 + 2.92 * 10.0));
+        assert_eq!(load.wasm.decoder_worker, None);
+        let encode = &predictions["vision-encode"];
+        assert!(close(encode.gpu_bytes, 10.0 + 6.1 * 1.0), "{encode:?}");
+        assert!(close(
+            encode.driver_vram_bytes.unwrap(),
+            39.1 + 1.236 * 16.1
+        ));
+        let run = &predictions["decoder-run"];
+        let kv = mib_of(run.floor.kv_cache_bytes);
+        assert!(close(run.gpu_bytes, 20.0 + kv + 6.1 * 4.0), "{run:?}");
+        assert!(close(run.pss_rise_bytes.unwrap(), 107.5 + 6.35 * 20.0));
+        // realm=page: onnxruntime's heap is the page's, beside the core's with the cases read.
+        assert!(close(run.wasm.page, 3.1 + 13.2 + 2.92 * 20.0), "{run:?}");
+        // Release holds what decoder-run held; a phase without a session has no driver figure.
+        assert_eq!(predictions["release"].gpu_bytes, run.gpu_bytes);
+        assert_eq!(predictions["probe"].driver_vram_bytes, None);
+        assert_eq!(predictions["baseline"].gpu_bytes, 0);
+    }
+
+    #[test]
+    fn realm_worker_moves_the_decoders_heap_into_its_worker() {
+        let manifest = round_manifest();
+        let page = predict(&manifest, &config("maxTokens=2")).unwrap();
+        let worker = predict(&manifest, &config("maxTokens=2&realm=worker")).unwrap();
+        let (page, worker) = (&page["decoder-run"], &worker["decoder-run"]);
+        assert_eq!(worker.gpu_bytes, page.gpu_bytes);
+        assert_eq!(worker.wasm.page, 3_250_586);
+        // The worker carries a core heap of its own.
+        assert_eq!(
+            worker.wasm.decoder_worker.unwrap() + worker.wasm.page,
+            page.wasm.page + (1.8 * MIB as f64).round() as u64
+        );
+    }
+
+    #[test]
+    fn the_largest_buffer_is_checked_against_the_adapters_limits() {
+        let manifest = round_manifest();
+        let (largest, _) = largest_buffer(&manifest, &config("")).unwrap();
+        assert!(largest >= 4 * MIB, "{largest}");
+        let roomy = AdapterLimits {
+            max_buffer_size: 1 << 30,
+            max_storage_buffer_binding_size: 1 << 30,
+        };
+        assert!(over_limits(largest, &roomy).is_empty());
+        let tight = AdapterLimits {
+            max_buffer_size: 1 << 30,
+            max_storage_buffer_binding_size: MIB,
+        };
+        assert_eq!(
+            over_limits(largest, &tight),
+            [format!("maxStorageBufferBindingSize {MIB}")]
+        );
+        let recorded =
+            std::fs::read_to_string(root().join("runner/tests/data/h200-default-hayai13.jsonl"))
+                .unwrap();
+        assert_eq!(adapter_limits(&recorded).unwrap(), roomy);
+        let refused = adapter_limits("{\"kind\":\"start\"}\n").unwrap_err();
+        assert!(refused.contains("maxBufferSize"), "{refused}");
+    }
+
+    /// `tests/data/h200-default-hayai13.jsonl`: one run on an NVIDIA H200, Firefox ESR 153,
+    /// bundle of commit 78f667c, 2026-12-04, `./run --gpu-route auto --timeout 120` with the
+    /// default query (cases=hayai13, realm=page, the baseline decoder). It is one of the check
+    /// runs, not one the constants were fitted on.
+    #[test]
+    fn the_prediction_of_a_recorded_h200_run_is_within_tolerance_where_the_docs_say_so() {
+        let file = root().join("runner/tests/data/h200-default-hayai13.jsonl");
+        let runs = crate::runs::read_runs(&file).unwrap();
+        let run = &runs[0];
+        let query = run.query().unwrap();
+        let config = config(query);
+        let (_, manifest) =
+            crate::model_manifest::read(&root(), "www/index.html", &config.manifest).unwrap();
+        let predicted = predict(&manifest, &config).unwrap();
+        let summary = run.summary().unwrap();
+        let memory = run.result().unwrap().1.measured.as_ref().unwrap();
+        let gpu = super::super::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
+        let wasm = super::super::page_gpu::wasm_bytes_by_phase(&summary.memory_samples);
+        let phase = |name: &str| &memory.phases.iter().find(|(n, _)| n == name).unwrap().1;
+        let idle_pss = phase("baseline").total.peak_pss.unwrap();
+        let error = |predicted: u64, measured: u64| predicted as f64 / measured as f64 - 1.0;
+        let mut errors = std::collections::BTreeMap::new();
+        for name in [
+            "vision-load",
+            "vision-encode",
+            "decoder-load",
+            "decoder-run",
+            "release",
+        ] {
+            let (p, measured) = (&predicted[name], &phase(name).total);
+            let pss_rise = measured.peak_pss.unwrap() - idle_pss;
+            let vram = measured.peak_driver_gpu.unwrap();
+            errors.insert((name, "GPU"), error(p.gpu_bytes, gpu[name]));
+            errors.insert((name, "wasm"), error(p.wasm.total(), wasm[name]));
+            errors.insert((name, "VRAM"), error(p.driver_vram_bytes.unwrap(), vram));
+            errors.insert(
+                (name, "PSS rise"),
+                error(p.pss_rise_bytes.unwrap(), pss_rise),
+            );
+        }
+        let seen = format!("{errors:.3?}");
+        let error_of = |name: &'static str, figure: &'static str| errors[&(name, figure)];
+        // Within the targets: the WebAssembly heaps in every phase; GPU bytes and VRAM where a
+        // graph runs and in release; the PSS rise while the sessions load.
+        let within = [
+            (
+                "wasm",
+                &[
+                    "vision-load",
+                    "vision-encode",
+                    "decoder-load",
+                    "decoder-run",
+                    "release",
+                ][..],
+            ),
+            ("GPU", &["vision-encode", "decoder-run", "release"][..]),
+            (
+                "VRAM",
+                &["vision-load", "vision-encode", "decoder-run", "release"][..],
+            ),
+        ];
+        for (figure, phases) in within {
+            for name in phases {
+                let e = error_of(name, figure);
+                assert!(
+                    e.abs() <= GPU_WASM_VRAM_TOLERANCE,
+                    "{name} {figure}\n{seen}"
+                );
+            }
+        }
+        for name in ["vision-load", "decoder-load"] {
+            assert!(
+                error_of(name, "PSS rise").abs() <= PSS_RISE_TOLERANCE,
+                "{name}\n{seen}"
+            );
+        }
+        // The misses the docs name: GPU bytes of a phase that only loads come out over (the
+        // staging a load leaves is not proportional to the weights); the PSS rise once the page
+        // has read hayai13's cases comes out far under (it grows with the cases, which the
+        // manifest does not know).
+        for name in ["vision-load", "decoder-load"] {
+            let e = error_of(name, "GPU");
+            assert!(e > GPU_WASM_VRAM_TOLERANCE && e < 0.25, "{name}\n{seen}");
+        }
+        for name in ["vision-encode", "decoder-run", "release"] {
+            assert!(
+                error_of(name, "PSS rise") < -PSS_RISE_TOLERANCE,
+                "{name}\n{seen}"
+            );
+        }
+        // Driver VRAM while the decoder loads comes out just under the target.
+        assert!(error_of("decoder-load", "VRAM") < 0.0, "{seen}");
+    }
+}

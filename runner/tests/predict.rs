@@ -1,0 +1,100 @@
+//! `ocr-bench predict`: the expected memory per phase of each configuration, and the largest
+//! buffer against a recorded adapter's limits.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
+
+/// A real run on an NVIDIA H200 (Firefox ESR 153), whose adapter offers 1 GiB buffers.
+fn recorded() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-default-hayai13.jsonl")
+}
+
+fn predict(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("predict")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn each_configuration_gets_every_phase_and_says_whether_an_adapter_was_checked() {
+    let output = predict(&[
+        "--base",
+        "cases=smoke2",
+        "",
+        "decoder=nbits-int4&realm=worker",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("cases=smoke2 · models/manifest.json"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("decoder=nbits-int4"), "{stdout}");
+    assert_eq!(stdout.matches("no adapter checked").count(), 2, "{stdout}");
+    // The phases in the order they run, each configuration's eight.
+    let phases: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with("phase"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(phases.len(), 16, "{stdout}");
+    assert_eq!(
+        &phases[..3],
+        ["baseline", "probe", "vision-load"],
+        "{stdout}"
+    );
+
+    let output = predict(&["--adapter", recorded().to_str().unwrap(), ""]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("within the adapter's maxBufferSize 1073741824"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_buffer_over_the_adapters_limits_is_flagged_with_status_1() {
+    // The recorded run with its adapter's binding limit cut to 1 MiB.
+    let text = std::fs::read_to_string(recorded()).unwrap();
+    let tight = text.replace(
+        "\"maxStorageBufferBindingSize\":1073741824",
+        "\"maxStorageBufferBindingSize\":1048576",
+    );
+    assert_ne!(tight, text, "the recorded run names its binding limit");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tight.jsonl");
+    std::fs::write(&file, tight).unwrap();
+    let output = predict(&["--adapter", file.to_str().unwrap(), ""]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("EXCEEDS the adapter's maxStorageBufferBindingSize 1048576"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_status_2_and_what_was_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    for (args, words) in [
+        (vec!["decoder=int2"], "nbits-int4"),
+        (vec!["speed=max"], "unknown parameter `speed`"),
+        (
+            vec!["--adapter", empty.to_str().unwrap(), ""],
+            "maxStorageBufferBindingSize",
+        ),
+    ] {
+        let output = predict(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(words), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}
