@@ -122,6 +122,14 @@ enum Command {
         /// with the runner's own memory and open files printed after each).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
+        /// Runs under way at once, across the targets (each run in a browser of its own,
+        /// served on a port of its own).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        jobs: u32,
+        /// Of those, runs of a browser started on this machine at once: two local browsers
+        /// share its GPU and cores, which is what they measure.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        local_jobs: u32,
         #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
         sample_ms: u64,
         /// How the browser reaches WebGPU: `gpu` starts Chromium with the switches that reach a
@@ -476,6 +484,8 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             timeout,
             retry_failed,
             runs,
+            jobs,
+            local_jobs,
             sample_ms,
             gpu_route,
             webdriver,
@@ -497,6 +507,8 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 params,
                 retry_failed,
                 runs,
+                jobs,
+                local_jobs,
                 run: RunOptions {
                     root,
                     page: DEFAULT_PAGE.to_owned(),

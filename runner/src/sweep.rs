@@ -2,12 +2,13 @@
 //! browsers, each combination in a fresh browser of its target, resumable from the results
 //! file (a run another target recorded is not this target's).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use ocr_bench_core::record::PageSummary;
 
 use crate::browser::{self, BrowserKind};
@@ -176,6 +177,11 @@ pub struct SweepOptions {
     pub retry_failed: bool,
     /// Finished runs wanted of every combination (1: each once).
     pub runs: u32,
+    /// Runs under way at once, across targets (1: one after another).
+    pub jobs: u32,
+    /// Of them, runs of a browser started on this machine at once (1 unless asked: two local
+    /// browsers share its GPU and cores, which is what they measure).
+    pub local_jobs: u32,
     /// Root, results, timeout and sampling as for one run; `page` and `query` are set per
     /// combination.
     pub run: RunOptions,
@@ -264,39 +270,106 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         options.run.results.display(),
         todo.len()
     );
+    let jobs = options.jobs.max(1) as usize;
+    let local_jobs = options.local_jobs.max(1) as usize;
+    if jobs > 1 {
+        check_ports_for_jobs(&options.run.reach)
+            .map_err(|message| Failure::new(Cause::Usage, message))?;
+    }
     let mut footprints: Vec<(Option<u64>, Option<usize>)> = vec![own_footprint()];
-    let bar = ProgressBar::new(todo.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {wide_msg}",
-        )
-        .context("progress bar template")?
-        .progress_chars("=> "),
-    );
+    let style = |template: &str| -> Result<ProgressStyle> {
+        Ok(ProgressStyle::with_template(template)
+            .context("progress bar template")?
+            .progress_chars("=> "))
+    };
+    let multi = MultiProgress::new();
+    let bar = multi.add(ProgressBar::new(todo.len() as u64));
+    bar.set_style(style(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {wide_msg}",
+    )?);
+    // Several targets: a bar of its own for each, with its own ETA, under the sweep's.
+    let mut target_bars: HashMap<String, ProgressBar> = HashMap::new();
+    if specs.len() > 1 {
+        for (target, _) in &todo {
+            let key = target_label(*target);
+            let target_bar = target_bars.entry(key.clone()).or_insert_with(|| {
+                let target_bar = multi.add(ProgressBar::new(0));
+                target_bar.set_prefix(key);
+                target_bar
+            });
+            target_bar.inc_length(1);
+        }
+        for target_bar in target_bars.values() {
+            target_bar.set_style(style(
+                "  {prefix}: [{bar:20}] {pos}/{len} ETA {eta} {wide_msg}",
+            )?);
+        }
+    }
     let mut worst: Option<Cause> = None;
     let mut fail = |cause: Cause| {
         if worst.is_none_or(|w| cause.code() > w.code()) {
             worst = Some(cause);
         }
     };
-    for (target, query) in todo {
-        let browser_name = target.browser().name.name();
-        let label = format!(
-            "{} {}",
-            browser_name,
-            if query.is_empty() { "(default)" } else { query }
-        );
-        bar.set_message(label.clone());
-        let run_options = RunOptions {
-            query: query.clone(),
-            page: page.clone(),
-            ..options.run.clone()
+    let mut pending: VecDeque<&(&dyn BrowserTarget, String)> = todo.into_iter().collect();
+    let mut running = FuturesUnordered::new();
+    let mut local_running = 0usize;
+    // Why no further run starts: the runs under way still end (a dropped run would leave its
+    // browser behind), then the sweep does.
+    let mut stopping: Option<SweepEnd> = None;
+    let mut error: Option<anyhow::Error> = None;
+    loop {
+        while stopping.is_none() && error.is_none() && running.len() < jobs {
+            let Some(next) = pending
+                .iter()
+                .position(|(target, _)| !is_local(*target) || local_running < local_jobs)
+            else {
+                break;
+            };
+            let Some(item) = pending.remove(next) else {
+                break;
+            };
+            let (target, query) = item;
+            if is_local(*target) {
+                local_running += 1;
+            }
+            let label = format!(
+                "{} {}",
+                target.browser().name.name(),
+                if query.is_empty() { "(default)" } else { query }
+            );
+            bar.set_message(label.clone());
+            let run_options = RunOptions {
+                query: query.clone(),
+                page: page.clone(),
+                ..options.run.clone()
+            };
+            let status_bar = target_bars
+                .get(&target_label(*target))
+                .unwrap_or(&bar)
+                .clone();
+            let status_label = label.clone();
+            running.push(async move {
+                let on_status =
+                    move |status: &str| status_bar.set_message(format!("{status_label}: {status}"));
+                let report = run::run_once(&run_options, *target, &on_status).await;
+                (*target, label, report)
+            });
+        }
+        let Some((target, label, report)) = running.next().await else {
+            break;
         };
-        let status_bar = bar.clone();
-        let status_label = label.clone();
-        let on_status =
-            move |status: &str| status_bar.set_message(format!("{status_label}: {status}"));
-        let report = run::run_once(&run_options, *target, &on_status).await?;
+        if is_local(target) {
+            local_running -= 1;
+        }
+        let report = match report {
+            Ok(report) => report,
+            Err(e) => {
+                error.get_or_insert(e);
+                continue;
+            }
+        };
+        let browser_name = target.browser().name.name();
         let (line, cause) = judge(
             &report.outcome,
             &label,
@@ -319,6 +392,9 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
             fail(Cause::ProcessesLeft);
         }
         bar.inc(1);
+        if let Some(target_bar) = target_bars.get(&target_label(target)) {
+            target_bar.inc(1);
+        }
         if wanted > 1 {
             let (rss, fds) = own_footprint();
             footprints.push((rss, fds));
@@ -333,13 +409,29 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
             );
         }
         if matches!(report.outcome, Outcome::Interrupted { .. }) {
+            stopping.get_or_insert(SweepEnd::Interrupted);
+        }
+        if matches!(report.outcome, Outcome::WriteFailed { .. }) {
+            stopping = Some(SweepEnd::Failed(Cause::WriteFailed));
+        }
+    }
+    if let Some(e) = error {
+        bar.abandon();
+        return Err(e);
+    }
+    match stopping {
+        Some(SweepEnd::Interrupted) => {
             bar.abandon_with_message("interrupted; run the same command again to resume");
             return Ok(SweepEnd::Interrupted);
         }
-        if matches!(report.outcome, Outcome::WriteFailed { .. }) {
+        Some(end) => {
             bar.abandon_with_message("stopped: the results file cannot be written");
-            return Ok(SweepEnd::Failed(Cause::WriteFailed));
+            return Ok(end);
         }
+        None => {}
+    }
+    for target_bar in target_bars.values() {
+        target_bar.finish_and_clear();
     }
     bar.finish_and_clear();
     let rows = table_rows(&options.run.results, &combinations, &page)?;
@@ -349,6 +441,28 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     }
     println!("results: {}", options.run.results.display());
     Ok(worst.map_or(SweepEnd::Complete, SweepEnd::Failed))
+}
+
+/// A browser started on this machine, as against one reached through WebDriver.
+fn is_local(target: &dyn BrowserTarget) -> bool {
+    target.identity() == crate::target::LOCAL
+}
+
+/// How a target's bar is named: where it runs and the browser.
+fn target_label(target: &dyn BrowserTarget) -> String {
+    format!("{} {}", target.identity(), target.browser().name.name())
+}
+
+/// `--jobs` above 1 serves each run under way on a port of its own: a fixed `--port` or a
+/// `--public-url` (one origin for every run) cannot be shared.
+fn check_ports_for_jobs(reach: &crate::reach::Reach) -> Result<(), String> {
+    if reach.port.is_some_and(|port| port != 0) {
+        return Err("--jobs above 1 runs several browsers at once, each served on a port of its own; leave out --port (or give --port 0)".to_owned());
+    }
+    if reach.public.is_some() {
+        return Err("--jobs above 1 serves each run on a port of its own, and --public-url names one origin for all; run with --jobs 1, or without --public-url".to_owned());
+    }
+    Ok(())
 }
 
 /// One run's line above the bar, and the cause it fails the sweep with: `None` for a result
@@ -438,6 +552,25 @@ mod tests {
         ]);
         assert!(text.contains("over 3 runs: RSS 10240 KiB before, 20480 after the first, 20480 after the last, 21504 at most"), "{text}");
         assert!(text.contains("open files 12, 14, 14, 14 at most"), "{text}");
+    }
+
+    #[test]
+    fn several_jobs_need_a_port_of_their_own_per_run() {
+        let reach = |port: Option<u16>, public: Option<&str>| crate::reach::Reach {
+            host: None,
+            port,
+            public: public.map(|url| crate::reach::PublicOrigin::parse(url).unwrap()),
+            tls: None,
+        };
+        assert_eq!(check_ports_for_jobs(&reach(None, None)), Ok(()));
+        assert_eq!(check_ports_for_jobs(&reach(Some(0), None)), Ok(()));
+        let fixed = check_ports_for_jobs(&reach(Some(8443), None)).unwrap_err();
+        assert!(fixed.contains("--port"), "{fixed}");
+        let public = check_ports_for_jobs(&reach(None, Some("https://10.0.0.5:8443"))).unwrap_err();
+        assert!(
+            public.contains("--public-url") && public.contains("--jobs 1"),
+            "{public}"
+        );
     }
 
     #[test]

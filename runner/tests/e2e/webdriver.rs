@@ -279,3 +279,77 @@ fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
         "{text}"
     );
 }
+
+/// `sweep --jobs 2` over a local and a WebDriver target: the two runs are under way at once
+/// (each closing record's span, `wallSeconds` back from its time, overlaps the other's), and
+/// each ends with its result.
+#[test]
+#[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
+fn a_sweep_with_two_jobs_runs_a_local_and_a_webdriver_target_at_once() {
+    use std::process::Command;
+    let Some(driver) = Driver::start(DriverKind::Geckodriver) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("sweep.jsonl");
+    let remote = format!("webdriver:{}", driver.url());
+    let out = Command::new(super::BIN)
+        .arg("--root")
+        .arg(super::repository_root())
+        .args([
+            "sweep",
+            "--jobs",
+            "2",
+            "--target",
+            "local:firefox",
+            "--target",
+        ])
+        .arg(format!("{remote}#firefox"))
+        .args([
+            "--param",
+            "scope=decoder",
+            "--param",
+            "maxTokens=2",
+            "--results",
+        ])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let spans: Vec<(String, String, f64, f64)> = records_of(&results)
+        .iter()
+        .filter(|r| r["kind"] == "run")
+        .map(|r| {
+            let end = humantime::parse_rfc3339(r["time"].as_str().unwrap())
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs_f64();
+            let wall = r["wallSeconds"].as_f64().unwrap();
+            (
+                r["target"].as_str().unwrap().to_owned(),
+                r["outcome"].as_str().unwrap().to_owned(),
+                end - wall,
+                end,
+            )
+        })
+        .collect();
+    eprintln!("e2e: --jobs 2 spans {spans:?}");
+    let mut targets: Vec<(&str, &str)> = spans
+        .iter()
+        .map(|(target, outcome, _, _)| (target.as_str(), outcome.as_str()))
+        .collect();
+    targets.sort();
+    assert_eq!(
+        targets,
+        [("local", "result"), (remote.as_str(), "result")],
+        "{stderr}"
+    );
+    let (a, b) = (&spans[0], &spans[1]);
+    assert!(
+        a.2 < b.3 && b.2 < a.3,
+        "the two runs were not under way at once: {spans:?}"
+    );
+    driver.assert_nothing_left(Duration::from_secs(10));
+}
