@@ -215,6 +215,94 @@ fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, 
     }
 }
 
+/// predicted / measured - 1 as a signed percentage, or "-" where either is missing.
+fn error(predicted: Option<u64>, measured: Option<u64>) -> String {
+    match (predicted, measured) {
+        (Some(p), Some(m)) if m > 0 => {
+            let percent = (p as f64 / m as f64 - 1.0) * 100.0;
+            // An error that rounds to zero reads 0%, not -0%.
+            if percent.abs() < 0.5 {
+                "0%".to_owned()
+            } else {
+                format!("{percent:+.0}%")
+            }
+        }
+        _ => "-".to_owned(),
+    }
+}
+
+/// Whether the driver's VRAM was read in the run: otherwise its column reads `n/a`.
+fn driver_was_read(memory: &ProcessMemory) -> bool {
+    memory
+        .beside
+        .driver_gpu_memory
+        .as_ref()
+        .is_some_and(|d| d.available || d.samples > 0)
+}
+
+/// Each phase's prediction (`memory_model::predict`, from the run's own configuration and
+/// recorded floor) beside the measurement, with the error per figure; empty where the run
+/// recorded no floor.
+pub fn prediction_text(summary: &PageSummary, memory: &ProcessMemory) -> String {
+    let mut out = String::new();
+    prediction_lines(&mut out, summary, memory, driver_was_read(memory));
+    out
+}
+
+fn prediction_lines(
+    out: &mut String,
+    summary: &PageSummary,
+    memory: &ProcessMemory,
+    driver_read: bool,
+) {
+    let Some(floor) = memory.beside.floor.as_ref().filter(|f| f.available) else {
+        return;
+    };
+    let predicted = crate::memory_model::predict::from_floor(&floor.phases, &summary.config);
+    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
+    let wasm = crate::memory_model::page_gpu::wasm_bytes_by_phase(&summary.memory_samples);
+    let idle_pss = memory
+        .phases
+        .iter()
+        .find(|(name, _)| name == "baseline")
+        .and_then(|(_, p)| p.total.peak_pss);
+    let _ = writeln!(
+        out,
+        "predicted / measured per phase, MiB, and the error (docs/benchmark-protocol.md, \
+         \"Predicted memory\"):"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>17} {:>17} {:>17} {:>17}",
+        "phase", "GPU", "wasm heaps", "driver VRAM", "PSS rise"
+    );
+    let cell = |p: Option<u64>, m: Option<u64>| format!("{}/{} {}", mib(p), mib(m), error(p, m));
+    for (name, phase) in &memory.phases {
+        let Some(p) = predicted.get(name) else {
+            continue;
+        };
+        let vram = if driver_read {
+            cell(p.driver_vram_bytes, phase.total.peak_driver_gpu)
+        } else {
+            "n/a".to_owned()
+        };
+        let pss_rise = phase
+            .total
+            .peak_pss
+            .zip(idle_pss)
+            .map(|(peak, idle)| peak.saturating_sub(idle));
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>17} {:>17} {:>17} {:>17}",
+            name,
+            cell(Some(p.gpu_bytes), gpu.get(name.as_str()).copied()),
+            cell(Some(p.wasm.total()), wasm.get(name.as_str()).copied()),
+            vram,
+            cell(p.pss_rise_bytes, pss_rise),
+        );
+    }
+}
+
 /// The report of one run of the benchmark page.
 pub fn run_table(
     browser: &str,
@@ -274,11 +362,7 @@ pub fn run_table(
         "PSS",
         "driver VRAM"
     );
-    let driver_read = memory
-        .beside
-        .driver_gpu_memory
-        .as_ref()
-        .is_some_and(|d| d.available || d.samples > 0);
+    let driver_read = driver_was_read(memory);
     for (name, phase) in &memory.phases {
         let by_type = |t: ProcessType| phase.by_type.get(&t).map(|e| e.peak_rss);
         let vram = if driver_read {
@@ -310,6 +394,7 @@ pub fn run_table(
         let _ = writeln!(out, "driver VRAM: {reason}");
     }
     floor_lines(&mut out, summary, memory, driver_read);
+    prediction_lines(&mut out, summary, memory, driver_read);
     let s = &memory.sampler;
     let _ = writeln!(
         out,
@@ -630,6 +715,34 @@ pub(crate) mod tests {
             text.contains("floor: the manifest m.json has no floor figures"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_recorded_run_gets_its_prediction_beside_the_measurement() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/h200-default-hayai13.jsonl");
+        let runs = crate::runs::read_runs(&file).unwrap();
+        let run = &runs[0];
+        let text = run_table(
+            "firefox",
+            run.query().unwrap(),
+            run.summary().unwrap(),
+            run.result().unwrap().1,
+            1.0,
+        );
+        let row = |phase: &str| {
+            text.lines()
+                .skip_while(|l| !l.starts_with("predicted / measured"))
+                .find(|l| l.split_whitespace().next() == Some(phase))
+                .unwrap_or_else(|| panic!("no {phase} row: {text}"))
+                .to_owned()
+        };
+        // decoder-run: GPU 201 MiB predicted against 203 measured, driver VRAM 288 against 291.
+        let run_row = row("decoder-run");
+        assert!(run_row.contains("201/203 -1%"), "{run_row}");
+        assert!(run_row.contains("288/291 -1%"), "{run_row}");
+        // A phase without a session has no predicted VRAM or PSS rise.
+        assert!(row("probe").contains("-/"), "{text}");
     }
 
     #[test]

@@ -41,7 +41,7 @@
 
 use std::collections::BTreeMap;
 
-use ocr_bench_core::manifest::{Graph, Manifest};
+use ocr_bench_core::manifest::Manifest;
 use ocr_bench_core::Config;
 use serde::Serialize;
 
@@ -117,35 +117,28 @@ fn gpu_bytes(f: &floor::PhaseFloor) -> u64 {
     }
 }
 
-/// Each session's weights as the config loads them.
-fn session_weights(graph: &Graph, config: &Config) -> u64 {
-    if config.get("weights").is_ok_and(|w| w == "external") {
-        graph.bytes.external_model + graph.bytes.external_data
-    } else {
-        graph.bytes.embedded
-    }
-}
-
 /// Every phase's prediction for a run of `config` on `manifest`.
 pub fn predict(
     manifest: &Manifest,
     config: &Config,
 ) -> Result<BTreeMap<String, PhasePrediction>, String> {
-    let floors = floor::floor(manifest, config)?;
-    let decoder_weights = session_weights(
-        &manifest
-            .decoder_entry(config)
-            .map_err(|e| e.to_string())?
-            .graph,
-        config,
-    );
-    let vision_weights = match manifest.vision_entry(config).map_err(|e| e.to_string())? {
-        Some(vision) => session_weights(&vision.graph, config),
-        None => 0,
-    };
+    Ok(from_floor(&floor::floor(manifest, config)?, config))
+}
+
+/// Every phase's prediction from the floors of a run of `config` (as a run records them in
+/// `processMemory.floor`): each session's weights are those of the phase that loads it.
+pub fn from_floor(
+    floors: &BTreeMap<String, floor::PhaseFloor>,
+    config: &Config,
+) -> BTreeMap<String, PhasePrediction> {
+    let vision_weights = floors.get("vision-load").map_or(0, |f| f.weights_bytes);
+    let decoder_weights = floors.get("decoder-load").map_or(0, |f| {
+        let with_vision = f.sessions.iter().any(|s| s == "vision");
+        f.weights_bytes - if with_vision { vision_weights } else { 0 }
+    });
     let in_worker = config.get("realm").is_ok_and(|r| r == "worker");
     let mut out = BTreeMap::new();
-    for (name, f) in &floors {
+    for (name, f) in floors {
         let vision_alive = f.sessions.iter().any(|s| s == "vision");
         let decoder_alive = f.sessions.iter().any(|s| s == "decoder");
         // The page's core reads the cases' images from vision-encode (or decoder-run) on.
@@ -194,7 +187,7 @@ pub fn predict(
             release.wasm = run.wasm;
         }
     }
-    Ok(out)
+    out
 }
 
 /// The largest single buffer a run of `config` asks for: the largest initializer or

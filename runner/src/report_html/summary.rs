@@ -184,12 +184,33 @@ pub fn markdown(files: &[ResultsFile]) -> String {
     }
     decomposition_tables(&mut out, &groups);
     super::release_table::given_back_table(&mut out, &groups);
+    prediction_tables(&mut out, &groups);
     other_pages_table(&mut out, files);
     let _ = writeln!(
         out,
         "\n(nCER: the mean over the runs; per-token p50: the median of the runs' p50s; peak GPU: the largest over the runs, from the page's wrapped GPU devices.)"
     );
     out
+}
+
+/// Per configuration (its last run with a recorded floor), each phase's predicted memory
+/// beside the measured, with the error (`docs/benchmark-protocol.md`, "Predicted memory").
+fn prediction_tables(out: &mut String, groups: &[Configuration<'_>]) {
+    let mut heading = false;
+    for group in groups {
+        let text = group.runs.iter().rev().find_map(|run| {
+            let text = crate::report::prediction_text(run.summary, run.memory?);
+            (!text.is_empty()).then_some(text)
+        });
+        let Some(text) = text else {
+            continue;
+        };
+        if !heading {
+            let _ = writeln!(out, "\nPredicted and measured memory per phase (each configuration's last run with a floor):");
+            heading = true;
+        }
+        let _ = write!(out, "\n{}\n\n```text\n{text}```\n", group.name);
+    }
 }
 
 /// The results other pages posted (kept as posted): what their figures say, and what they

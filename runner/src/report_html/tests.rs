@@ -302,3 +302,29 @@ fn the_summary_names_the_configurations_whose_verification_failed() {
     let verified = markdown(&[parse(TWO_CONFIGS).unwrap()]);
     assert!(!verified.contains("VERIFICATION"), "{verified}");
 }
+
+#[test]
+fn the_markdown_sets_each_configurations_prediction_beside_its_measurement() {
+    // A real run on an NVIDIA H200 in Firefox, the default configuration.
+    let text = include_str!("../../tests/data/h200-default-hayai13.jsonl");
+    let files = [parse(text).unwrap()];
+    let report = markdown(&files);
+    let section = report
+        .split("Predicted and measured memory per phase")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no prediction section: {report}"));
+    // Headed by the configuration's name.
+    assert!(
+        section.contains("\nfirefox\n") || section.contains("\nfirefox · "),
+        "{section}"
+    );
+    let run_row = section
+        .lines()
+        .find(|l| l.trim_start().starts_with("decoder-run"))
+        .unwrap();
+    // GPU 201 MiB predicted against 203 measured.
+    assert!(run_row.contains("201/203 -1%"), "{run_row}");
+    // The two-configuration file of software runs has no floor: no section.
+    let files = [parse(TWO_CONFIGS).unwrap()];
+    assert!(!markdown(&files).contains("Predicted and measured"));
+}
