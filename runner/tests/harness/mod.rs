@@ -257,10 +257,14 @@ impl Running {
         );
     }
 
-    /// `http://127.0.0.1:PORT` from the "opening …" line.
+    /// `http://127.0.0.1:PORT` from the "opening URL (listening on ADDRESS)" line.
     pub fn base(&mut self) -> String {
         let line = self.wait_for("opening http://", Duration::from_secs(30));
-        let url = line.split_whitespace().last().unwrap();
+        let url = line
+            .split_whitespace()
+            .skip_while(|word| *word != "opening")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no URL after \"opening\" in {line:?}"));
         url.trim_end_matches("/wait.html").to_owned()
     }
 
