@@ -54,6 +54,24 @@ impl DriverKind {
 }
 
 /// A port nothing listens on at this moment.
+/// A WebDriver endpoint's `/status`, or `None` while it does not answer.
+fn status_at(url: &str) -> Option<Value> {
+    let mut response = super::agent().get(format!("{url}/status")).call().ok()?;
+    serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()
+}
+
+/// Waits until the endpoint at `url` says it is ready; fails the test past `within`.
+fn wait_ready(url: &str, who: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    while !status_at(url).is_some_and(|s| s["value"]["ready"] == true) {
+        assert!(
+            Instant::now() < deadline,
+            "{who} at {url} was not ready within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
@@ -80,17 +98,8 @@ impl Driver {
             .spawn()
             .unwrap_or_else(|e| panic!("starting {}: {e}", executable.display()));
         let driver = Driver { child, kind, port };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if driver.status().is_some_and(|s| s["value"]["ready"] == true) {
-                return Some(driver);
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{kind:?} on port {port} was not ready within 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_ready(&driver.url(), &format!("{kind:?}"), Duration::from_secs(20));
+        Some(driver)
     }
 
     pub fn url(&self) -> String {
@@ -102,11 +111,7 @@ impl Driver {
     }
 
     fn status(&self) -> Option<Value> {
-        let mut response = super::agent()
-            .get(format!("{}/status", self.url()))
-            .call()
-            .ok()?;
-        serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()
+        status_at(&self.url())
     }
 
     /// Whether the driver holds a session: chromedriver lists them (`GET /sessions`);
@@ -259,17 +264,8 @@ impl Grid {
             .spawn()
             .unwrap_or_else(|e| panic!("starting Selenium Grid ({}): {e}", jar.display()));
         let grid = Grid { child, port };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if grid.status().is_some_and(|s| s["value"]["ready"] == true) {
-                return Some(grid);
-            }
-            assert!(
-                Instant::now() < deadline,
-                "Selenium Grid on port {port} was not ready within 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
+        wait_ready(&grid.url(), "Selenium Grid", Duration::from_secs(60));
+        Some(grid)
     }
 
     pub fn url(&self) -> String {
@@ -277,11 +273,7 @@ impl Grid {
     }
 
     fn status(&self) -> Option<Value> {
-        let mut response = super::agent()
-            .get(format!("{}/status", self.url()))
-            .call()
-            .ok()?;
-        serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()
+        status_at(&self.url())
     }
 
     /// Sessions its node holds now, by the grid's own status.
