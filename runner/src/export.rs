@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::memory::ProcessMemory;
 use crate::memory_model::given_back::given_back;
+use crate::memory_model::rise::{rises, Part, REALMS};
 use crate::memory_model::{page_gpu, STARTUP_PHASE};
 use crate::report_html::{gpu_placement, GpuPlacement};
 use crate::runs::Run;
@@ -465,6 +466,50 @@ fn release_cells(row: &mut Row, f: &Facts<'_>) {
     }
 }
 
+/// The rise above `baseline` at each phase's end (`memory_model::rise`): PSS, its named parts
+/// and what is unexplained. A part on a real GPU's device memory is 0; one the browser does not
+/// offer, or that was not read, is empty.
+fn rise_cells(row: &mut Row, f: &Facts<'_>) {
+    let measured = match (f.memory, f.summary) {
+        (Some(memory), Some(summary)) => rises(memory, summary),
+        _ => Vec::new(),
+    };
+    let bytes = |part: Option<Part>| {
+        number(part.and_then(|p| match p {
+            Part::Measured(bytes) => Some(bytes as f64),
+            Part::OutsidePss => Some(0.0),
+            Part::NotAvailable | Part::Unknown => None,
+        }))
+    };
+    for phase in Phase::ALL.into_iter().filter(|p| *p != Phase::Baseline) {
+        let end = measured.iter().find(|r| r.phase == phase).map(|r| &r.end);
+        let realm = |name: &str| {
+            end.and_then(|e| e.wasm.iter().find(|(r, _)| *r == name))
+                .map(|(_, p)| *p)
+        };
+        let cells = [
+            ("pssBytes", number(end.map(|e| e.pss as f64))),
+            ("gpuBytes", bytes(end.map(|e| e.gpu))),
+            ("wasmPageBytes", bytes(realm(REALMS[0]))),
+            ("wasmVisionWorkerBytes", bytes(realm(REALMS[1]))),
+            ("wasmDecoderWorkerBytes", bytes(realm(REALMS[2]))),
+            ("jsHeapBytes", bytes(end.map(|e| e.js_heap))),
+            ("shmemBytes", bytes(end.map(|e| e.shmem))),
+            (
+                "unexplainedBytes",
+                number(end.and_then(|e| e.unexplained()).map(|b| b as f64)),
+            ),
+            (
+                "unexplainedShare",
+                number(end.and_then(|e| e.unexplained_share())),
+            ),
+        ];
+        for (name, cell) in cells {
+            row.push(format!("rise.{}.{name}", phase.as_str()), cell);
+        }
+    }
+}
+
 fn cells(facts: &Facts<'_>) -> Vec<(String, Cell)> {
     let mut row = Row(Vec::new());
     for group in [
@@ -477,6 +522,7 @@ fn cells(facts: &Facts<'_>) -> Vec<(String, Cell)> {
         gpu_cells,
         phase_cells,
         release_cells,
+        rise_cells,
     ] {
         group(&mut row, facts);
     }
@@ -534,6 +580,7 @@ mod tests {
             assert_eq!(named, names);
         }
         assert!(names.contains(&"phase.decoder-run.peakPssBytes".to_owned()));
+        assert!(names.contains(&"rise.decoder-run.unexplainedBytes".to_owned()));
         assert_eq!(
             names.iter().filter(|n| n.starts_with("config.")).count(),
             PARAMETER_NAMES.len()

@@ -1,13 +1,15 @@
 //! The pure models of a run's memory, beside the sampler that measures it (`memory`): the
 //! floor of each phase from the manifest (`floor`), the GPU bytes and WebAssembly heaps of
 //! every realm per phase from the page's memory samples (`page_gpu`), what each release
-//! step gave back (`given_back`), and the memory a configuration is expected to take
-//! (`predict`). They read files and records, never `/proc` or the driver.
+//! step gave back (`given_back`), the rise above the idle browser split into its parts
+//! (`rise`), and the memory a configuration is expected to take (`predict`). They read files
+//! and records, never `/proc` or the driver.
 
 pub mod floor;
 pub mod given_back;
 pub mod page_gpu;
 pub mod predict;
+pub mod rise;
 
 /// The phase before the page's first mark: the browser starting and loading the page. It is the
 /// sampler's own, not an `ocr_bench_core::phase::Phase`: the page never marks it (the server

@@ -8,6 +8,7 @@
 mod decomposition;
 mod finished_run;
 mod release_table;
+mod rise_table;
 mod summary;
 #[cfg(test)]
 mod tests;

@@ -55,13 +55,7 @@ pub struct StepReturn {
 
 /// Each release step of a run, in the order taken; empty for a run without step readings.
 pub fn given_back(memory: &ProcessMemory, samples: &[MemorySample]) -> Vec<StepReturn> {
-    let end_of = |phase: Phase| {
-        memory
-            .phases
-            .iter()
-            .find(|(name, _)| name == phase.as_str())
-            .map(|(_, p)| p)
-    };
+    let end_of = |phase: Phase| phase_memory(memory, phase.as_str());
     let (Some(baseline), Some(run)) = (end_of(Phase::Baseline), end_of(Phase::DecoderRun)) else {
         return Vec::new();
     };
@@ -75,6 +69,25 @@ pub fn given_back(memory: &ProcessMemory, samples: &[MemorySample]) -> Vec<StepR
         .collect()
 }
 
+/// A phase's process memory, by name.
+pub(crate) fn phase_memory<'a>(memory: &'a ProcessMemory, phase: &str) -> Option<&'a PhaseMemory> {
+    memory
+        .phases
+        .iter()
+        .find(|(name, _)| name == phase)
+        .map(|(_, p)| p)
+}
+
+/// A process type's PSS at the end of a reading whose total is `total`: a type absent from a
+/// reading that has PSS held nothing there (its processes had not started, or had exited).
+pub(crate) fn type_end_pss(
+    extents: &BTreeMap<ProcessType, Extent>,
+    total: Option<u64>,
+    kind: &ProcessType,
+) -> Option<u64> {
+    total.map(|_| extents.get(kind).and_then(|e| e.end_pss).unwrap_or(0))
+}
+
 fn step_return(
     step: &StepMemory,
     baseline: &PhaseMemory,
@@ -83,11 +96,6 @@ fn step_return(
 ) -> StepReturn {
     let returned = |baseline: Option<u64>, run_end: Option<u64>, at_step: Option<u64>| {
         Some(Returned::of(baseline, run_end?, at_step?))
-    };
-    // A type absent from a reading that has PSS held nothing there (its processes had not
-    // started, or had exited).
-    let type_pss = |extents: &BTreeMap<ProcessType, Extent>, total: Option<u64>, kind| {
-        total.map(|_| extents.get(kind).and_then(|e| e.end_pss).unwrap_or(0))
     };
     let pss_by_type = run
         .by_type
@@ -101,7 +109,7 @@ fn step_return(
                     .unwrap_or(0)
             });
             let figure = returned(
-                type_pss(&baseline.by_type, baseline.total.end_pss, kind),
+                type_end_pss(&baseline.by_type, baseline.total.end_pss, kind),
                 run.by_type[kind].end_pss,
                 at_step,
             )?;
@@ -152,14 +160,14 @@ fn step_return(
 
 /// The page's samples a step's returns read: `baseline`, the last case's (`decoder-run`'s
 /// end) and the steps'.
-struct PageReadings<'a> {
+pub(crate) struct PageReadings<'a> {
     samples: &'a [MemorySample],
-    baseline: Option<&'a MemorySample>,
+    pub(crate) baseline: Option<&'a MemorySample>,
     run_end: Option<&'a MemorySample>,
 }
 
 impl<'a> PageReadings<'a> {
-    fn of(samples: &'a [MemorySample]) -> Self {
+    pub(crate) fn of(samples: &'a [MemorySample]) -> Self {
         Self {
             samples,
             baseline: samples.iter().find(|s| s.label == "baseline"),

@@ -17,7 +17,7 @@ use ocr_bench_core::record::{GpuBytes, MemorySample, WasmHeap};
 
 /// The phase a sample closes, and whether the vision worker is still alive at it; `None` for
 /// a label the page does not write.
-fn phase_of(label: &str) -> Option<(Phase, bool)> {
+pub(crate) fn phase_of(label: &str) -> Option<(Phase, bool)> {
     Some(match label {
         "baseline" => (Phase::Baseline, false),
         "vision-session-ready" => (Phase::VisionLoad, false),
@@ -38,7 +38,7 @@ fn window_peak(gpu: &GpuBytes) -> u64 {
 }
 
 /// The decoder worker's bytes in a sample of `phase`, where they count.
-fn decoder_worker_bytes(sample: &MemorySample, phase: Phase) -> Option<u64> {
+pub(crate) fn decoder_worker_bytes(sample: &MemorySample, phase: Phase) -> Option<u64> {
     let gpu = sample.decoder_worker.as_ref()?.gpu.as_ref()?;
     match phase {
         Phase::DecoderLoad | Phase::DecoderRun => Some(window_peak(gpu)),
@@ -83,7 +83,7 @@ pub fn gpu_bytes_by_phase(samples: &[MemorySample]) -> BTreeMap<&'static str, u6
 }
 
 /// The bytes of a realm's WebAssembly heaps.
-fn heap_bytes(heaps: &[WasmHeap]) -> u64 {
+pub(crate) fn heap_bytes(heaps: &[WasmHeap]) -> u64 {
     heaps.iter().map(|heap| heap.bytes).sum()
 }
 

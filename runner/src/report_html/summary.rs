@@ -1,7 +1,8 @@
 //! The markdown `report` prints: per configuration, its cases, nCER, per-token p50, peak
 //! PSS per phase and peak GPU bytes per realm; then per phase where its memory went (PSS,
-//! GPU bytes, WASM heaps, the rest, driver VRAM) with the floor beside it; then what each
-//! release step gave back (`release_table.rs`).
+//! GPU bytes, WASM heaps, the rest, driver VRAM) with the floor beside it; then the rise
+//! above the idle browser split into its parts (`rise_table.rs`); then what each release
+//! step gave back (`release_table.rs`).
 
 use std::fmt::Write;
 
@@ -183,6 +184,7 @@ pub fn markdown(files: &[ResultsFile]) -> String {
         }
     }
     decomposition_tables(&mut out, &groups);
+    super::rise_table::rise_tables(&mut out, &groups);
     super::release_table::given_back_table(&mut out, &groups);
     prediction_tables(&mut out, &groups);
     other_pages_table(&mut out, files);

@@ -1,0 +1,190 @@
+//! The report's "The rise above the idle browser" tables: per phase, per configuration, the
+//! rise at the phase's peak and at its end, its named parts and what is unexplained
+//! (`memory_model::rise`), of the last run of each configuration with a `baseline` PSS.
+
+use std::fmt::Write;
+
+use super::summary::{Configuration, MIB};
+use crate::memory_model::rise::{rises, Part, PhaseRise, Rise, REALMS};
+use crate::process_type::ProcessType;
+
+fn mib(bytes: i64) -> String {
+    // `+ 0.0` turns a -0.0 into 0.0.
+    format!("{:.1}", (bytes as f64 / MIB * 10.0).round() / 10.0 + 0.0)
+}
+
+fn part(part: Part) -> String {
+    match part {
+        Part::Measured(bytes) => mib(bytes),
+        Part::OutsidePss => "0 (outside PSS)".to_owned(),
+        Part::NotAvailable => "n/a".to_owned(),
+        Part::Unknown => "-".to_owned(),
+    }
+}
+
+fn type_name(kind: &ProcessType) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+/// `browser 1.0, renderer 2.0`, leaving out the types whose figure rounds to 0.0.
+fn by_type(figures: &std::collections::BTreeMap<ProcessType, i64>) -> String {
+    let parts: Vec<String> = figures
+        .iter()
+        .map(|(kind, bytes)| (type_name(kind), mib(*bytes)))
+        .filter(|(_, bytes)| bytes != "0.0")
+        .map(|(kind, bytes)| format!("{kind} {bytes}"))
+        .collect();
+    if parts.is_empty() {
+        "-".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
+    let shared = match rise.shmem {
+        Part::Measured(_) if rise.shmem_held_as_gpu > 0 => format!(
+            "{} (less {} as GPU; {})",
+            part(rise.shmem),
+            mib(rise.shmem_held_as_gpu),
+            by_type(&rise.shmem_by_type)
+        ),
+        Part::Measured(_) if by_type(&rise.shmem_by_type) == "-" => part(rise.shmem),
+        Part::Measured(_) => format!("{} ({})", part(rise.shmem), by_type(&rise.shmem_by_type)),
+        other => part(other),
+    };
+    let unexplained = rise.unexplained().map_or_else(|| "-".to_owned(), mib);
+    let share = rise.unexplained_share().map_or_else(
+        || "-".to_owned(),
+        |s| format!("{:.0} %", (s * 100.0).round() + 0.0),
+    );
+    let target = match rise.meets_target() {
+        Some(true) => "met",
+        Some(false) => "MISSED",
+        None => "-",
+    };
+    let wasm: Vec<String> = rise.wasm.iter().map(|(_, p)| part(*p)).collect();
+    let _ = writeln!(
+        out,
+        "| {} | {at} | {} | {} | {} | {} | {} | {shared} | {unexplained} | {share} | {target} |",
+        name.replace('|', "\\|"),
+        mib(rise.pss),
+        by_type(&rise.pss_by_type),
+        part(rise.gpu),
+        wasm.join(" | "),
+        part(rise.js_heap),
+    );
+}
+
+/// Writes the tables where some configuration's run has a `baseline` PSS.
+pub(super) fn rise_tables(out: &mut String, groups: &[Configuration<'_>]) {
+    let runs: Vec<(&str, Vec<PhaseRise>)> = groups
+        .iter()
+        .filter_map(|group| {
+            let phases = group.runs.iter().rev().find_map(|run| {
+                let phases = rises(run.memory?, run.summary);
+                (!phases.is_empty()).then_some(phases)
+            })?;
+            Some((group.name.as_str(), phases))
+        })
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n## The rise above the idle browser, per phase\n\n\
+         MiB above the end of `baseline` (the browser with the page open, before any model is \
+         fetched), of the last run of each configuration with a `baseline` PSS; a row at the \
+         phase's peak and one at its end. Rise: PSS of all the browser's processes, then per \
+         process type. GPU: the bytes of every realm's device where the adapter is software \
+         (process memory); on a real GPU they are outside PSS. WASM: the WebAssembly heaps of \
+         the page, the vision worker and the decoder worker. JS: `usedJSHeapSize` of the page \
+         and its workers, n/a where the browser offers none (Firefox). Shared: the rise of \
+         `Pss_Shmem` (per process type in brackets), less what may be GPU bytes counted \
+         already. Unexplained: the rise less the parts, and its share of the rise; the target \
+         is at most 10 % of the rise or 20 MiB, whichever is larger. At the peak, PSS and GPU \
+         are peaks and the heaps the largest reading: parts not taken at one moment.\n"
+    );
+    let mut phases = Vec::new();
+    for (_, run) in &runs {
+        for phase in run {
+            if !phases.contains(&phase.phase) {
+                phases.push(phase.phase);
+            }
+        }
+    }
+    phases.sort();
+    for phase in phases {
+        let _ = writeln!(out, "### {}\n", phase.as_str());
+        let _ = writeln!(
+            out,
+            "| configuration | at | rise | rise per type | GPU | WASM {} | WASM {} | WASM {} | JS | shared | unexplained | share | target |",
+            REALMS[0], REALMS[1], REALMS[2]
+        );
+        let _ = writeln!(
+            out,
+            "|---|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|"
+        );
+        for (name, run) in &runs {
+            if let Some(rise) = run.iter().find(|r| r.phase == phase) {
+                row(out, name, "peak", &rise.peak);
+                row(out, name, "end", &rise.end);
+            }
+        }
+        let _ = writeln!(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::{markdown, ResultsFile};
+
+    /// The rows of the rise table for `phase` in the markdown of a committed record.
+    fn rows(text: &str, phase: &str) -> Vec<String> {
+        let file = ResultsFile::parse(text, Path::new("r.jsonl")).unwrap();
+        let report = markdown(&[file]);
+        report
+            .lines()
+            .skip_while(|l| !l.starts_with("## The rise above the idle browser"))
+            .skip_while(|l| *l != format!("### {phase}"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("###") && !l.starts_with("##"))
+            .filter(|l| l.contains("| peak |") || l.contains("| end |"))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn a_software_run_splits_its_rise_and_names_what_is_unexplained() {
+        // Firefox on a software adapter, realm=worker: at decoder-run's end 434.1 MiB above
+        // baseline, of which 202.2 are GPU bytes, 1.3 + 87.1 heaps, 0.2 shared memory (less
+        // 0.1 of the parent's as GPU bytes); 143.3 (33 %) unexplained, over the target.
+        let rows = rows(include_str!("../../tests/data/pool/1.jsonl"), "decoder-run");
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        let end = &rows[1];
+        assert!(
+            end.contains("| end | 434.1 | browser 237.4, renderer 195.8, utility 0.9 | 202.2 | 1.3 | 0.0 | 87.1 | n/a | 0.2 (less 0.1 as GPU; browser 0.1, renderer 0.2) | 143.3 | 33 % | MISSED |"),
+            "{end}"
+        );
+    }
+
+    #[test]
+    fn on_a_real_gpu_the_gpu_bytes_are_named_outside_pss() {
+        let rows = rows(
+            include_str!("../../tests/data/h200-default-hayai13.jsonl"),
+            "decoder-run",
+        );
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(
+            rows[1].contains("| end | 594.3 | browser 255.8, renderer 337.6, utility 0.9 | 0 (outside PSS) | 87.8 | 0.0 | 0.0 | n/a | 52.0 (renderer 52.0) | 454.5 | 76 % | MISSED |"),
+            "{}",
+            rows[1]
+        );
+    }
+}
