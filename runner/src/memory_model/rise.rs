@@ -84,6 +84,8 @@ pub struct Rise {
     /// adapter, the smaller of the GPU part and the shared memory's rise in the process type
     /// that runs the adapter ([`adapter_process`]); 0 on a real GPU.
     pub shmem_held_as_gpu: i64,
+    /// The process type that runs the adapter ([`adapter_process`]).
+    pub adapter_process: ProcessType,
 }
 
 impl Rise {
@@ -106,6 +108,31 @@ impl Rise {
     pub fn unexplained(&self) -> Option<i64> {
         self.parts()
             .try_fold(self.pss, |rest, part| Some(rest - part.bytes()?))
+    }
+
+    /// The unexplained part per process type, each part taken from the type that holds it:
+    /// the GPU bytes from the process that runs the adapter, the heaps from the renderer (the
+    /// page and its workers run in its content process), shared memory from each type's own.
+    /// It adds up to [`Rise::unexplained`] at a phase's end, where every type is read in one
+    /// pass; at the peak each type's peak is its own moment. `None` where a part is unknown.
+    pub fn unexplained_by_type(&self) -> Option<BTreeMap<ProcessType, i64>> {
+        let mut rest = self.pss_by_type.clone();
+        let mut take = |kind: ProcessType, bytes: i64| *rest.entry(kind).or_insert(0) -= bytes;
+        take(self.adapter_process, self.gpu.bytes()?);
+        for part in self
+            .wasm
+            .iter()
+            .map(|(_, part)| *part)
+            .chain([self.js_heap])
+        {
+            take(ProcessType::Renderer, part.bytes()?);
+        }
+        self.shmem.bytes()?;
+        for (kind, bytes) in &self.shmem_by_type {
+            take(*kind, *bytes);
+        }
+        take(self.adapter_process, -self.shmem_held_as_gpu);
+        Some(rest)
     }
 
     /// The unexplained part as a share of the rise; `None` without a rise.
@@ -370,12 +397,10 @@ fn rise_at(
             bytes.map_or(Part::Unknown, Part::Measured)
         }
     };
+    let host = adapter_process(measured);
     let shmem_held_as_gpu = match gpu {
         Part::Measured(gpu) => {
-            let host = shmem_by_type
-                .get(&adapter_process(measured))
-                .copied()
-                .unwrap_or(0);
+            let host = shmem_by_type.get(&host).copied().unwrap_or(0);
             host.max(0).min(gpu.max(0))
         }
         _ => 0,
@@ -398,6 +423,7 @@ fn rise_at(
         shmem: measured_or_unknown(shmem_total.map(|s| s - shmem_held_as_gpu)),
         shmem_by_type,
         shmem_held_as_gpu,
+        adapter_process: host,
     })
 }
 
@@ -506,6 +532,12 @@ mod tests {
         assert_eq!(end.unexplained().map(|b| b / MIB), Some(49));
         assert!((end.unexplained_share().unwrap() - 49.0 / 300.0).abs() < 1e-9);
         assert_eq!(end.meets_target(), Some(false));
+        // Per type: the parent's 180 less 150 GPU bytes and its 30 of shared memory, given
+        // back as GPU bytes: 30; the renderer's 120 less 91 of heaps and 10 shared: 19.
+        let by_type = end.unexplained_by_type().unwrap();
+        assert_eq!(by_type[&ProcessType::Browser] / MIB, 30);
+        assert_eq!(by_type[&ProcessType::Renderer] / MIB, 19);
+        assert_eq!(by_type.values().sum::<i64>(), end.unexplained().unwrap());
         // At the peak: PSS 330 (630 - 300), GPU the window peak 180.
         assert_eq!(run.peak.pss / MIB, 330);
         assert_eq!(mib(run.peak.gpu), Some(180));
@@ -542,6 +574,9 @@ mod tests {
         assert_eq!(end.shmem_by_type[&ProcessType::Gpu] / MIB, 30);
         // 170 - 0 - 1 - 90 - 10 - 40 = 29: over 20 MiB and over 10 % of 170.
         assert_eq!(end.unexplained().map(|b| b / MIB), Some(29));
+        let by_type = end.unexplained_by_type().unwrap();
+        assert_eq!(by_type[&ProcessType::Gpu] / MIB, 20);
+        assert_eq!(by_type.values().sum::<i64>(), end.unexplained().unwrap());
         assert_eq!(end.meets_target(), Some(false));
     }
 

@@ -56,7 +56,14 @@ fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
         Part::Measured(_) => format!("{} ({})", part(rise.shmem), by_type(&rise.shmem_by_type)),
         other => part(other),
     };
-    let unexplained = rise.unexplained().map_or_else(|| "-".to_owned(), mib);
+    // Per type at the end only: there every type is read in one pass and the types add up.
+    let unexplained = match (rise.unexplained(), rise.unexplained_by_type()) {
+        (Some(bytes), Some(types)) if at == "end" => {
+            format!("{} ({})", mib(bytes), by_type(&types))
+        }
+        (Some(bytes), _) => mib(bytes),
+        (None, _) => "-".to_owned(),
+    };
     let share = rise.unexplained_share().map_or_else(
         || "-".to_owned(),
         |s| format!("{:.0} %", (s * 100.0).round() + 0.0),
@@ -105,7 +112,9 @@ pub(super) fn rise_tables(out: &mut String, groups: &[Configuration<'_>]) {
          the page, the vision worker and the decoder worker. JS: `usedJSHeapSize` of the page \
          and its workers, n/a where the browser offers none (Firefox). Shared: the rise of \
          `Pss_Shmem` (per process type in brackets), less what may be GPU bytes counted \
-         already. Unexplained: the rise less the parts, and its share of the rise; the target \
+         already. Unexplained: the rise less the parts (at the end, per process type in \
+         brackets: the GPU bytes taken from the process that runs the adapter, the heaps from \
+         the renderer, where the page and its workers run), and its share of the rise; the target \
          is at most 10 % of the rise or 20 MiB, whichever is larger. At the peak, PSS and GPU \
          are peaks and the heaps the largest reading: parts not taken at one moment.\n"
     );
@@ -164,12 +173,13 @@ mod tests {
     fn a_software_run_splits_its_rise_and_names_what_is_unexplained() {
         // Firefox on a software adapter, realm=worker: at decoder-run's end 434.1 MiB above
         // baseline, of which 202.2 are GPU bytes, 1.3 + 87.1 heaps, 0.2 shared memory (less
-        // 0.1 of the parent's as GPU bytes); 143.3 (33 %) unexplained, over the target.
+        // 0.1 of the parent's as GPU bytes); 143.3 (33 %) unexplained, over the target: 35.2
+        // in the parent beside its GPU bytes, 107.2 in the content process beside its heaps.
         let rows = rows(include_str!("../../tests/data/pool/1.jsonl"), "decoder-run");
         assert_eq!(rows.len(), 2, "{rows:?}");
         let end = &rows[1];
         assert!(
-            end.contains("| end | 434.1 | browser 237.4, renderer 195.8, utility 0.9 | 202.2 | 1.3 | 0.0 | 87.1 | n/a | 0.2 (less 0.1 as GPU; browser 0.1, renderer 0.2) | 143.3 | 33 % | MISSED |"),
+            end.contains("| end | 434.1 | browser 237.4, renderer 195.8, utility 0.9 | 202.2 | 1.3 | 0.0 | 87.1 | n/a | 0.2 (less 0.1 as GPU; browser 0.1, renderer 0.2) | 143.3 (browser 35.2, renderer 107.2, utility 0.9) | 33 % | MISSED |"),
             "{end}"
         );
     }
@@ -182,7 +192,7 @@ mod tests {
         );
         assert_eq!(rows.len(), 2, "{rows:?}");
         assert!(
-            rows[1].contains("| end | 594.3 | browser 255.8, renderer 337.6, utility 0.9 | 0 (outside PSS) | 87.8 | 0.0 | 0.0 | n/a | 52.0 (renderer 52.0) | 454.5 | 76 % | MISSED |"),
+            rows[1].contains("| end | 594.3 | browser 255.8, renderer 337.6, utility 0.9 | 0 (outside PSS) | 87.8 | 0.0 | 0.0 | n/a | 52.0 (renderer 52.0) | 454.5 (browser 255.8, renderer 197.9, utility 0.9) | 76 % | MISSED |"),
             "{}",
             rows[1]
         );
