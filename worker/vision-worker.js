@@ -17,6 +17,7 @@ import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { realmMemory } from "../browser/realm-memory.js";
 import { serveWorker } from "../browser/worker-host.js";
 import { countDispatches } from "../browser/dispatch-count.js";
+import { capturedVisionIo } from "../browser/vision-capture.js";
 import { injectFault } from "./fault-injection.js";
 
 let device = null;
@@ -24,13 +25,16 @@ let waiter = null;
 let vision = null;
 let placementLines = null;
 let gpuMemory = null;
+// capture=all: the session replays one recorded graph from fixed buffers (browser/vision-capture.js).
+let captured = false;
+let capturedIo = null;
 
 /** This realm's GPU bytes, WASM heaps and JS heap, sent with every answer that changes them. */
 const memoryReport = () => realmMemory(gpuMemory);
 
 const handlers = {
-	/** payload: { tier, model, requires, loader, memory, poll, kickMs, profile } as resolved by the page. */
-	async init({ tier, model, requires, loader, memory, poll, kickMs, profile }) {
+	/** payload: { tier, model, requires, loader, memory, poll, kickMs, profile, capture (capture=all) } as resolved by the page. */
+	async init({ tier, model, requires, loader, memory, poll, kickMs, profile, capture = false }) {
 		if (vision) throw new Error("The vision worker is already initialised.");
 		const adapter = await requestGpuAdapter();
 		// Checked before any byte of the model is fetched: refuse, do not run.
@@ -44,13 +48,16 @@ const handlers = {
 			memory,
 			device,
 			// On the CPU: the embeddings must leave this worker anyway, and a CPU
-			// output makes run() wait for the GPU, so visionMs is honest.
-			preferredOutputLocation: { [VISION_IO.embeds]: "cpu" },
+			// output makes run() wait for the GPU, so visionMs is honest. A captured
+			// graph's outputs can only be GPU buffers: encode reads them back itself.
+			preferredOutputLocation: { [VISION_IO.embeds]: capture ? "gpu-buffer" : "cpu" },
 			what: `vision tier ${tier}`,
 			profile,
 			role: "vision",
 			graph: "vision",
+			graphCapture: capture,
 		});
+		captured = capture;
 		vision = created.session;
 		placementLines = created.placementLines;
 		checkVisionIo(vision);
@@ -61,13 +68,16 @@ const handlers = {
 	async encode({ pixels, size, fault = null }) {
 		if (!vision) throw new Error("The vision worker got encode before init.");
 		await injectFault(fault, "encode", device);
-		const input = new ort.Tensor("float32", pixels, [1, 3, size, size]);
+		if (captured) capturedIo ??= capturedVisionIo(device, [1, 3, size, size]);
 		const started = performance.now();
+		// Timed with the run, as run()'s own upload of a CPU input is.
+		const input = captured ? capturedIo.input(pixels) : new ort.Tensor("float32", pixels, [1, 3, size, size]);
 		const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => vision.run({ [VISION_IO.pixels]: input })));
-		const visionMs = performance.now() - started;
-		input.dispose();
 		const embeds = output[VISION_IO.embeds];
-		let values = embeds.data;
+		// Read back before the next image replays into the same buffer; timed, as a CPU output's wait is.
+		let values = captured ? await waiter.wait(() => embeds.getData()) : embeds.data;
+		const visionMs = performance.now() - started;
+		if (!captured) input.dispose();
 		// A view into ORT's (possibly shared) WASM memory cannot be transferred.
 		if (!(values.buffer instanceof ArrayBuffer) || values.byteLength !== values.buffer.byteLength) values = values.slice();
 		const dims = [...embeds.dims];
@@ -85,6 +95,8 @@ const handlers = {
 	async close() {
 		await vision?.release();
 		vision = null;
+		capturedIo?.release();
+		capturedIo = null;
 		waiter?.close();
 		// ORT never destroys a device it was given; the worker's owner does.
 		device?.destroy();

@@ -18,6 +18,7 @@ import { createDecoderRun, createTokenChoice } from "../browser/decoding/decoder
 import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
 import { guardLimits } from "./limit-guard.js";
 import { loadPixels } from "./images.js";
+import { capturedVisionIo } from "../browser/vision-capture.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
 import { loadDecoderPool, oneAtATime, readWithPool } from "./decoder-pool.js";
 import { verificationWords, verifyOnWasm } from "./verify.js";
@@ -34,7 +35,7 @@ import { armFaults } from "./fault-injection.js";
 const view = createView();
 // decoderRun: realm=page's decoder run (browser/decoding/decoder-run.js); decoderWorker: realm=worker's proxy (www/decoder-proxy.js) instead.
 // decoderPool: pool>1's realms (www/decoder-pool.js).
-const owned = { worker: null, decoderWorker: null, vision: null, decoderRun: null, decoderPool: null, device: null, waiter: null, gpuMemory: null };
+const owned = { worker: null, decoderWorker: null, vision: null, visionIo: null, decoderRun: null, decoderPool: null, device: null, waiter: null, gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -55,10 +56,11 @@ async function releaseAll() {
 	owned.decoderWorker?.terminate();
 	for (const realm of owned.decoderPool ?? []) await realm.terminate();
 	await owned.vision?.release();
+	owned.visionIo?.release();
 	await owned.decoderRun?.release();
 	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, decoderRun: null, decoderPool: null, device: null, waiter: null });
+	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, visionIo: null, decoderRun: null, decoderPool: null, device: null, waiter: null });
 }
 
 /** The core's config from the query (faults armed first), shown, and the run's id and reporter. */
@@ -196,8 +198,11 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 		loadPixels: (testCase) => loadPixels(testCase, config.cases),
 		faults,
 		async loadVision() {
-			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { [VISION_IO.embeds]: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision" });
+			// capture=all: the encoder replays one recorded graph from fixed buffers (browser/vision-capture.js).
+			const captured = config.capture === "all";
+			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { [VISION_IO.embeds]: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision", graphCapture: captured });
 			owned.vision = created.session;
+			if (captured) owned.visionIo = capturedVisionIo(owned.device, [1, 3, capability.imageSize, capability.imageSize]);
 			records.sessions.push(created.record);
 			records.sessionMs.vision = created.createMs;
 			records.placement.vision = created.placementLines;
@@ -331,8 +336,9 @@ const releaseStep = {
 		for (const realm of owned.decoderPool ?? []) await realm.releaseSession();
 		if (owned.decoderPool && config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
 		await owned.vision?.release();
+		owned.visionIo?.release();
 		await owned.decoderRun?.release();
-		Object.assign(owned, { vision: null, decoderRun: null });
+		Object.assign(owned, { vision: null, visionIo: null, decoderRun: null });
 	},
 	async device(config, workers) {
 		if (owned.decoderWorker) workers.decoder = await owned.decoderWorker.destroyDevice();

@@ -57,9 +57,11 @@ function resident(run) {
 		},
 		async embeds(item, index) {
 			await run.faults.at("encode", index + 1, { device: owned.device });
-			const pixels = new ort.Tensor("float32", await run.loadPixels(item.testCase), [1, 3, capability.imageSize, capability.imageSize]);
+			const values = await run.loadPixels(item.testCase);
 			const waiter = run.waiter();
 			const started = performance.now();
+			// capture=all: the pixels written into the recorded graph's fixed input (browser/vision-capture.js), timed as run()'s upload is.
+			const pixels = owned.visionIo ? owned.visionIo.input(values) : new ort.Tensor("float32", values, [1, 3, capability.imageSize, capability.imageSize]);
 			const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => owned.vision.run({ [VISION_IO.pixels]: pixels })));
 			const visionCallMs = performance.now() - started;
 			// run() returns once the work is submitted, not done (measured: it returned
@@ -67,6 +69,7 @@ function resident(run) {
 			// 0.4-1.0 s early in Firefox on lavapipe); wait on the queue ORT submitted to.
 			await waiter.wait(() => owned.device.queue.onSubmittedWorkDone());
 			const vision = { visionMs: performance.now() - started, visionCallMs, visionDispatches };
+			if (owned.visionIo) return { visionEmbeds: owned.visionIo.detach(output[VISION_IO.embeds]), vision };
 			pixels.dispose();
 			return { visionEmbeds: output[VISION_IO.embeds], vision };
 		},
@@ -90,7 +93,7 @@ function staged(run) {
 		async load(plan) {
 			await run.enter("vision-load");
 			owned.worker = await startVisionWorker();
-			const ready = await owned.worker.call("init", { tier: config.tier, model: visionEntry.model, requires: visionEntry.requires, loader: config.loader, memory: config.memory, poll: config.poll, kickMs: config.kickMs, profile: config.profile });
+			const ready = await owned.worker.call("init", { tier: config.tier, model: visionEntry.model, requires: visionEntry.requires, loader: config.loader, memory: config.memory, poll: config.poll, kickMs: config.kickMs, profile: config.profile, capture: config.capture === "all" });
 			run.sessionMs.vision = ready.createMs;
 			run.noteSession(ready.session);
 			run.environment.workerAdapter = ready.adapter;

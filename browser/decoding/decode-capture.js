@@ -1,6 +1,8 @@
 // capture=on: the decode steps of choose=gpu as one graph that onnxruntime-web's
 // WebGPU EP records once and replays (the enableGraphCapture session option),
-// instead of encoding every kernel of every step again.
+// instead of encoding every kernel of every step again. capture=all: the
+// prefill too, on the decoder session created with enableGraphCapture (its own
+// recorded graph: 257 positions, one shape every case).
 //
 // What capture needs, as onnxruntime-web 1.30 implements it: static shapes;
 // every input and output a gpu-buffer tensor (run() refuses any other); and
@@ -8,8 +10,12 @@
 // run only and the replay writes where the recording wrote. So:
 // - the steps run on a session of their own (stepSession, created with
 //   enableGraphCapture); the prefill (257 positions, its own shapes) runs on
-//   the plain decoder session, and its presents are copied into the step
+//   the decoder session, and its presents are copied into the step
 //   session's past buffers;
+// - a captured prefill (capture=all) reads fixed buffers as well: BOS, the
+//   positions 0..V, past length 0 and zero pasts written once, and the vision
+//   embeddings copied in before each prefill (a buffer copy when they are on
+//   this device, a queue write when they come from the CPU);
 // - token_ids is the GPU chooser's token buffer, as without capture;
 // - position_ids and past_length are one buffer each, written with
 //   queue.writeBuffer before every step: the position is known on the CPU
@@ -36,24 +42,26 @@ const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBuff
 const granule = (bytes) => Math.max(16, Math.ceil(bytes / 16) * 16);
 
 /**
- * capture=on in either realm (www/main.js, worker/decoder-worker.js): the
- * decoder file again as the step session, with enableGraphCapture, and the
- * runner createGpuDecoder takes. Returns createSession's answer plus
- * createRunner.
+ * capture=on and capture=all in either realm (decoder-run.js): the decoder
+ * file again as the step session, with enableGraphCapture, and the runner
+ * createGpuDecoder takes. capturedPrefill: the decoder session given to that
+ * runner was created with enableGraphCapture too (capture=all), so its prefill
+ * runs from fixed buffers. Returns createSession's answer plus createRunner.
  */
-export async function createCapturedSteps({ model, loader, memory, device, outputs, name, profile }) {
+export async function createCapturedSteps({ model, loader, memory, device, outputs, name, profile, capturedPrefill }) {
 	const step = await createSession({ model, loader, memory, device, preferredOutputLocation: outputs, what: `decoder "${name}" (captured steps)`, profile, role: "decoder", graph: "decoder", graphCapture: true });
-	return { ...step, createRunner: capturedRunner(step.session) };
+	return { ...step, createRunner: capturedRunner(step.session, capturedPrefill) };
 }
 
 /**
  * A runner for createGpuDecoder (decode-gpu.js) whose steps replay the
- * recorded graph of stepSession. prefillSession: the same decoder file without
- * capture. Returns createRunner(session, spec, waiter, { device, tokenTensor }).
+ * recorded graph of stepSession. prefillSession: the same decoder file, with
+ * capture when capturedPrefill. Returns createRunner(session, spec, waiter,
+ * { device, tokenTensor }).
  */
-function capturedRunner(stepSession) {
+function capturedRunner(stepSession, capturedPrefill) {
 	return (prefillSession, spec, waiter, { device, tokenTensor }) => {
-		if (!spec.fixedKv) throw new Error("capture=on needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.");
+		if (!spec.fixedKv) throw new Error(`capture=${capturedPrefill ? "all" : "on"} needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.`);
 		const { presentNames, int32, emptyCache, pastLength } = decoderTensors(spec);
 		const cacheDims = [1, spec.kvHeads, spec.kvSlots, spec.headDim];
 		const cacheBytes = spec.kvHeads * spec.kvSlots * spec.headDim * 4;
@@ -80,35 +88,60 @@ function capturedRunner(stepSession) {
 			for (const name of presentNames) encoder.copyBufferToBuffer(source[name].gpuBuffer, 0, pasts[name].gpuBuffer, 0, cacheBytes);
 			device.queue.submit([encoder.finish()]);
 		};
+		/** A prefill's presents copied into the step session's pasts; its logits handed to the chooser. */
+		const handOver = (counted) => {
+			const prefilled = counted.value;
+			try {
+				copyIntoPasts(prefilled);
+			} finally {
+				// The copies are submitted: the presents may go back to ORT's pool.
+				for (const name of presentNames) prefilled[name].dispose();
+			}
+			return { gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer, release: () => prefilled[DECODER_IO.logits].dispose(), dispatches: counted.dispatches };
+		};
+		/** capture=all: this case's embeddings into the fixed input, then the recorded prefill. */
+		const prefillFrom = async (feeds, visionEmbeds) => {
+			const target = feeds[DECODER_IO.visionEmbeds].gpuBuffer;
+			const bytes = spec.visionTokens * spec.hiddenSize * 4;
+			try {
+				if (visionEmbeds.location === "gpu-buffer") {
+					const encoder = device.createCommandEncoder({ label: "capture vision embeddings -> prefill" });
+					encoder.copyBufferToBuffer(visionEmbeds.gpuBuffer, 0, target, 0, bytes);
+					device.queue.submit([encoder.finish()]);
+				} else {
+					device.queue.writeBuffer(target, 0, visionEmbeds.data);
+				}
+			} finally {
+				// The copy or the write is queued: the embeddings may go.
+				visionEmbeds.dispose();
+			}
+			return handOver(await waiter.wait(() => countDispatches(() => prefillSession.run(feeds))));
+		};
 		let outputs = null;
 		const disposeOutputs = () => {
 			for (const tensor of Object.values(outputs ?? {})) tensor?.dispose();
 			outputs = null;
 		};
 
+		const prefillFeeds = capturedPrefill ? fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, cacheDims) : null;
+
 		return {
 			async prefill(visionEmbeds) {
-				const prefillFeeds = {
+				if (prefillFeeds) return prefillFrom(prefillFeeds, visionEmbeds);
+				const plainFeeds = {
 					[DECODER_IO.visionEmbeds]: visionEmbeds,
 					[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
 					[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
 					[DECODER_IO.pastLength]: pastLength(0),
 				};
-				for (const name of presentNames) prefillFeeds[pastNameOf(name)] = emptyCache();
+				for (const name of presentNames) plainFeeds[pastNameOf(name)] = emptyCache();
 				let counted;
 				try {
-					counted = await waiter.wait(() => countDispatches(() => prefillSession.run(prefillFeeds)));
+					counted = await waiter.wait(() => countDispatches(() => prefillSession.run(plainFeeds)));
 				} finally {
-					for (const tensor of Object.values(prefillFeeds)) tensor.dispose();
+					for (const tensor of Object.values(plainFeeds)) tensor.dispose();
 				}
-				const prefilled = counted.value;
-				try {
-					copyIntoPasts(prefilled);
-				} finally {
-					// The copies are submitted: the presents may go back to ORT's pool.
-					for (const name of presentNames) prefilled[name].dispose();
-				}
-				return { gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer, release: () => prefilled[DECODER_IO.logits].dispose(), dispatches: counted.dispatches };
+				return handOver(counted);
 			},
 			async step(at) {
 				device.queue.writeBuffer(position.gpuBuffer, 0, Int32Array.of(at));
@@ -125,4 +158,24 @@ function capturedRunner(stepSession) {
 			},
 		};
 	};
+}
+
+/**
+ * capture=all: the prefill's inputs as gpu-buffer tensors, the same every case.
+ * Everything but the vision embeddings is written once here: BOS, the
+ * positions 0..V, past length 0, and zero pasts (a new buffer reads as zeros).
+ */
+function fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, cacheDims) {
+	const positions = spec.visionTokens + 1;
+	const feeds = {
+		[DECODER_IO.visionEmbeds]: gpuTensor(`prefill ${DECODER_IO.visionEmbeds}`, spec.visionTokens * spec.hiddenSize * 4, "float32", [1, spec.visionTokens, spec.hiddenSize]),
+		[DECODER_IO.tokenIds]: gpuTensor(`prefill ${DECODER_IO.tokenIds}`, 4, "int32", [1, 1]),
+		[DECODER_IO.positionIds]: gpuTensor(`prefill ${DECODER_IO.positionIds}`, positions * 4, "int32", [1, positions]),
+		[DECODER_IO.pastLength]: gpuTensor(`prefill ${DECODER_IO.pastLength}`, 8, "int64", [1]),
+	};
+	for (const name of presentNames) feeds[pastNameOf(name)] = gpuTensor(`prefill ${pastNameOf(name)}`, cacheBytes, "float32", cacheDims);
+	device.queue.writeBuffer(feeds[DECODER_IO.tokenIds].gpuBuffer, 0, Int32Array.of(spec.bos));
+	device.queue.writeBuffer(feeds[DECODER_IO.positionIds].gpuBuffer, 0, Int32Array.from({ length: positions }, (_, index) => index));
+	device.queue.writeBuffer(feeds[DECODER_IO.pastLength].gpuBuffer, 0, BigInt64Array.of(0n));
+	return feeds;
 }

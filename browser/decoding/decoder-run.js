@@ -48,14 +48,16 @@ export function createTokenChoice({ decoderOnly, vocabulary, tokens }) {
  * GPUDevice and its waiter (browser/gpu-wait.js).
  *
  * Returns { ready: { createMs, session (browser/sessions.js's record), step
- * (capture=on: { createMs, session } of the captured steps' session, else
- * null), spec }, decode, profile, release }.
+ * (capture=on and all: { createMs, session } of the captured steps' session,
+ * else null), spec }, decode, profile, release }.
  */
 export async function createDecoderRun({ config: parsed, capability, entry, tokens, vocabulary, device, waiter }) {
 	const config = withCoreDefaults(parsed);
 	const decoderOnly = config.scope === "decoder";
 	const outputs = decoderOutputLocations(capability.layers);
-	const created = await createSession({ model: entry.model, loader: config.loader, memory: config.memory, device, preferredOutputLocation: outputs, what: `decoder "${entry.name}"`, profile: config.profile, role: "decoder", graph: "decoder" });
+	// capture=all: the prefill on this session replays its own recorded graph (decode-capture.js).
+	const capturedPrefill = config.capture === "all";
+	const created = await createSession({ model: entry.model, loader: config.loader, memory: config.memory, device, preferredOutputLocation: outputs, what: `decoder "${entry.name}"`, profile: config.profile, role: "decoder", graph: "decoder", graphCapture: capturedPrefill });
 	const session = created.session;
 	let stepSession = null;
 	let choice = null;
@@ -82,9 +84,9 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 			// the GPU loop resets its chooser itself and forces the token of scope=decoder.
 			gpuChooser = decoderOnly ? null : await GpuTokenChooser.create(device, vocabulary, { bos: tokens.bos });
 			let createRunner;
-			if (config.capture === "on") {
+			if (config.capture !== "off") {
 				// The steps on a second session of the same file that records and replays them (decode-capture.js).
-				const captured = await createCapturedSteps({ model: entry.model, loader: config.loader, memory: config.memory, device, outputs, name: entry.name, profile: config.profile });
+				const captured = await createCapturedSteps({ model: entry.model, loader: config.loader, memory: config.memory, device, outputs, name: entry.name, profile: config.profile, capturedPrefill });
 				stepSession = captured.session;
 				step = { createMs: captured.createMs, session: captured.record };
 				createRunner = captured.createRunner;

@@ -86,8 +86,9 @@ parameters! {
          nbits-int4, fixed-kv-fused: that build has no CPU GatherBlockQuantized)";
     capture: Capture = Capture::Off, "capture", OneOf,
         "on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) \
-         instead of encoding each again; needs choose=gpu and a static-shape decoder \
-         (fixed-kv-gpu, fixed-kv-fused)";
+         instead of encoding each again; all = the prefill and the vision encoder too, each its \
+         own recorded graph; both need choose=gpu and a static-shape decoder (fixed-kv-gpu, \
+         fixed-kv-fused)";
     realm: Realm = Realm::Page, "realm", OneOf,
         "where the decoder session, its decode loop and the token choice run: page = in the page, \
          worker = in a dedicated worker of their own (worker/decoder-worker.js)";
@@ -154,7 +155,8 @@ choice! {
 choice! {
     /// `on`: the decode steps run as one graph that onnxruntime-web's WebGPU EP records once
     /// and replays (`enableGraphCapture`), every input and output bound to the same GPU buffers.
-    Capture { Off = "off", On = "on" }
+    /// `all`: the prefill and the vision encoder too, each on a session that records its own.
+    Capture { Off = "off", On = "on", All = "all" }
 }
 
 choice! {
@@ -217,7 +219,7 @@ impl Config {
                     .to_owned(),
             });
         }
-        if self.capture == Capture::On {
+        if self.capture != Capture::Off {
             self.check_capture()?;
         }
         if self.release == Release::Realm && self.realm != Realm::Worker {
@@ -253,11 +255,13 @@ impl Config {
         if self.choose != Choose::Gpu {
             return Err(CoreError::InvalidConfig {
                 field: "capture".to_owned(),
-                message: "capture=on needs choose=gpu: a captured step reads its token id from \
-                          the same GPU buffer every time, which only the GPU chooser writes; \
-                          give choose=gpu (and a decoder the manifest marks capturable), or \
-                          leave capture at off"
-                    .to_owned(),
+                message: format!(
+                    "capture={} needs choose=gpu: a captured step reads its token id from the \
+                     same GPU buffer every time, which only the GPU chooser writes; give \
+                     choose=gpu (and a decoder the manifest marks capturable), or leave capture \
+                     at off",
+                    self.capture
+                ),
             });
         }
         Ok(())

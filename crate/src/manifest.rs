@@ -348,13 +348,14 @@ impl Manifest {
                 ),
             });
         }
-        if config.capture == Capture::On && !decoder.capturable {
+        if config.capture != Capture::Off && !decoder.capturable {
             return Err(CoreError::InvalidConfig {
                 field: "capture".to_owned(),
                 message: format!(
-                    "capture=on needs a decoder whose steps have static shapes and run every \
+                    "capture={} needs a decoder whose steps have static shapes and run every \
                      node on WebGPU (capturable in the manifest), and decoder={} is not; give \
                      decoder= one of: {}, or leave capture at off",
+                    config.capture,
                     config.decoder,
                     self.decoders_where(|d| d.capturable)
                 ),

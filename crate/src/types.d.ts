@@ -19,7 +19,7 @@ export type Choose = "cpu" | "gpu";
 
 export type Verify = "none" | "wasm";
 
-export type Capture = "off" | "on";
+export type Capture = "off" | "on" | "all";
 
 export type Realm = "page" | "worker";
 
@@ -63,7 +63,7 @@ export type Config = {
     sync?: number;
     /** wasm = after the timed cases, decode each case again on onnxruntime-web's WASM (CPU) execution provider and compare tokens and logits step by step (not with nbits-int8, nbits-int4, fixed-kv-fused: that build has no CPU GatherBlockQuantized) */
     verify: Verify;
-    /** on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) instead of encoding each again; needs choose=gpu and a static-shape decoder (fixed-kv-gpu, fixed-kv-fused) */
+    /** on = the decode steps replay one recorded onnxruntime-web graph (enableGraphCapture) instead of encoding each again; all = the prefill and the vision encoder too, each its own recorded graph; both need choose=gpu and a static-shape decoder (fixed-kv-gpu, fixed-kv-fused) */
     capture?: Capture;
     /** where the decoder session, its decode loop and the token choice run: page = in the page, worker = in a dedicated worker of their own (worker/decoder-worker.js) */
     realm?: Realm;

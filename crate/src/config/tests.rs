@@ -260,6 +260,12 @@ fn capture_needs_the_gpu_chooser() {
     );
     assert!(parse_query("decoder=fixed-kv-gpu&choose=gpu&capture=off").is_ok());
     assert!(parse_query("decoder=fixed-kv-fused&choose=gpu&sync=16&capture=on").is_ok());
+    let all = parse_query("decoder=fixed-kv-fused&choose=gpu&sync=16&capture=all").unwrap();
+    assert_eq!(all.capture, Capture::All);
+    assert_eq!(
+        all.to_query(),
+        "decoder=fixed-kv-fused&choose=gpu&sync=16&capture=all"
+    );
     for (query, words) in [
         (
             "decoder=fixed-kv-gpu&capture=on",
@@ -269,7 +275,14 @@ fn capture_needs_the_gpu_chooser() {
             "decoder=fixed-kv-gpu&choose=cpu&capture=on",
             "give choose=gpu (and a decoder the manifest marks capturable)",
         ),
-        ("decoder=fixed-kv-gpu&choose=gpu&capture=yes", "off, on"),
+        (
+            "decoder=fixed-kv-gpu&choose=gpu&capture=yes",
+            "off, on, all",
+        ),
+        (
+            "decoder=fixed-kv-fused&capture=all",
+            "capture=all needs choose=gpu",
+        ),
     ] {
         let err = parse_query(query).unwrap_err().to_string();
         assert!(
@@ -513,7 +526,7 @@ fn added_parameters_are_described() {
     let capture = find("capture");
     assert_eq!(
         (capture.values.as_slice(), capture.default.as_str()),
-        (["off", "on"].as_slice(), "off")
+        (["off", "on", "all"].as_slice(), "off")
     );
     let realm = find("realm");
     assert_eq!(

@@ -88,11 +88,16 @@ fn capture_and_verify_follow_the_decoders_properties() {
         "decoder=fixed-kv&choose=gpu&capture=on",
         "decoder=gpu-gather&choose=gpu&capture=on",
         "choose=gpu&capture=on",
+        "choose=gpu&capture=all",
     ] {
         let err = refusal(&manifest, query);
         assert!(
             err.contains("`capture`")
                 && err.contains("capturable in the manifest")
+                && err.contains(&format!(
+                    "capture={} needs",
+                    query.rsplit('=').next().unwrap()
+                ))
                 && err.contains("one of: fixed-kv-fused, fixed-kv-gpu, or leave capture at off"),
             "{query}: {err}"
         );

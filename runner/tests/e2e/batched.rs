@@ -25,6 +25,14 @@ pub(super) const BATCHED_REFERENCE_QUERY: &str = "cases=smoke1&maxTokens=8";
 pub(super) const CAPTURED_BATCHED: &str =
     "cases=smoke1&maxTokens=8&decoder=fixed-kv-fused&choose=gpu&sync=4&capture=on";
 
+/// `capture=all`: the vision encoder and the prefill replay recorded graphs too. smoke2's two
+/// cases, so the second case's replays must read new pixels and new embeddings, not the
+/// first's; the resident schedule, so the embeddings cross on the GPU (copied out of the
+/// vision replay's buffer, then into the prefill's fixed input). The staged schedule hands
+/// them over from the CPU, as it does with `capture=on`.
+pub(super) const CAPTURED_ALL: &str =
+    "maxTokens=8&decoder=fixed-kv-fused&choose=gpu&sync=4&capture=all&schedule=resident";
+
 /// One of the decoders whose every node runs on WebGPU: its weights are 4-bit, yet it reads
 /// smoke1 to EOS with the baseline's tokens in both browsers (and smoke2 at `maxTokens=4`).
 pub(super) const NEW_DECODER_BATCHED: &str =
@@ -186,6 +194,7 @@ fn firefox_reads_to_eos_as_the_wasm_reference() {
 /// `capture=on` (browser/decoding/decode-capture.js): the decode steps replay one graph that
 /// onnxruntime-web recorded, on the static-shape decoder, with four steps queued per readback;
 /// they must read smoke1 with the seed loop's tokens (a full batch, then one that EOS ends).
+/// `capture=all` must read smoke2 as the CPU oracle does, its vision and prefill replayed.
 pub(super) fn graph_capture_reads_the_seeds_tokens(browser: &str) {
     let reference = run(browser, BATCHED_REFERENCE);
     check_batched_reference(&reference);
@@ -203,6 +212,34 @@ pub(super) fn graph_capture_reads_the_seeds_tokens(browser: &str) {
     assert_same_tokens(&reference, &captured);
     check_dispatches(&reference, false);
     check_dispatches(&captured, true);
+
+    let all = run(browser, CAPTURED_ALL);
+    let readings = check_finished(&all);
+    let summary = &all.record("result").expect("a result")["summary"];
+    checks::check_read_to_eos(summary, &case_results(&all), &all.config, &readings);
+    check_dispatches(&all, true);
+    check_recorded_once(&all, "vision");
+    check_recorded_once(&all, "prefill");
+}
+
+/// With `capture=all` the first case records the vision encoder and the prefill (onnxruntime
+/// runs the graph once plainly, then again capturing it) and every later case replays them:
+/// one count, the same for each replay and below the recording's.
+fn check_recorded_once(run: &Run, part: &str) {
+    let counts: Vec<u64> = case_results(run)
+        .iter()
+        .map(|case| {
+            case["dispatches"][part]
+                .as_u64()
+                .unwrap_or_else(|| panic!("case {}: no {part} count", case["id"]))
+        })
+        .collect();
+    let (recording, replays) = counts.split_first().expect("a case");
+    assert!(
+        !replays.is_empty() && replays.iter().all(|&c| c == replays[0] && c < *recording),
+        "{part}: the first case records, the others replay one count below it: {counts:?}\n{}",
+        run.describe()
+    );
 }
 
 /// Every timed case counted the dispatches onnxruntime-web encoded (browser/dispatch-count.js):

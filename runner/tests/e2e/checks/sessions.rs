@@ -14,8 +14,8 @@ fn expected_sessions(config: &Config) -> Vec<(&'static str, &'static str)> {
     // pool=K: each decoder realm's, one after another.
     for _ in 0..config.pool {
         sessions.push(("decoder", "decoder"));
-        // capture=on: the steps' own session of the same file, created with enableGraphCapture.
-        if config.capture == Capture::On {
+        // capture=on and all: the steps' own session of the same file, created with enableGraphCapture.
+        if config.capture != Capture::Off {
             sessions.push(("decoder", "decoder"));
         }
     }
@@ -64,10 +64,14 @@ pub fn check_sessions(root: &Path, summary: &Value, config: &Config, page_url: &
             text(&session["graph"], "graph"),
         );
         decoder_sessions += usize::from(role == "decoder");
-        // With capture=on the second decoder session is the one whose steps are captured.
-        // Each realm's second decoder session is its captured steps'.
-        let captured =
-            config.capture == Capture::On && role == "decoder" && decoder_sessions % 2 == 0;
+        // With capture=on each realm's second decoder session is its captured steps'; with
+        // capture=all every session but the WASM reference's records its graph.
+        let verify = role == "verify";
+        let captured = match config.capture {
+            Capture::Off => false,
+            Capture::On => role == "decoder" && decoder_sessions % 2 == 0,
+            Capture::All => !verify,
+        };
         let what = format!("session {role}/{graph}");
         let name = match graph {
             "vision" => config.get("tier").unwrap(),
@@ -106,7 +110,6 @@ pub fn check_sessions(root: &Path, summary: &Value, config: &Config, page_url: &
             json!(config.get("loader").unwrap()),
             "{what}"
         );
-        let verify = role == "verify";
         assert_eq!(
             session["executionProviders"],
             json!([if verify { "wasm" } else { "webgpu" }]),
@@ -116,13 +119,15 @@ pub fn check_sessions(root: &Path, summary: &Value, config: &Config, page_url: &
         let profiled = !verify && config.profile == Profile::Ops;
         let on_gpu: serde_json::Map<String, Value> = match (role, graph) {
             ("verify", _) => serde_json::Map::new(),
-            // The worker's embeddings leave it anyway, so they come out on the CPU.
+            // The worker's embeddings leave it anyway, so they come out on the CPU, unless its
+            // graph is captured: a captured graph's outputs are GPU buffers only.
             (_, "vision") => {
-                let location = if config.schedule == Schedule::Staged {
-                    "cpu"
-                } else {
-                    "gpu-buffer"
-                };
+                let location =
+                    if config.schedule == Schedule::Staged && config.capture != Capture::All {
+                        "cpu"
+                    } else {
+                        "gpu-buffer"
+                    };
                 [("vision_embeds".to_owned(), json!(location))]
                     .into_iter()
                     .collect()

@@ -1,0 +1,50 @@
+// capture=all: the vision encoder as one graph that onnxruntime-web's WebGPU EP
+// records once and replays (enableGraphCapture), as the decoder's steps and
+// prefill are (browser/decoding/decode-capture.js). A captured run binds the
+// same buffers every time, so:
+// - the pixels go into one fixed GPU buffer, written with queue.writeBuffer
+//   before each run (a queue write is ordered before the replay's submit);
+// - the embeddings come out in onnxruntime's own buffer, the same every
+//   replay: the next image overwrites them. The vision worker reads them back
+//   before it takes the next image; the page, whose embeddings wait for a
+//   decoder (a pool's realms take cases while others decode), copies them into
+//   a buffer of their own (detach).
+import { ort } from "./ort.js";
+
+const usage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+// onnxruntime-web sizes its own buffers in 16-byte granules.
+const granule = (bytes) => Math.max(16, Math.ceil(bytes / 16) * 16);
+
+/**
+ * device: the GPUDevice the vision session runs on; dims: the pixels' [1, 3,
+ * size, size]. Returns { input(values): the fixed gpu-buffer tensor holding
+ * `values` (a Float32Array of the pixels), detach(embeds): a gpu-buffer
+ * tensor on a buffer of its own holding a copy of `embeds` (disposed here),
+ * which destroys that buffer when disposed, release(): the input buffer
+ * destroyed, with the session }.
+ */
+export function capturedVisionIo(device, dims) {
+	const bytes = dims.reduce((product, dim) => product * dim, 1) * 4;
+	const buffer = device.createBuffer({ label: "capture vision pixels", size: granule(bytes), usage: usage() });
+	const input = ort.Tensor.fromGpuBuffer(buffer, { dataType: "float32", dims });
+	return {
+		input(values) {
+			device.queue.writeBuffer(buffer, 0, values);
+			return input;
+		},
+		detach(embeds) {
+			const size = embeds.dims.reduce((product, dim) => product * dim, 1) * 4;
+			const own = device.createBuffer({ label: "vision embeddings (copied out of the replay's buffer)", size: granule(size), usage: usage() });
+			const encoder = device.createCommandEncoder({ label: "capture vision embeddings -> own buffer" });
+			encoder.copyBufferToBuffer(embeds.gpuBuffer, 0, own, 0, size);
+			device.queue.submit([encoder.finish()]);
+			const dims = [...embeds.dims];
+			// The copy is queued: the replay's output may go back to onnxruntime.
+			embeds.dispose();
+			return ort.Tensor.fromGpuBuffer(own, { dataType: "float32", dims, dispose: () => own.destroy() });
+		},
+		release() {
+			buffer.destroy();
+		},
+	};
+}
