@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::memory_model::floor::FloorAnswer;
+use crate::memory_model::predict::PhasePrediction;
 
 pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses};
 pub use snapshot::{Beside, PhaseMemory, ProcessMemory, SamplerFigures};
@@ -63,7 +64,8 @@ struct Shared {
     processes: Mutex<Vec<(u32, Classified)>>,
     measured: Mutex<Measured>,
     driver_gpu: Mutex<DriverGpu>,
-    floor: Mutex<Option<FloorAnswer>>,
+    /// The run's floor and the prediction made from it, set before the browser starts.
+    floor: Mutex<Option<(FloorAnswer, Option<BTreeMap<String, PhasePrediction>>)>>,
     stop: AtomicBool,
     started: Instant,
 }
@@ -275,10 +277,12 @@ impl Sampler {
         self.shared.current_phase()
     }
 
-    /// The run's floor per phase ([`crate::memory_model::floor::for_run`]), carried in every
-    /// answer from now on.
-    pub fn set_floor(&self, floor: FloorAnswer) {
-        *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some(floor);
+    /// The run's floor per phase ([`crate::memory_model::floor::for_run`]) and the memory
+    /// predicted from it ([`crate::memory_model::predict::for_run`]), carried in every answer
+    /// from now on, so the record holds the prediction beside what was measured.
+    pub fn set_floor(&self, floor: FloorAnswer, query: &str) {
+        let prediction = crate::memory_model::predict::for_run(&floor, query);
+        *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some((floor, prediction));
     }
 
     /// The `processMemory` answer of `/benchmark-result`, so far (less `available`).
@@ -286,12 +290,16 @@ impl Sampler {
         let driver = self.shared.driver_gpu().answer();
         let mut memory =
             ProcessMemory::from_measured(&self.shared.measured(), self.interval, driver);
-        memory.beside.floor = self
+        if let Some((floor, prediction)) = self
             .shared
             .floor
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clone();
+            .clone()
+        {
+            memory.beside.floor = Some(floor);
+            memory.beside.prediction = prediction;
+        }
         memory
     }
 

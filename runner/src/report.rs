@@ -240,8 +240,8 @@ fn driver_was_read(memory: &ProcessMemory) -> bool {
         .is_some_and(|d| d.available || d.samples > 0)
 }
 
-/// Each phase's prediction (`memory_model::predict`, from the run's own configuration and
-/// recorded floor) beside the measurement, with the error per figure; empty where the run
+/// Each phase's prediction (`memory_model::predict`, as the run recorded it, or from its
+/// configuration and recorded floor in a record written before it did) beside the measurement, with the error per figure; empty where the run
 /// recorded no floor.
 pub fn prediction_text(summary: &PageSummary, memory: &ProcessMemory) -> String {
     let mut out = String::new();
@@ -258,7 +258,10 @@ fn prediction_lines(
     let Some(floor) = memory.beside.floor.as_ref().filter(|f| f.available) else {
         return;
     };
-    let predicted = crate::memory_model::predict::from_floor(&floor.phases, &summary.config);
+    // The prediction the run recorded before loading; older records, from their floor.
+    let predicted = memory.beside.prediction.clone().unwrap_or_else(|| {
+        crate::memory_model::predict::from_floor(&floor.phases, &summary.config)
+    });
     let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
     let wasm = crate::memory_model::page_gpu::wasm_bytes_by_phase(&summary.memory_samples);
     let idle_pss = memory

@@ -200,11 +200,10 @@ async fn run_attempt(
     // process figures.
     let sampler = target.sampler(options.sample_interval).map(Arc::new);
     if let Some(sampler) = &sampler {
-        sampler.set_floor(crate::memory_model::floor::for_run(
-            &options.root,
-            &options.page,
+        sampler.set_floor(
+            crate::memory_model::floor::for_run(&options.root, &options.page, &options.query),
             &options.query,
-        ));
+        );
     }
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let context = RunContext {

@@ -13,6 +13,7 @@ use super::driver_gpu::DriverGpuMemory;
 use super::stats::{Extent, Measured};
 use super::step::StepMemory;
 use crate::memory_model::floor::FloorAnswer;
+use crate::memory_model::predict::PhasePrediction;
 use crate::process_type::ProcessType;
 
 /// How the sampler reads memory, carried in every answer.
@@ -43,6 +44,10 @@ pub struct Beside {
     /// told the run's manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<FloorAnswer>,
+    /// Each phase's memory as predicted from the floor before the page loaded anything
+    /// (`memory_model::predict::for_run`); absent without a floor and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<BTreeMap<String, PhasePrediction>>,
     /// The steps the page marked within a phase (the release phase's, `docs/benchmark-protocol.md`,
     /// "Release"), each with its readings; absent where none was marked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -180,6 +185,7 @@ impl ProcessMemory {
             beside: Box::new(Beside {
                 driver_gpu_memory: Some(driver_gpu_memory),
                 floor: None,
+                prediction: None,
                 steps: m.steps.clone(),
             }),
         }

@@ -43,7 +43,7 @@ use std::collections::BTreeMap;
 
 use ocr_bench_core::manifest::Manifest;
 use ocr_bench_core::Config;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::floor;
 
@@ -71,7 +71,7 @@ pub const GPU_WASM_VRAM_TOLERANCE: f64 = 0.15;
 pub const PSS_RISE_TOLERANCE: f64 = 0.25;
 
 /// The WebAssembly heaps of each realm, bytes; `None` for a realm the phase does not have.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RealmHeaps {
     pub page: u64,
@@ -86,7 +86,7 @@ impl RealmHeaps {
 }
 
 /// One phase's expected figures, bytes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PhasePrediction {
     pub floor: floor::PhaseFloor,
@@ -115,6 +115,20 @@ fn gpu_bytes(f: &floor::PhaseFloor) -> u64 {
     } else {
         bytes(HELD_WEIGHTS_FACTOR * mib(f.weights_bytes))
     }
+}
+
+/// The prediction a run records before its page loads anything (`processMemory.prediction`):
+/// every phase's figures from the floor the runner computed for it and its query; `None`
+/// where there is no floor.
+pub fn for_run(
+    floor: &floor::FloorAnswer,
+    query: &str,
+) -> Option<BTreeMap<String, PhasePrediction>> {
+    if !floor.available {
+        return None;
+    }
+    let config = ocr_bench_core::parse_query(query).ok()?;
+    Some(from_floor(&floor.phases, &config))
 }
 
 /// Every phase's prediction for a run of `config` on `manifest`.

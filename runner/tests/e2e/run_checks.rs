@@ -206,12 +206,49 @@ pub(super) fn check_finished(run: &Run) -> Vec<oracle::Reading> {
             );
         }
     }
+    check_recorded_prediction(memory);
     // The rate is a figure, not a pass mark: it falls when the machine is loaded.
     let hz = memory["sampler"]["achievedHz"]
         .as_f64()
         .expect("the sampler reports achievedHz as a number");
     println!("sampler rate: {hz:.1} Hz");
     readings
+}
+
+/// The memory the runner predicted before the page loaded anything (`processMemory.prediction`,
+/// `ocr-bench predict`'s figures) is recorded beside the measurement: for every phase the floor
+/// names, GPU bytes and the WebAssembly heaps at least, and nothing for a phase it does not.
+/// Without a floor (a manifest the runner could not size) there is no prediction, and the
+/// floor says why.
+fn check_recorded_prediction(memory: &Value) {
+    let floor = &memory["floor"];
+    if floor["available"] != true {
+        assert!(
+            floor["reason"].as_str().is_some() && memory.get("prediction").is_none(),
+            "no floor, so no prediction, and a reason: {memory}"
+        );
+        return;
+    }
+    let phases: Vec<&String> = floor["phases"]
+        .as_object()
+        .expect("floor.phases")
+        .keys()
+        .collect();
+    let prediction = memory["prediction"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no recorded prediction beside the floor: {memory}"));
+    assert_eq!(
+        prediction.keys().collect::<Vec<_>>(),
+        phases,
+        "a prediction for each phase of the floor"
+    );
+    for (phase, predicted) in prediction {
+        assert!(
+            predicted["gpuBytes"].as_u64().is_some()
+                && predicted["wasm"]["page"].as_u64().is_some_and(|b| b > 0),
+            "phase {phase}: {predicted}"
+        );
+    }
 }
 
 pub(super) fn number(value: &Value, what: &str) -> f64 {
