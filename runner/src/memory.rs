@@ -18,6 +18,7 @@
 //! built from it.
 
 mod driver_gpu;
+pub mod firefox_report;
 mod snapshot;
 mod stats;
 mod step;
