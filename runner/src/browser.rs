@@ -37,6 +37,9 @@ pub struct Browser {
     stopped: bool,
     /// Whether `stop` follows SIGTERM with SIGKILL (always, but in a test of what is left).
     sigkill: bool,
+    /// Firefox's TMPDIR under `--memory-reports`, where it keeps the FIFO that asks for a
+    /// memory report and writes the reports (`memory::firefox_report_dump`).
+    pub memory_report_dir: Option<PathBuf>,
 }
 
 /// What stopping the browser found.
@@ -52,8 +55,14 @@ pub struct StopReport {
 impl Browser {
     /// Starts the browser on `url` with a fresh profile. Its stdout and stderr go to a log
     /// file beside the profile. `route` gives Chromium's switches and the environment the
-    /// GPU route adds.
-    pub fn launch(info: &BrowserInfo, url: &str, route: &GpuRoute) -> Result<Browser> {
+    /// GPU route adds. `memory_reports` (Firefox only) lets the runner ask Firefox for its own
+    /// memory reports: the pref that opens the FIFO, and a TMPDIR of its own in the profile.
+    pub fn launch(
+        info: &BrowserInfo,
+        url: &str,
+        route: &GpuRoute,
+        memory_reports: bool,
+    ) -> Result<Browser> {
         let disabled = Disabled::from_env().map_err(|m| Failure::new(Cause::Usage, m))?;
         let workdir = tempfile::Builder::new()
             .prefix(&format!("ocr-bench-{}-", info.name))
@@ -64,6 +73,7 @@ impl Browser {
         let log_path = workdir.path().join("browser.log");
         let log = fs::File::create(&log_path).context("creating the browser log")?;
         let mut command = Command::new(&info.executable);
+        let mut memory_report_dir = None;
         match info.name {
             BrowserKind::Chromium => {
                 command.args(&route.flags);
@@ -77,6 +87,9 @@ impl Browser {
             }
             BrowserKind::Firefox => {
                 write_user_js(&profile)?;
+                if memory_reports {
+                    memory_report_dir = Some(allow_memory_reports(&profile, &mut command)?);
+                }
                 command.args(["--headless", "--no-remote", "--new-instance", "--profile"]);
                 command.arg(&profile);
                 command.arg(url);
@@ -116,6 +129,7 @@ impl Browser {
             log_path,
             stopped: false,
             sigkill: !disabled.sigkill,
+            memory_report_dir,
         };
         // A browser without its watchdog is stopped again: dropping it does that.
         if !disabled.watchdog {
@@ -290,6 +304,24 @@ fn write_user_js(profile: &Path) -> Result<()> {
         .map(|(name, value)| format!("user_pref(\"{name}\", {value});\n"))
         .collect();
     fs::write(profile.join("user.js"), text).context("writing the Firefox profile's user.js")
+}
+
+/// Adds the pref that makes Firefox watch `$TMPDIR/debug_info_trigger` for `memory report`
+/// and gives it a TMPDIR of its own inside the fresh profile, so that the FIFO and the reports
+/// are this run's alone; returns that directory.
+fn allow_memory_reports(profile: &Path, command: &mut Command) -> Result<PathBuf> {
+    let (name, value) = options::MEMORY_REPORT_PREF;
+    let mut user_js = fs::OpenOptions::new()
+        .append(true)
+        .open(profile.join("user.js"))
+        .context("opening the Firefox profile's user.js")?;
+    use std::io::Write;
+    writeln!(user_js, "user_pref(\"{name}\", {value});")
+        .context("writing the memory report pref to user.js")?;
+    let dir = profile.join("tmp");
+    fs::create_dir(&dir).context("creating Firefox's TMPDIR in the profile")?;
+    command.env("TMPDIR", &dir);
+    Ok(dir)
 }
 
 /// Reaps every exited child, including orphans handed to this subreaper.

@@ -87,6 +87,12 @@ enum Command {
         /// Vulkan driver is found (see `ocr-bench gpu-route`).
         #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
         gpu_route: GpuRouteRequest,
+        /// Ask Firefox for its own memory reports (those of about:memory) as the page enters
+        /// each phase and once at the end, recorded as `processMemory.reports` and named in the
+        /// rise above the idle browser. Each report costs the browser seconds, so it is off by
+        /// default. Firefox started here only.
+        #[arg(long)]
+        memory_reports: bool,
         #[command(flatten)]
         webdriver: commands::run::WebDriverArgs,
         #[command(flatten)]
@@ -138,6 +144,10 @@ enum Command {
         /// Vulkan driver is found (see `ocr-bench gpu-route`).
         #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
         gpu_route: GpuRouteRequest,
+        /// Firefox's own memory reports in every run, as `run --memory-reports` (local
+        /// Firefox only).
+        #[arg(long)]
+        memory_reports: bool,
         #[command(flatten)]
         webdriver: commands::run::WebDriverArgs,
         #[command(flatten)]
@@ -454,6 +464,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             page,
             sample_ms,
             gpu_route,
+            memory_reports,
             webdriver,
             reach,
             query,
@@ -475,7 +486,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 gpu_route,
                 reach,
             };
-            run_command(browser, webdriver, options).await
+            run_command(browser, webdriver, memory_reports, options).await
         }
         Command::Sweep {
             browser,
@@ -488,6 +499,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             local_jobs,
             sample_ms,
             gpu_route,
+            memory_reports,
             webdriver,
             reach,
             targets,
@@ -509,6 +521,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 runs,
                 jobs,
                 local_jobs,
+                memory_reports,
                 run: RunOptions {
                     root,
                     page: DEFAULT_PAGE.to_owned(),

@@ -19,6 +19,7 @@
 
 mod driver_gpu;
 pub mod firefox_report;
+mod firefox_report_dump;
 mod snapshot;
 mod stats;
 mod step;
@@ -51,6 +52,11 @@ pub use crate::memory_model::STARTUP_PHASE;
 /// the RSS rate would take more than a whole core.
 const PSS_DUTY: f64 = 0.05;
 
+/// How long the runner waits for Firefox's memory report after asking: a report of the
+/// browser with the models loaded took a few seconds here; past this the report's reason says
+/// so and the run goes on.
+pub const MEMORY_REPORT_LIMIT: Duration = Duration::from_secs(15);
+
 /// How often the process tree is walked again for new processes, in ticks. Processes come
 /// and go a handful of times per run; a new one is missed for at most this many ticks.
 const REDISCOVER_EVERY_TICKS: u64 = 4;
@@ -67,6 +73,8 @@ struct Shared {
     driver_gpu: Mutex<DriverGpu>,
     /// The run's floor and the prediction made from it, set before the browser starts.
     floor: Mutex<Option<(FloorAnswer, Option<BTreeMap<String, PhasePrediction>>)>>,
+    /// Under `--memory-reports`: Firefox's TMPDIR and the reports taken so far.
+    memory_reports: Mutex<Option<(std::path::PathBuf, Vec<firefox_report::PhaseReport>)>>,
     stop: AtomicBool,
     started: Instant,
 }
@@ -178,6 +186,7 @@ impl Sampler {
             }),
             driver_gpu: Mutex::new(driver_gpu),
             floor: Mutex::new(None),
+            memory_reports: Mutex::new(None),
             stop: AtomicBool::new(false),
             started,
         });
@@ -286,6 +295,53 @@ impl Sampler {
         *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some((floor, prediction));
     }
 
+    /// Takes Firefox's memory reports from now on, asking through the FIFO in `dir`
+    /// (`--memory-reports`).
+    pub fn enable_memory_reports(&self, dir: std::path::PathBuf) {
+        *self.memory_reports() = Some((dir, Vec::new()));
+    }
+
+    /// Whether [`Sampler::take_memory_report`] asks Firefox for anything.
+    pub fn takes_memory_reports(&self) -> bool {
+        self.memory_reports().is_some()
+    }
+
+    /// Asks Firefox for its memory report, waits for it (at most
+    /// [`MEMORY_REPORT_LIMIT`]; blocking) and keeps its parts, or why there are none, as taken
+    /// at `at_phase`. Nothing without [`Sampler::enable_memory_reports`].
+    pub fn take_memory_report(&self, at_phase: &str) {
+        let Some(dir) = self.memory_reports().as_ref().map(|(dir, _)| dir.clone()) else {
+            return;
+        };
+        let parsed = firefox_report_dump::request(&dir, MEMORY_REPORT_LIMIT)
+            .and_then(|gz| firefox_report::parse_gz(&gz).map_err(|e| format!("{e:#}")));
+        let report = match parsed {
+            Ok(by_type) => firefox_report::PhaseReport {
+                at_phase: at_phase.to_owned(),
+                by_type: Some(by_type),
+                reason: None,
+            },
+            Err(reason) => firefox_report::PhaseReport {
+                at_phase: at_phase.to_owned(),
+                by_type: None,
+                reason: Some(reason),
+            },
+        };
+        if let Some((_, taken)) = self.memory_reports().as_mut() {
+            taken.push(report);
+        }
+    }
+
+    fn memory_reports(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Option<(std::path::PathBuf, Vec<firefox_report::PhaseReport>)>>
+    {
+        self.shared
+            .memory_reports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The `processMemory` answer of `/benchmark-result`, so far (less `available`).
     pub fn process_memory(&self) -> ProcessMemory {
         let driver = self.shared.driver_gpu().answer();
@@ -300,6 +356,9 @@ impl Sampler {
         {
             memory.beside.floor = Some(floor);
             memory.beside.prediction = prediction;
+        }
+        if let Some((_, taken)) = self.memory_reports().as_ref() {
+            memory.beside.reports = taken.clone();
         }
         memory
     }

@@ -300,6 +300,9 @@ async fn run_attempt(
             sampler.ignore_pid(pid);
         }
     }
+    if let (Some(sampler), Some(dir)) = (&sampler, instance.memory_report_dir()) {
+        sampler.enable_memory_reports(dir);
+    }
 
     let deadline = tokio::time::Instant::now() + options.timeout;
     let reach_deadline = tokio::time::Instant::now() + REACH_LIMIT;

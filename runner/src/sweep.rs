@@ -182,6 +182,8 @@ pub struct SweepOptions {
     /// Of them, runs of a browser started on this machine at once (1 unless asked: two local
     /// browsers share its GPU and cores, which is what they measure).
     pub local_jobs: u32,
+    /// `--memory-reports`: Firefox's own memory reports in every run (local Firefox only).
+    pub memory_reports: bool,
     /// Root, results, timeout and sampling as for one run; `page` and `query` are set per
     /// combination.
     pub run: RunOptions,
@@ -229,12 +231,28 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     let mut targets: Vec<Box<dyn BrowserTarget>> = Vec::new();
     for spec in &specs {
         targets.push(match spec {
+            TargetSpec::WebDriver(..) if options.memory_reports => {
+                return Err(Failure::new(
+                    Cause::Usage,
+                    crate::target::local::MEMORY_REPORTS_LOCAL_ONLY,
+                )
+                .into())
+            }
             TargetSpec::WebDriver(spec, kind) => Box::new(
                 spec.target(*kind)
                     .map_err(|message| Failure::new(Cause::Usage, message))?,
             ),
             TargetSpec::Local(kind) => {
-                Box::new(LocalTarget::new(browser::probe(*kind)?, machine.clone()))
+                let target = LocalTarget::new(browser::probe(*kind)?, machine.clone());
+                if options.memory_reports {
+                    Box::new(
+                        target
+                            .with_memory_reports()
+                            .map_err(|message| Failure::new(Cause::Usage, message))?,
+                    )
+                } else {
+                    Box::new(target)
+                }
             }
         });
     }

@@ -141,6 +141,12 @@ pub trait RunningBrowser: Send {
     fn reported_capabilities(&self) -> Option<Value> {
         None
     }
+
+    /// Where Firefox takes requests for its memory reports (`--memory-reports`); `None`
+    /// where the run does not take them.
+    fn memory_report_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 #[cfg(test)]

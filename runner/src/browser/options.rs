@@ -58,6 +58,11 @@ pub fn gpu_route(asked: GpuRouteRequest, browser: BrowserKind) -> GpuRoute {
     route
 }
 
+/// The Firefox pref under `--memory-reports`: Firefox watches `$TMPDIR/debug_info_trigger` and
+/// writes its memory reports when `memory report` is written into it.
+pub(crate) const MEMORY_REPORT_PREF: (&str, &str) =
+    ("memory_info_dumper.watch_fifo.enabled", "true");
+
 /// Firefox prefs: WebGPU on (lavapipe here, with `shader-f16`), and everything that would
 /// start network traffic, updates, telemetry or first-run pages off. Values are JavaScript
 /// literals that are JSON too (a WebDriver session takes them as `moz:firefoxOptions` prefs).

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use ocr_bench::browser::{self, BrowserKind};
 use ocr_bench::reach::Reach;
 use ocr_bench::run::{run_once, Outcome, RunOptions, DEFAULT_PAGE};
-use ocr_bench::target::local::LocalTarget;
+use ocr_bench::target::local::{self, LocalTarget};
 use ocr_bench::target::webdriver::WebDriverSpec;
 use ocr_bench::target::BrowserTarget;
 use ocr_bench::{machine, procfs, report};
@@ -90,10 +90,12 @@ impl ReachArgs {
 pub async fn run_command(
     kind: BrowserKind,
     webdriver: WebDriverArgs,
+    memory_reports: bool,
     options: RunOptions,
 ) -> Result<u8> {
     let checked = canonical(options).and_then(|options| {
         let target = match webdriver.spec()? {
+            Some(_) if memory_reports => return Err(local::MEMORY_REPORTS_LOCAL_ONLY.to_owned()),
             Some(spec) => Some(spec.target(kind)?),
             None => None,
         };
@@ -119,7 +121,18 @@ pub async fn run_command(
             procfs::become_subreaper().context("becoming a child subreaper")?;
             let info = browser::probe(kind)?;
             eprintln!("ocr-bench: {} on {}", info.version, options.page);
-            Box::new(LocalTarget::new(info, machine::describe()))
+            let target = LocalTarget::new(info, machine::describe());
+            if !memory_reports {
+                Box::new(target)
+            } else {
+                match target.with_memory_reports() {
+                    Ok(target) => Box::new(target),
+                    Err(message) => {
+                        eprintln!("ocr-bench: {message}");
+                        return Ok(Cause::Usage.code());
+                    }
+                }
+            }
         }
     };
     run_checked(target.as_ref(), &options).await

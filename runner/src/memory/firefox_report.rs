@@ -42,6 +42,22 @@ pub struct ReportParts {
     pub resident: Option<u64>,
 }
 
+/// One report in the record (`processMemory.reports`): taken when the page entered
+/// `at_phase` (or at `end`, once the page posted its result after release), its parts per
+/// process type, or why there are none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseReport {
+    pub at_phase: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_type: Option<BTreeMap<ProcessType, ReportParts>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `at_phase` of the report taken once the page posted its result.
+pub const AT_END: &str = "end";
+
 /// One report as Firefox writes it.
 #[derive(Deserialize)]
 struct Entry {
@@ -73,8 +89,9 @@ pub fn parse_gz(gz: &[u8]) -> Result<BTreeMap<ProcessType, ReportParts>> {
 
 /// Reads the JSON of a memory report into its parts per process type.
 pub fn parse_json(json: &str) -> Result<BTreeMap<ProcessType, ReportParts>> {
-    let file: File = serde_json::from_str(json)
-        .context("the memory report is not Firefox's JSON ({reports: [{process, path, units, amount}]})")?;
+    let file: File = serde_json::from_str(json).context(
+        "the memory report is not Firefox's JSON ({reports: [{process, path, units, amount}]})",
+    )?;
     let mut by_type: BTreeMap<ProcessType, ReportParts> = BTreeMap::new();
     let mut seen_processes: BTreeMap<ProcessType, std::collections::BTreeSet<String>> =
         BTreeMap::new();
@@ -195,8 +212,13 @@ mod tests {
         assert_eq!(browser.processes, 1);
         assert!(browser.explicit > 0 && browser.heap_unclassified > 0 && browser.js > 0);
         // The fixture's `heap-allocated` of the parent less its explicit heap reports kept.
-        assert_eq!(browser.heap_unclassified, 192_926_064 - HEAP_CLAIMED_IN_PARENT);
-        assert!(browser.resident.is_some_and(|r| r > browser.heap_unclassified));
+        assert_eq!(
+            browser.heap_unclassified,
+            192_926_064 - HEAP_CLAIMED_IN_PARENT
+        );
+        assert!(browser
+            .resident
+            .is_some_and(|r| r > browser.heap_unclassified));
         for parts in by_type.values() {
             let named = parts.heap_unclassified
                 + parts.wasm_memory
@@ -216,12 +238,17 @@ mod tests {
         let path = |p: &str| explicit_part(p);
         let zone = "explicit/window-objects/top(http://127.0.0.1/, id=1)/js-zone(0x1)";
         assert_eq!(
-            path(&format!("{zone}/classes/class(WebAssembly.Memory)/objects/non-heap/elements/wasm")),
+            path(&format!(
+                "{zone}/classes/class(WebAssembly.Memory)/objects/non-heap/elements/wasm"
+            )),
             Some(Named::WasmMemory)
         );
         assert_eq!(path(&format!("{zone}/code/wasm")), Some(Named::WasmCode));
         assert_eq!(path(&format!("{zone}/gc-heap/objects")), Some(Named::Js));
-        assert_eq!(path("explicit/js-non-window/runtime/atoms-table"), Some(Named::Js));
+        assert_eq!(
+            path("explicit/js-non-window/runtime/atoms-table"),
+            Some(Named::Js)
+        );
         assert_eq!(path("explicit/gfx/heap-textures"), Some(Named::Gfx));
         assert_eq!(path("explicit/dom/webgpu/buffers"), Some(Named::Gfx));
         assert_eq!(path("explicit/images/content"), Some(Named::Rest));
@@ -232,8 +259,14 @@ mod tests {
     #[test]
     fn process_names_map_onto_the_runners_types() {
         assert_eq!(process_type("Main Process (pid 7)"), ProcessType::Browser);
-        assert_eq!(process_type("webIsolated=https://mozilla.org (pid 8)"), ProcessType::Renderer);
-        assert_eq!(process_type("Utility (pid 9, sandboxingKind 0)"), ProcessType::Utility);
+        assert_eq!(
+            process_type("webIsolated=https://mozilla.org (pid 8)"),
+            ProcessType::Renderer
+        );
+        assert_eq!(
+            process_type("Utility (pid 9, sandboxingKind 0)"),
+            ProcessType::Utility
+        );
         assert_eq!(process_type("GPU (pid 10)"), ProcessType::Gpu);
         assert_eq!(process_type("forkserver (pid 11)"), ProcessType::Other);
     }

@@ -52,6 +52,9 @@ pub struct Beside {
     /// "Release"), each with its readings; absent where none was marked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepMemory>,
+    /// Firefox's own memory reports per phase under `--memory-reports`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<super::firefox_report::PhaseReport>,
 }
 
 /// What the sampler itself achieved and cost over the run.
@@ -187,6 +190,7 @@ impl ProcessMemory {
                 floor: None,
                 prediction: None,
                 steps: m.steps.clone(),
+                reports: Vec::new(),
             }),
         }
     }

@@ -16,6 +16,11 @@
 //! - Shared memory: the rise of `Pss_Shmem` over all process types, less what of it may be
 //!   GPU bytes already counted ([`Rise::shmem_held_as_gpu`]).
 //!
+//! - Where the run took Firefox's own memory reports (`--memory-reports`), at a phase's end
+//!   only: the rise of their JS, compiled WebAssembly code, heap-unclassified, gfx and other
+//!   explicit parts per process type ([`ReportRise`]). Their WebAssembly memories are the
+//!   same bytes as the page's WASM heaps: the page's count, Firefox's is shown beside them.
+//!
 //! Model bytes the page holds in JS under `loader=bytes` are not a part: the record gives the
 //! files' sizes but not when the fetched buffers are collected (the page drops them once
 //! `InferenceSession.create` returns), so which bytes are alive at a reading is not known.
@@ -27,6 +32,7 @@ use ocr_bench_core::record::{MemorySample, PageSummary, RealmMemory};
 
 use super::given_back::{phase_memory, type_end_pss, PageReadings};
 use super::page_gpu;
+use crate::memory::firefox_report::{PhaseReport, ReportParts, AT_END};
 use crate::memory::{Extent, PhaseMemory, ProcessMemory};
 use crate::process_type::ProcessType;
 use crate::report_html::{gpu_placement, GpuPlacement};
@@ -86,6 +92,110 @@ pub struct Rise {
     pub shmem_held_as_gpu: i64,
     /// The process type that runs the adapter ([`adapter_process`]).
     pub adapter_process: ProcessType,
+    /// Firefox's own report parts, at a phase's end where the run took its reports.
+    pub report: Option<ReportRise>,
+}
+
+/// The rise of Firefox's own report parts at a phase's end over those at `baseline`'s end,
+/// per process type: the report taken as the page entered the next phase (or at the end,
+/// after the page posted its result) less the one taken as it entered the phase after
+/// `baseline`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReportRise {
+    pub js: BTreeMap<ProcessType, i64>,
+    pub wasm_code: BTreeMap<ProcessType, i64>,
+    pub heap_unclassified: BTreeMap<ProcessType, i64>,
+    pub gfx: BTreeMap<ProcessType, i64>,
+    pub other: BTreeMap<ProcessType, i64>,
+    /// Shown beside the page's WASM heaps, never taken from the rise: the same memory.
+    pub wasm_memory: BTreeMap<ProcessType, i64>,
+    /// What of the adapter process's heap-unclassified and gfx rise may be the GPU bytes
+    /// counted already (a software adapter allocates its buffers on the heap): the smaller
+    /// of that rise and the GPU bytes not already left out of shared memory.
+    pub held_as_gpu: i64,
+}
+
+/// The sum over the process types.
+pub fn total(by_type: &BTreeMap<ProcessType, i64>) -> i64 {
+    by_type.values().sum()
+}
+
+impl ReportRise {
+    /// The parts taken from the rise, in the order the report shows them.
+    pub fn parts(&self) -> [&BTreeMap<ProcessType, i64>; 5] {
+        [
+            &self.js,
+            &self.wasm_code,
+            &self.heap_unclassified,
+            &self.gfx,
+            &self.other,
+        ]
+    }
+
+    /// The bytes the report's parts take out of the rise.
+    pub fn taken(&self) -> i64 {
+        self.parts().iter().map(|p| total(p)).sum::<i64>() - self.held_as_gpu
+    }
+
+    /// One report less another, per process type and part.
+    fn between(
+        at: &BTreeMap<ProcessType, ReportParts>,
+        base: &BTreeMap<ProcessType, ReportParts>,
+    ) -> Self {
+        let kinds: std::collections::BTreeSet<ProcessType> =
+            at.keys().chain(base.keys()).copied().collect();
+        let rise = |f: fn(&ReportParts) -> u64| -> BTreeMap<ProcessType, i64> {
+            kinds
+                .iter()
+                .map(|k| {
+                    let of = |m: &BTreeMap<ProcessType, ReportParts>| m.get(k).map_or(0, f) as i64;
+                    (*k, of(at) - of(base))
+                })
+                .collect()
+        };
+        ReportRise {
+            js: rise(|p| p.js),
+            wasm_code: rise(|p| p.wasm_code),
+            heap_unclassified: rise(|p| p.heap_unclassified),
+            gfx: rise(|p| p.gfx),
+            other: rise(|p| p.rest),
+            wasm_memory: rise(|p| p.wasm_memory),
+            held_as_gpu: 0,
+        }
+    }
+}
+
+/// The report of each phase's end (by [`ReportRise`]'s rule) and `baseline`'s, from a run's
+/// reports; `None` where the run took none or either report is missing.
+fn report_rises(memory: &ProcessMemory) -> BTreeMap<String, ReportRise> {
+    let reports = &memory.beside.reports;
+    let by_type = |at: &str| {
+        reports
+            .iter()
+            .find(|r: &&PhaseReport| r.at_phase == at)
+            .and_then(|r| r.by_type.as_ref())
+    };
+    // The report that closes each phase: the next phase's entry, or the end.
+    let names: Vec<&str> = memory
+        .phases
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let closing = |i: usize| names.get(i + 1).copied().unwrap_or(AT_END);
+    let Some(base_index) = names.iter().position(|n| *n == Phase::Baseline.as_str()) else {
+        return BTreeMap::new();
+    };
+    let Some(base) = by_type(closing(base_index)) else {
+        return BTreeMap::new();
+    };
+    names
+        .iter()
+        .enumerate()
+        .filter_map(|(i, name)| {
+            let at = by_type(closing(i))?;
+            Some(((*name).to_owned(), ReportRise::between(at, base)))
+        })
+        .collect()
 }
 
 impl Rise {
@@ -94,6 +204,7 @@ impl Rise {
         std::iter::once(self.gpu)
             .chain(self.wasm.iter().map(|(_, part)| *part))
             .chain([self.js_heap, self.shmem])
+            .chain(self.report.as_ref().map(|r| Part::Measured(r.taken())))
     }
 
     /// The WebAssembly heaps of every realm; `Unknown` where any realm's is.
@@ -132,6 +243,14 @@ impl Rise {
             take(*kind, *bytes);
         }
         take(self.adapter_process, -self.shmem_held_as_gpu);
+        if let Some(report) = &self.report {
+            for part in report.parts() {
+                for (kind, bytes) in part {
+                    take(*kind, *bytes);
+                }
+            }
+            take(self.adapter_process, -report.held_as_gpu);
+        }
         Some(rest)
     }
 
@@ -199,6 +318,7 @@ pub fn rises_with(
     }
     let page = PageReadings::of(samples);
     let gpu_peaks = page_gpu::gpu_bytes_by_phase(samples);
+    let reports = report_rises(memory);
     Phase::ALL
         .into_iter()
         .filter(|phase| *phase != Phase::Baseline)
@@ -215,13 +335,30 @@ pub fn rises_with(
                     .map(|b| *b as i64 - gpu_peaks.get("baseline").map_or(0, |b| *b as i64));
                 rise_at(baseline, measured, moment, &readings, placement, gpu_peak)
             };
+            let mut end = at(Moment::End)?;
+            end.report = reports.get(phase.as_str()).cloned().map(|mut report| {
+                report.held_as_gpu = report_held_as_gpu(&end, &report);
+                report
+            });
             Some(PhaseRise {
                 phase,
                 peak: at(Moment::Peak)?,
-                end: at(Moment::End)?,
+                end,
             })
         })
         .collect()
+}
+
+/// What of the adapter process's heap-unclassified and gfx rise may be GPU bytes: on a
+/// software adapter, the smaller of that rise and the GPU bytes not already left out of
+/// shared memory; 0 on a real GPU.
+fn report_held_as_gpu(rise: &Rise, report: &ReportRise) -> i64 {
+    let Part::Measured(gpu) = rise.gpu else {
+        return 0;
+    };
+    let host = |m: &BTreeMap<ProcessType, i64>| m.get(&rise.adapter_process).copied().unwrap_or(0);
+    let on_heap = host(&report.heap_unclassified) + host(&report.gfx);
+    on_heap.max(0).min((gpu - rise.shmem_held_as_gpu).max(0))
 }
 
 /// The page's parts at a moment of a phase, each less its reading at `baseline`; `None`
@@ -424,6 +561,7 @@ fn rise_at(
         shmem_by_type,
         shmem_held_as_gpu,
         adapter_process: host,
+        report: None,
     })
 }
 
@@ -596,6 +734,54 @@ mod tests {
             phase.total.end_pss = None;
         }
         assert!(rises_with(&old, &samples(false), GpuPlacement::Software).is_empty());
+    }
+
+    /// Firefox's report parts in MiB: (heap-unclassified, JS, wasm code, wasm memory).
+    fn report_parts(parts: (u64, u64, u64, u64)) -> Value {
+        let m = |v: u64| v << 20;
+        let (unclassified, js, code, wasm) = parts;
+        json!({ "processes": 1, "explicit": m(unclassified + js + code + wasm + 7),
+                "heapUnclassified": m(unclassified), "wasmMemory": m(wasm), "wasmCode": m(code),
+                "js": m(js), "gfx": 0, "rest": m(7) })
+    }
+
+    #[test]
+    fn firefoxs_report_names_parts_of_the_rise_without_counting_wasm_heaps_or_gpu_bytes_twice() {
+        let mut memory = memory("browser", phase("browser", (300, 280, 30), (330, 320, 11)));
+        // The report closing `baseline` is taken as the page enters decoder-run, the one
+        // closing decoder-run as it enters release; none at the end.
+        memory.beside.reports = serde_json::from_value(json!([
+            { "atPhase": "decoder-run", "byType": {
+                "browser": report_parts((10, 50, 0, 0)), "renderer": report_parts((5, 20, 2, 2)) } },
+            { "atPhase": "release", "byType": {
+                "browser": report_parts((50, 50, 0, 0)), "renderer": report_parts((7, 25, 12, 92)) } },
+            { "atPhase": "end", "reason": "Firefox wrote no memory report within 15 s of the request" },
+        ]))
+        .unwrap();
+        let rises = rises_with(&memory, &samples(false), GpuPlacement::Software);
+        let end = &rises[0].end;
+        let report = end.report.as_ref().expect("decoder-run's report");
+        // The parent's heap-unclassified rose by 40: of the 150 GPU bytes, 30 are left out of
+        // shared memory already, so all 40 may be the adapter's buffers.
+        assert_eq!(report.heap_unclassified[&ProcessType::Browser] / MIB, 40);
+        assert_eq!(report.held_as_gpu / MIB, 40);
+        // The renderer: JS 5, wasm code 10, heap-unclassified 2; its 90 of wasm memory are
+        // the page's WASM heaps, not taken again.
+        assert_eq!(total(&report.wasm_memory) / MIB, 90);
+        assert_eq!(report.taken() / MIB, 17);
+        // Without the report 49 were unexplained (browser 30, renderer 19).
+        assert_eq!(end.unexplained().map(|b| b / MIB), Some(32));
+        let by_type = end.unexplained_by_type().unwrap();
+        assert_eq!(by_type[&ProcessType::Browser] / MIB, 30);
+        assert_eq!(by_type[&ProcessType::Renderer] / MIB, 2);
+        // A report is one moment: none at the peak; release's end has no report to close it.
+        assert_eq!(rises[0].peak.report, None);
+        assert_eq!(rises[1].end.report, None);
+        // As without reports: 300 less the page's 1 of heap and 40 of shared memory.
+        assert_eq!(
+            rises[1].end.unexplained().map(|b| b / MIB),
+            Some(300 - 1 - 40)
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::summary::{Configuration, MIB};
-use crate::memory_model::rise::{rises, Part, PhaseRise, Rise, REALMS};
+use crate::memory_model::rise::{rises, total, Part, PhaseRise, ReportRise, Rise, REALMS};
 use crate::process_type::ProcessType;
 
 fn mib(bytes: i64) -> String {
@@ -44,6 +44,31 @@ fn by_type(figures: &std::collections::BTreeMap<ProcessType, i64>) -> String {
     }
 }
 
+/// Firefox's own report parts taken from the rise, and its WebAssembly memories beside them;
+/// `-` without reports (and at the peak: a report is one moment).
+fn report(report: Option<&ReportRise>) -> String {
+    let Some(report) = report else {
+        return "-".to_owned();
+    };
+    let names = ["JS", "wasm code", "heap-unclassified", "gfx", "other"];
+    let parts: Vec<String> = names
+        .iter()
+        .zip(report.parts())
+        .map(|(name, part)| format!("{name} {}", mib(total(part))))
+        .collect();
+    let held = if report.held_as_gpu > 0 {
+        format!(" (less {} as GPU)", mib(report.held_as_gpu))
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {}{held}; wasm memory {} (the WASM heaps')",
+        mib(report.taken()),
+        parts.join(", "),
+        mib(total(&report.wasm_memory))
+    )
+}
+
 fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
     let shared = match rise.shmem {
         Part::Measured(_) if rise.shmem_held_as_gpu > 0 => format!(
@@ -76,13 +101,14 @@ fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
     let wasm: Vec<String> = rise.wasm.iter().map(|(_, p)| part(*p)).collect();
     let _ = writeln!(
         out,
-        "| {} | {at} | {} | {} | {} | {} | {} | {shared} | {unexplained} | {share} | {target} |",
+        "| {} | {at} | {} | {} | {} | {} | {} | {shared} | {unexplained} | {share} | {target} | {} |",
         name.replace('|', "\\|"),
         mib(rise.pss),
         by_type(&rise.pss_by_type),
         part(rise.gpu),
         wasm.join(" | "),
         part(rise.js_heap),
+        report(rise.report.as_ref()),
     );
 }
 
@@ -116,7 +142,13 @@ pub(super) fn rise_tables(out: &mut String, groups: &[Configuration<'_>]) {
          brackets: the GPU bytes taken from the process that runs the adapter, the heaps from \
          the renderer, where the page and its workers run), and its share of the rise; the target \
          is at most 10 % of the rise or 20 MiB, whichever is larger. At the peak, PSS and GPU \
-         are peaks and the heaps the largest reading: parts not taken at one moment.\n"
+         are peaks and the heaps the largest reading: parts not taken at one moment. Firefox's \
+         report, at the end of a run with `--memory-reports`: the rise of the parts of \
+         Firefox's own memory reports (the report as the page entered the next phase less the \
+         one as it entered the phase after `baseline`), taken from the rise per process type: \
+         JS, compiled WebAssembly code, heap-unclassified, gfx and the other explicit \
+         allocations, less what of the adapter process's heap-unclassified and gfx may be GPU \
+         bytes; its WebAssembly memories are the WASM heaps' bytes, shown, not taken twice.\n"
     );
     let mut phases = Vec::new();
     for (_, run) in &runs {
@@ -131,12 +163,12 @@ pub(super) fn rise_tables(out: &mut String, groups: &[Configuration<'_>]) {
         let _ = writeln!(out, "### {}\n", phase.as_str());
         let _ = writeln!(
             out,
-            "| configuration | at | rise | rise per type | GPU | WASM {} | WASM {} | WASM {} | JS | shared | unexplained | share | target |",
+            "| configuration | at | rise | rise per type | GPU | WASM {} | WASM {} | WASM {} | JS | shared | unexplained | share | target | Firefox's report |",
             REALMS[0], REALMS[1], REALMS[2]
         );
         let _ = writeln!(
             out,
-            "|---|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|"
+            "|---|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|"
         );
         for (name, run) in &runs {
             if let Some(rise) = run.iter().find(|r| r.phase == phase) {
@@ -181,6 +213,30 @@ mod tests {
         assert!(
             end.contains("| end | 434.1 | browser 237.4, renderer 195.8, utility 0.9 | 202.2 | 1.3 | 0.0 | 87.1 | n/a | 0.2 (less 0.1 as GPU; browser 0.1, renderer 0.2) | 143.3 (browser 35.2, renderer 107.2, utility 0.9) | 33 % | MISSED |"),
             "{end}"
+        );
+    }
+
+    #[test]
+    fn firefoxs_own_reports_name_parts_of_the_rise_at_a_phases_end() {
+        // `run --browser firefox --memory-reports 'cases=smoke1&maxTokens=2'` here: at
+        // decoder-run's end 475.7 MiB above baseline; 161.3 were unexplained without Firefox's
+        // report. Its parts take 161.7 more: wasm code 72.6 and heap-unclassified 289.6 in the
+        // main, of which 202.1 are left out as the software adapter's GPU bytes; its 52.2 of
+        // wasm memory stay the page's WASM heaps. -0.4 are left.
+        let rows = rows(
+            include_str!("../../tests/data/firefox-memory-reports-smoke1.jsonl"),
+            "decoder-run",
+        );
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(
+            rows[0].ends_with("| - |"),
+            "a report is no peak: {}",
+            rows[0]
+        );
+        assert!(
+            rows[1].contains("| -0.4 (browser 9.6, renderer -10.7, utility 0.7) | 0 % | met | 161.7: JS 6.7, wasm code 72.6, heap-unclassified 289.6, gfx -1.0, other -4.0 (less 202.1 as GPU); wasm memory 52.2 (the WASM heaps') |"),
+            "{}",
+            rows[1]
         );
     }
 

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use super::endpoint::{Endpoint, Refusal};
 use super::state::DEFAULT_PAGE;
 use super::{AppState, Event, BODY_LIMIT_BYTES};
+use crate::memory::firefox_report::AT_END;
 use crate::record::{Posted, Record, StartBody};
 
 /// Every endpoint: the sender checked, the body typed into its record, appended, passed to
@@ -74,6 +75,10 @@ pub(super) async fn receive(
         ));
         return state.refuse(endpoint, refusal, claimed, posted, ends_run);
     };
+    // Firefox's end report, taken before the result's snapshot holds the reports.
+    if matches!(endpoint, Endpoint::Result) {
+        state.take_memory_report(AT_END.to_owned()).await;
+    }
     let record = match state.record(endpoint, body) {
         Ok(record) => record,
         Err(refusal) => return state.refuse(endpoint, refusal, claimed, posted, ends_run),
@@ -81,6 +86,14 @@ pub(super) async fn receive(
     if let Err(message) = state.check_run_id(record.run_id()) {
         let refusal = Refusal::recorded(StatusCode::FORBIDDEN, message);
         return state.refuse(endpoint, refusal, claimed, posted, ends_run);
+    }
+    // Firefox's report as the page enters a phase, before the page hears the answer, so
+    // that the report is of the moment the phase begins (the previous one's end).
+    if let Record::Mark {
+        phase, step: None, ..
+    } = &record
+    {
+        state.take_memory_report(phase.clone()).await;
     }
     let answer = match &record {
         Record::Result { process_memory, .. } => Json(process_memory).into_response(),
@@ -95,6 +108,15 @@ pub(super) async fn receive(
 }
 
 impl AppState {
+    /// Asks Firefox for a memory report kept as taken at `at_phase`, where the run takes them
+    /// (`--memory-reports`); its wait blocks a thread of its own, not the server's.
+    async fn take_memory_report(&self, at_phase: String) {
+        let Some(sampler) = self.sampler.clone().filter(|s| s.takes_memory_reports()) else {
+            return;
+        };
+        let _ = tokio::task::spawn_blocking(move || sampler.take_memory_report(&at_phase)).await;
+    }
+
     /// The record of one request's body; `Err` says what was wrong and what is allowed.
     pub(super) fn record(
         &self,

@@ -14,16 +14,41 @@ use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
 
+/// Why `--memory-reports` is refused through WebDriver.
+pub const MEMORY_REPORTS_LOCAL_ONLY: &str = "--memory-reports asks a Firefox started here for its \
+    memory reports through a file in its profile, which a WebDriver session does not offer \
+    (allowed: --browser firefox without --webdriver or a webdriver: --target)";
+
 /// A browser found on this machine, started as a child process.
 pub struct LocalTarget {
     info: BrowserInfo,
     /// This machine, described once (`crate::machine::describe`).
     machine: Value,
+    /// `--memory-reports`: Firefox started so that the runner can ask for its memory reports.
+    memory_reports: bool,
 }
 
 impl LocalTarget {
     pub fn new(info: BrowserInfo, machine: Value) -> Self {
-        LocalTarget { info, machine }
+        LocalTarget {
+            info,
+            machine,
+            memory_reports: false,
+        }
+    }
+
+    /// The target with Firefox's memory reports taken at every phase (`--memory-reports`);
+    /// refused for any other browser, with what is allowed.
+    pub fn with_memory_reports(mut self) -> Result<Self, String> {
+        if self.info.name != BrowserKind::Firefox {
+            return Err(format!(
+                "--memory-reports asks Firefox for its own memory reports; {} has none to give \
+                 (allowed: --browser firefox, started here, not through --webdriver)",
+                self.info.name
+            ));
+        }
+        self.memory_reports = true;
+        Ok(self)
     }
 }
 
@@ -61,14 +86,24 @@ impl BrowserTarget for LocalTarget {
         self_signed: bool,
     ) -> Result<Box<dyn RunningBrowser>> {
         if !self_signed {
-            return Ok(Box::new(Browser::launch(&self.info, url, route)?));
+            return Ok(Box::new(Browser::launch(
+                &self.info,
+                url,
+                route,
+                self.memory_reports,
+            )?));
         }
         // The switch goes with the launch only; the record's route keeps the GPU's switches.
         let mut route = route.clone();
         route
             .flags
             .push(accept_self_signed(self.info.name)?.to_owned());
-        Ok(Box::new(Browser::launch(&self.info, url, &route)?))
+        Ok(Box::new(Browser::launch(
+            &self.info,
+            url,
+            &route,
+            self.memory_reports,
+        )?))
     }
 }
 
@@ -108,12 +143,30 @@ impl RunningBrowser for Browser {
     fn log_tail(&self, lines: usize) -> String {
         Browser::log_tail(self, lines)
     }
+
+    fn memory_report_dir(&self) -> Option<std::path::PathBuf> {
+        self.memory_report_dir.clone()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::browser::BrowserKind;
+
+    #[test]
+    fn memory_reports_are_firefoxs_alone_and_chromium_is_told_what_is_allowed() {
+        let info = |name| BrowserInfo {
+            name,
+            executable: "/usr/bin/browser".into(),
+            version: "v".to_owned(),
+        };
+        let firefox = LocalTarget::new(info(BrowserKind::Firefox), serde_json::Value::Null);
+        assert!(firefox.with_memory_reports().unwrap().memory_reports);
+        let chromium = LocalTarget::new(info(BrowserKind::Chromium), serde_json::Value::Null);
+        let err = chromium.with_memory_reports().err().unwrap();
+        assert!(err.contains("allowed: --browser firefox"), "{err}");
+    }
 
     #[test]
     fn the_local_target_is_named_local_and_serves_on_loopback() {
