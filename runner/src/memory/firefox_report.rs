@@ -26,7 +26,9 @@ pub struct ReportParts {
     pub explicit: u64,
     pub heap_unclassified: u64,
     /// WebAssembly memories: the buffers of `WebAssembly.Memory` objects (onnxruntime's heap),
-    /// reported as array buffer elements marked `wasm`.
+    /// reported as array buffer elements marked `wasm` (`…/non-heap/elements/wasm`, and
+    /// `…/elements/wasm-shared` for a shared memory). The reserved address space
+    /// (`wasm-guard-pages`, gigabytes) is outside `explicit` and not counted.
     pub wasm_memory: u64,
     /// Compiled WebAssembly code.
     pub wasm_code: u64,
@@ -242,6 +244,19 @@ mod tests {
                 "{zone}/classes/class(WebAssembly.Memory)/objects/non-heap/elements/wasm"
             )),
             Some(Named::WasmMemory)
+        );
+        // onnxruntime's threaded heap: a shared memory.
+        assert_eq!(
+            path(&format!(
+                "{zone}/classes/class(<non-notable classes>)/objects/non-heap/elements/wasm-shared"
+            )),
+            Some(Named::WasmMemory)
+        );
+        assert_eq!(
+            path(&format!(
+                "{zone}/classes/class(ArrayBuffer)/objects/malloc-heap/elements/array-buffer"
+            )),
+            Some(Named::Js)
         );
         assert_eq!(path(&format!("{zone}/code/wasm")), Some(Named::WasmCode));
         assert_eq!(path(&format!("{zone}/gc-heap/objects")), Some(Named::Js));
