@@ -222,6 +222,15 @@ pub(super) fn check_finished(run: &Run) -> Vec<oracle::Reading> {
 /// floor says why.
 fn check_recorded_prediction(memory: &Value) {
     let floor = &memory["floor"];
+    // A record written before the runner computed floors (the committed recorded run) has
+    // neither; every run the runner makes now has a floor, or a reason for none.
+    if floor.is_null() {
+        assert!(
+            memory.get("prediction").is_none(),
+            "a prediction without a floor: {memory}"
+        );
+        return;
+    }
     if floor["available"] != true {
         assert!(
             floor["reason"].as_str().is_some() && memory.get("prediction").is_none(),
