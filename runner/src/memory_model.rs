@@ -15,3 +15,12 @@ pub mod rise;
 /// sampler's own, not an `ocr_bench_core::phase::Phase`: the page never marks it (the server
 /// refuses it as a mark), and a run's per-phase figures name it beside the page's phases.
 pub const STARTUP_PHASE: &str = "startup";
+
+/// The sampler figures of a hand-made `processMemory` in the models' tests: one tick, no cost.
+#[cfg(test)]
+fn test_sampler() -> serde_json::Value {
+    serde_json::json!({ "source": "test", "ticks": 1, "achievedHz": 1.0,
+        "rssCpuShareOfOneCore": 0.0, "pssPasses": 1, "pssHz": 1.0,
+        "meanPssPassCpuMs": 0.0, "meanPssPassWallMs": 0.0,
+        "pssCpuShareOfOneCore": 0.0, "cpuShareOfOneCore": 0.0, "maxProcesses": 2 })
+}

@@ -246,10 +246,7 @@ mod tests {
     /// Baseline 60 + 40 MiB, decoder-run's end 100 + 200 (a rise of 200), then the steps.
     fn memory(steps: Vec<Value>) -> ProcessMemory {
         serde_json::from_value(json!({
-            "sampler": { "source": "test", "ticks": 1, "achievedHz": 1.0,
-                         "rssCpuShareOfOneCore": 0.0, "pssPasses": 1, "pssHz": 1.0,
-                         "meanPssPassCpuMs": 0.0, "meanPssPassWallMs": 0.0,
-                         "pssCpuShareOfOneCore": 0.0, "cpuShareOfOneCore": 0.0, "maxProcesses": 2 },
+            "sampler": super::super::test_sampler(),
             "intervalMs": 25.0,
             "phases": { "baseline": phase(60, 40), "decoder-run": phase(100, 200), "release": phase(100, 200) },
             "steps": steps,

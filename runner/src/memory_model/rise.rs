@@ -592,10 +592,7 @@ mod tests {
     /// `baseline` 100 + 200 MiB with 1 MiB of shared memory in the renderer, then `run`.
     fn memory(host: &str, run: Value) -> ProcessMemory {
         serde_json::from_value(json!({
-            "sampler": { "source": "test", "ticks": 1, "achievedHz": 1.0,
-                         "rssCpuShareOfOneCore": 0.0, "pssPasses": 1, "pssHz": 1.0,
-                         "meanPssPassCpuMs": 0.0, "meanPssPassWallMs": 0.0,
-                         "pssCpuShareOfOneCore": 0.0, "cpuShareOfOneCore": 0.0, "maxProcesses": 2 },
+            "sampler": super::super::test_sampler(),
             "intervalMs": 25.0,
             "phases": { "baseline": phase(host, (100, 100, 0), (200, 200, 1)),
                         "decoder-run": run.clone(), "release": run },
