@@ -65,3 +65,12 @@ export function checkRequirements(adapter, role, name, requires = []) {
 		throw new Error(`The ${role} "${name}" needs the WebGPU feature${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which this WebGPU adapter does not offer (${adapter.info?.vendor || "unknown vendor"} ${adapter.info?.architecture || ""}; in Chromium, SwiftShader has no shader-f16). Refusing to load it. Choose a variant without it, or a browser/GPU that has it.`);
 	}
 }
+
+/**
+ * A buffer a gpu-buffer tensor can live in and be copied to and from, sized as
+ * onnxruntime-web sizes its own (16-byte granules, at least one).
+ */
+export function createTensorBuffer(device, label, bytes) {
+	const size = Math.max(16, Math.ceil(bytes / 16) * 16);
+	return device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+}

@@ -10,10 +10,7 @@
 //   decoder (a pool's realms take cases while others decode), copies them into
 //   a buffer of their own (detach).
 import { ort } from "./ort.js";
-
-const usage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-// onnxruntime-web sizes its own buffers in 16-byte granules.
-const granule = (bytes) => Math.max(16, Math.ceil(bytes / 16) * 16);
+import { createTensorBuffer } from "./gpu.js";
 
 /**
  * device: the GPUDevice the vision session runs on; dims: the pixels' [1, 3,
@@ -25,7 +22,7 @@ const granule = (bytes) => Math.max(16, Math.ceil(bytes / 16) * 16);
  */
 export function capturedVisionIo(device, dims) {
 	const bytes = dims.reduce((product, dim) => product * dim, 1) * 4;
-	const buffer = device.createBuffer({ label: "capture vision pixels", size: granule(bytes), usage: usage() });
+	const buffer = createTensorBuffer(device, "capture vision pixels", bytes);
 	const input = ort.Tensor.fromGpuBuffer(buffer, { dataType: "float32", dims });
 	return {
 		input(values) {
@@ -34,7 +31,7 @@ export function capturedVisionIo(device, dims) {
 		},
 		detach(embeds) {
 			const size = embeds.dims.reduce((product, dim) => product * dim, 1) * 4;
-			const own = device.createBuffer({ label: "vision embeddings (copied out of the replay's buffer)", size: granule(size), usage: usage() });
+			const own = createTensorBuffer(device, "vision embeddings (copied out of the replay's buffer)", size);
 			const encoder = device.createCommandEncoder({ label: "capture vision embeddings -> own buffer" });
 			encoder.copyBufferToBuffer(embeds.gpuBuffer, 0, own, 0, size);
 			device.queue.submit([encoder.finish()]);

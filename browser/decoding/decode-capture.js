@@ -36,10 +36,7 @@ import { createSession } from "../sessions.js";
 import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors } from "./decoder-tensors.js";
 import { countDispatches } from "../dispatch-count.js";
-
-const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-// onnxruntime-web sizes its own buffers in 16-byte granules.
-const granule = (bytes) => Math.max(16, Math.ceil(bytes / 16) * 16);
+import { createTensorBuffer } from "../gpu.js";
 
 /**
  * capture=on and capture=all in either realm (decoder-run.js): the decoder
@@ -66,7 +63,7 @@ function capturedRunner(stepSession, capturedPrefill) {
 		const cacheDims = [1, spec.kvHeads, spec.kvSlots, spec.headDim];
 		const cacheBytes = spec.kvHeads * spec.kvSlots * spec.headDim * 4;
 		const gpuTensor = (label, bytes, dataType, dims) => {
-			const buffer = device.createBuffer({ label: `capture ${label}`, size: granule(bytes), usage: STORAGE() });
+			const buffer = createTensorBuffer(device, `capture ${label}`, bytes);
 			return ort.Tensor.fromGpuBuffer(buffer, { dataType, dims });
 		};
 		const pasts = {};
