@@ -1,5 +1,6 @@
 """The decoders without CPU round trips (gpu-gather, nbits-int8, nbits-int4, gqa, fixed-kv-gpu, fixed-kv-fused,
-einsum-int8; graphs/decoder.py says why): what they store, which nodes they use, and that they read like baseline.
+einsum-int8, fixed-kv-ops; graphs/decoder.py says why): what they store, which nodes they use, and that they read
+like baseline.
 
 - Stored weights, checked against the build's float weights without the builder's quantizer:
   the pre-transposed head [H, N] holds the very int8 codes and scales baseline's embedding
@@ -20,6 +21,10 @@ einsum-int8; graphs/decoder.py says why): what they store, which nodes they use,
   the session folds, so no step dequantizes). With synthetic weights (OCRMODEL_TEST_SYNTHETIC=1) the
   near ties of untrained logits let nbits-int4 choose other tokens, so there it is fed
   baseline's tokens and held to NBITS4_SYNTHETIC_ATOL instead.
+- The fused-operator decoder (fixed-kv-ops): its norms and residual Adds are
+  SkipSimplifiedLayerNormalization nodes, its RoPE RotaryEmbedding nodes over the spec's cos/sin
+  for every cache slot, and fed the same tokens it stays within FUSED_ATOL of the logits of
+  the decoder it fuses (the same MatMulNBits bytes; seen: 2e-5).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ STEP_SLACK = 1e-5
 SCALE_RTOL = 1e-6
 LOOP_TOKENS = 12
 SAME_WEIGHTS_ATOL = 1e-4
+FUSED_ATOL = 1e-3  # 50x the 2e-5 seen: float32 sums in another order, cos/sin rounded once
 NBITS4_SYNTHETIC_ATOL = 2.6  # 2x the 1.31 seen with synthetic seed 0 (logit std about 1.1)
 # Ops with at least one seed node the WebGPU EP placed on the CPU (profile=ops on an H200).
 SEED_CPU_OPS = {"Range", "Tile", "Squeeze", "Shape"}
@@ -299,3 +305,61 @@ def test_einsum_attention_has_no_matmul_and_no_key_transpose(build, variant):
                  for a in node.attribute if a.name == "equation"]
     assert equations.count("bgqd,bgtd->bgqt") == spec.LAYERS and equations.count("bgqt,bgtd->bgqd") == spec.LAYERS
     assert not any(node.op_type == "Transpose" and node.input[0].startswith("present_k") for node in graph.node)
+
+
+FUSED_VARIANTS = [v for v in GPU_VARIANTS if v.norm == "skip-simplified" or v.rope == "rotary-embedding"]
+
+
+def attribute(node: onnx.NodeProto, name: str, default=None):
+    return next((onnx.helper.get_attribute_value(a) for a in node.attribute if a.name == name), default)
+
+
+@pytest.mark.parametrize("variant", FUSED_VARIANTS, ids=lambda v: v.name)
+def test_fused_decoder_uses_onnxruntimes_fused_operators(build, variant):
+    """Every residual Add is a SkipSimplifiedLayerNormalization that also normalizes for the next
+    block (the last for the final norm), only the first norm stands alone; q and k of every
+    block go through one RotaryEmbedding each (rotate half: interleaved 0) over constant caches
+    that hold the spec's cos/sin for every cache slot, fed position_ids cast to int64; no
+    Cos, Sin or rotate-half MatMul is left."""
+    graph = onnx.load(str(build.embedded(variant.file))).graph
+    ops = [node.op_type for node in graph.node]
+    assert ops.count("SkipSimplifiedLayerNormalization") == 2 * spec.LAYERS
+    assert ops.count("SimplifiedLayerNormalization") == 1
+    assert ops.count("RotaryEmbedding") == 2 * spec.LAYERS
+    assert not {"Cos", "Sin", "Pow", "ReduceMean"} & set(ops)
+    tensors = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
+    assert "rope.rotate_half" not in tensors
+    producers = {output: node for node in graph.node for output in node.output}
+    angles = np.arange(spec.KV_SLOTS, dtype=np.float32)[:, None] * spec.rope_inverse_frequencies()[None, :]
+    for node in graph.node:
+        if node.op_type == "RotaryEmbedding":
+            assert node.domain == "com.microsoft" and attribute(node, "interleaved", 0) == 0, node.name
+            cast = producers[node.input[1]]
+            assert cast.op_type == "Cast" and cast.input[0] == "position_ids", node.name
+            assert attribute(cast, "to") == onnx.TensorProto.INT64
+            np.testing.assert_allclose(tensors[node.input[2]], np.cos(angles), atol=1e-6)
+            np.testing.assert_allclose(tensors[node.input[3]], np.sin(angles), atol=1e-6)
+        if node.op_type == "SkipSimplifiedLayerNormalization":
+            assert node.domain == "com.microsoft", node.name
+            assert abs(attribute(node, "epsilon") - spec.RMS_NORM_EPS) < 1e-12, node.name
+    residual_adds = [node for node in graph.node if node.op_type == "Add"
+                     and all(i not in tensors for i in node.input)]
+    assert not [node.name for node in residual_adds if producers.get(node.input[0]) is not None
+                and producers[node.input[0]].op_type in ("MatMulNBits", "SkipSimplifiedLayerNormalization")]
+    final = [node for node in graph.node if node.op_type == "SkipSimplifiedLayerNormalization"
+             and node.input[2] == "decoder.norm.weight"]
+    assert len(final) == 1 and len(final[0].output) == 1  # the last sum is not asked for
+
+
+@pytest.mark.parametrize("variant", FUSED_VARIANTS, ids=lambda v: v.name)
+def test_fused_decoder_computes_what_its_unfused_twin_does(build, variant, vision_embeds, baseline_run):
+    """Fed baseline's tokens, the logits at prefill and every step stay within FUSED_ATOL of
+    fixed-kv-fused's, the same graph with the operators written out over the same stored bytes."""
+    twin = decoder_variant("fixed-kv-fused")
+    assert (twin.linear_format, twin.head, twin.fixed_kv) == (variant.linear_format, variant.head, variant.fixed_kv)
+    tokens, _ = baseline_run
+    ours = teacher_forced(build.embedded(variant.file), vision_embeds, tokens, variant.fixed_kv)
+    theirs = teacher_forced(build.embedded(twin.file), vision_embeds, tokens, twin.fixed_kv)
+    worst = max(np.abs(a - b).max() for a, b in zip(ours, theirs))
+    print(f"{variant.name}: max |logit difference| from {twin.name} {worst:.2e} over {len(ours)} calls")
+    assert worst <= FUSED_ATOL

@@ -51,8 +51,15 @@ class DecoderVariant:
     attention: str = "matmul"
     # "decomposed": each RMS norm written out as Pow/ReduceMean/Add/Sqrt/Div/Mul (six dispatches:
     # onnxruntime-web 1.30 does not fuse them on WebGPU); "simplified": one
-    # SimplifiedLayerNormalization node, which onnxruntime registers for CPU and WebGPU.
+    # SimplifiedLayerNormalization node, which onnxruntime registers for CPU and WebGPU;
+    # "skip-simplified": the first norm as "simplified", every later one a com.microsoft
+    # SkipSimplifiedLayerNormalization that also does the residual Add before it (one node for
+    # the two) and outputs the sum for the next residual.
     norm: str = "decomposed"
+    # "matmul": RoPE as Mul by cos, rotate-half MatMul, Mul by sin and Add on q and k (tables
+    # computed from position_ids per call); "rotary-embedding": one com.microsoft RotaryEmbedding
+    # node each for q and k over constant [KV_SLOTS, 32] cos/sin caches (graphs/decoder.py).
+    rope: str = "matmul"
 
     def layer_precision(self, layer: int) -> str:
         return "fp16" if layer in self.fp16_layers else self.linear_format
@@ -65,7 +72,8 @@ class DecoderVariant:
 
     @property
     def uses_ms_domain(self) -> bool:
-        return self.linear_format.startswith("nbits") or self.attention == "gqa"
+        return (self.linear_format.startswith("nbits") or self.attention == "gqa" or self.norm == "skip-simplified"
+                or self.rope == "rotary-embedding")
 
 
 # Block size 32: the quantizer's smallest common choice; every K here (384, 1536) divides by it,
@@ -127,6 +135,13 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
                    "DequantizeLinear of the weights, one node per norm), static step shapes, every node on "
                    "WebGPU, so capture=on applies", (),
                    linear_format="nbits8", head="nbits", gpu_only=True, norm="simplified"),
+    DecoderVariant("fixed-kv-ops", "decoder_nbits_int8_fixed_kv_ops.onnx", "gather-block-quantized", (), True,
+                   "fixed-kv-fused with onnxruntime's fused com.microsoft operators: each residual Add and the "
+                   "RMS norm after it as one SkipSimplifiedLayerNormalization, RoPE on q and k as one "
+                   f"RotaryEmbedding each over constant [{spec.KV_SLOTS}, 32] cos/sin caches; fewer dispatches per "
+                   "step and per prefill, static step shapes, every node on WebGPU, so capture=on applies", (),
+                   linear_format="nbits8", head="nbits", gpu_only=True, norm="skip-simplified",
+                   rope="rotary-embedding"),
 )
 
 DECODER_LINEARS = ("attn.q", "attn.k", "attn.v", "attn.o", "mlp.gate", "mlp.up", "mlp.down")

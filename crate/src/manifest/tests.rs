@@ -35,14 +35,17 @@ fn the_built_in_manifest_offers_the_defaults_and_the_variants_properties() {
         names.sort_unstable();
         names
     };
-    assert_eq!(names(|d| d.capturable), ["fixed-kv-fused", "fixed-kv-gpu"]);
+    assert_eq!(
+        names(|d| d.capturable),
+        ["fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-ops"]
+    );
     assert_eq!(
         names(|d| !d.wasm_verifiable()),
-        ["fixed-kv-fused", "nbits-int4", "nbits-int8"]
+        ["fixed-kv-fused", "fixed-kv-ops", "nbits-int4", "nbits-int8"]
     );
     assert_eq!(
         names(|d| d.fixed_kv),
-        ["fixed-kv", "fixed-kv-fused", "fixed-kv-gpu"]
+        ["fixed-kv", "fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-ops"]
     );
     let baseline = &manifest.decoder["baseline"].graph;
     assert_eq!(baseline.outputs[0], "logits");
@@ -98,11 +101,13 @@ fn capture_and_verify_follow_the_decoders_properties() {
                     "capture={} needs",
                     query.rsplit('=').next().unwrap()
                 ))
-                && err.contains("one of: fixed-kv-fused, fixed-kv-gpu, or leave capture at off"),
+                && err.contains(
+                    "one of: fixed-kv-fused, fixed-kv-gpu, fixed-kv-ops, or leave capture at off"
+                ),
             "{query}: {err}"
         );
     }
-    for decoder in ["nbits-int8", "nbits-int4", "fixed-kv-fused"] {
+    for decoder in ["nbits-int8", "nbits-int4", "fixed-kv-fused", "fixed-kv-ops"] {
         let err = refusal(&manifest, &format!("decoder={decoder}&verify=wasm"));
         assert!(
             err.contains("`verify`")

@@ -18,12 +18,14 @@ pub(super) const GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4
 /// The seed's loop on smoke1 without the reference check, for runs in another realm.
 pub(super) const BATCHED_REFERENCE_QUERY: &str = "cases=smoke1&maxTokens=8";
 
-/// Graph capture on a static-shape decoder (`capture=on` needs one and `choose=gpu`): the fused
-/// one, the fastest on a real GPU and, with its 8-bit weights, about 7× faster than
-/// `fixed-kv-gpu` on lavapipe; both replay through the same
+/// Graph capture on a static-shape decoder (`capture=on` needs one and `choose=gpu`):
+/// `fixed-kv-ops`, `fixed-kv-fused` with onnxruntime's fused operators (its
+/// SkipSimplifiedLayerNormalization and RotaryEmbedding nodes must run and replay on WebGPU too);
+/// `fixed-kv-fused` itself reads under `capture=all` below. With 8-bit weights both are about 7×
+/// faster than `fixed-kv-gpu` on lavapipe; all replay through the same
 /// `browser/decoding/decode-capture.js`.
 pub(super) const CAPTURED_BATCHED: &str =
-    "cases=smoke1&maxTokens=8&decoder=fixed-kv-fused&choose=gpu&sync=4&capture=on";
+    "cases=smoke1&maxTokens=8&decoder=fixed-kv-ops&choose=gpu&sync=4&capture=on";
 
 /// `capture=all`: the vision encoder and the prefill replay recorded graphs too. smoke2's two
 /// cases, so the second case's replays must read new pixels and new embeddings, not the

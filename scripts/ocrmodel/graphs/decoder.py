@@ -172,7 +172,7 @@ class _DecoderGraph:
         # The Pow/ReduceMean/Add/Sqrt/Div/Mul chain that onnxruntime's CPU EP fuses into
         # SimplifiedLayerNormalization at session creation (its WebGPU EP does not), or that node.
         b = self.b
-        if self.variant.norm == "simplified":
+        if self.variant.norm in ("simplified", "skip-simplified"):
             return b.op("SimplifiedLayerNormalization", [x, b.initializer(weight_name, self.w[weight_name])],
                         hint="rms", axis=-1, epsilon=spec.RMS_NORM_EPS)
         if self.variant.norm != "decomposed":
@@ -183,6 +183,28 @@ class _DecoderGraph:
                     hint="rms.sqrt")
         normed = b.op("Div", [x, root], hint="rms.div")
         return b.op("Mul", [normed, b.initializer(weight_name, self.w[weight_name])], hint="rms.scale")
+
+    def skip_rms_norm(self, x: str, residual: str, weight_name: str, keep_sum: bool) -> tuple[str, str | None]:
+        """(rms(residual + x) * weight, residual + x) as one com.microsoft SkipSimplifiedLayerNormalization
+        (registered for CPU and, in onnxruntime/contrib_ops/webgpu/bert/skip_layer_norm.cc, WebGPU):
+        the residual Add and the norm after it in one dispatch. Outputs 1 and 2 (mean, inverse
+        standard deviation) are not asked for; the sum (output 3) only where a later residual reads it."""
+        b = self.b
+        weight = b.initializer(weight_name, self.w[weight_name])
+        normed = b.fresh("skiprms")
+        total = b.fresh("residual") if keep_sum else ""
+        outputs = [normed, "", "", total] if keep_sum else [normed]
+        b.op("SkipSimplifiedLayerNormalization", [x, residual, weight], hint="skiprms", outputs=outputs,
+             domain=MS_DOMAIN, epsilon=spec.RMS_NORM_EPS)
+        return normed, total or None
+
+    def rotary_embedding(self, x: str, position_ids: str, caches: tuple[str, str]) -> str:
+        """RoPE on x [1, S, heads * 64] as one com.microsoft RotaryEmbedding (interleaved=0 is the
+        spec's rotate-half layout; the head size is twice the caches' 32 columns); position_ids
+        int64, as the operator's schema types it."""
+        cos_cache, sin_cache = caches
+        return self.b.op("RotaryEmbedding", [x, position_ids, cos_cache, sin_cache], hint="rotary", domain=MS_DOMAIN,
+                         interleaved=0)
 
     def rope(self, x: str, cos: str, sin: str, rotation: str) -> str:
         b = self.b
@@ -264,7 +286,7 @@ class _DecoderGraph:
                   masking: dict) -> tuple[str, str, str]:
         """(context [1, S, 512], present_k, present_v) for one block; q, k, v as split, [1, S, *]."""
         b, variant = self.b, self.variant
-        cos, sin, rotation = masking["rope"]
+        cos, sin, rotation = masking.get("rope", (None, None, None))
         past_k, past_v = past
         if variant.attention == "gqa":
             # The op's own layout: q, k, v as [1, S, heads * 64] (RoPE applied here, do_rotary=0),
@@ -280,13 +302,19 @@ class _DecoderGraph:
             return b.op("GroupQueryAttention", [q, k, v, past_k, past_v, seqlens_k, total_length],
                         outputs=[b.fresh(f"l{layer}.context"), f"present_k{layer}", f"present_v{layer}"],
                         domain=MS_DOMAIN, num_heads=spec.HEADS, kv_num_heads=spec.KV_HEADS, scale=1.0)
-        q = self.rope(b.op("Reshape", [q, b.const([0, 0, spec.HEADS, spec.HEAD_DIM])], hint=f"l{layer}.q4"),
-                      cos, sin, rotation)
-        q = b.op("Reshape", [b.op("Transpose", [q], hint=f"l{layer}.qT", perm=[0, 2, 1, 3]),
+        rotary = variant.rope == "rotary-embedding"  # on [1, S, heads * 64], then split into heads
+
+        def heads(x: str, count: int, hint: str) -> str:
+            if rotary:
+                positions, caches = masking["rotary"]
+                return b.op("Reshape", [self.rotary_embedding(x, positions, caches),
+                                        b.const([0, 0, count, spec.HEAD_DIM])], hint=hint)
+            return self.rope(b.op("Reshape", [x, b.const([0, 0, count, spec.HEAD_DIM])], hint=hint), cos, sin, rotation)
+
+        q = b.op("Reshape", [b.op("Transpose", [heads(q, spec.HEADS, f"l{layer}.q4")], hint=f"l{layer}.qT",
+                                  perm=[0, 2, 1, 3]),
                              b.const([0, spec.KV_HEADS, -1, spec.HEAD_DIM])], hint=f"l{layer}.qgroups")
-        k = self.rope(b.op("Reshape", [k, b.const([0, 0, spec.KV_HEADS, spec.HEAD_DIM])], hint=f"l{layer}.k4"),
-                      cos, sin, rotation)
-        k = b.op("Transpose", [k], hint=f"l{layer}.kT", perm=[0, 2, 1, 3])
+        k = b.op("Transpose", [heads(k, spec.KV_HEADS, f"l{layer}.k4")], hint=f"l{layer}.kT", perm=[0, 2, 1, 3])
         v = b.op("Transpose", [b.op("Reshape", [v, b.const([0, 0, spec.KV_HEADS, spec.HEAD_DIM])],
                                     hint=f"l{layer}.v4")], hint=f"l{layer}.vT", perm=[0, 2, 1, 3])
         if variant.fixed_kv:
@@ -333,16 +361,26 @@ class _DecoderGraph:
         token, head = self.tied_table(token_ids) if variant.head != "tied-gemm" else self.seed_embedding(token_ids)
         x = b.op("Concat", [vision, token], hint="sequence", axis=1)
 
-        # RoPE tables for this call's positions, [1, S, 1, 64], shared by every layer.
-        frequencies = np.concatenate([spec.rope_inverse_frequencies()] * 2)
-        angles = b.op("Mul", [b.op("Unsqueeze", [b.op("Cast", [position_ids], hint="pos.f32", to=FLOAT),
-                                                  b.const([2])], hint="pos.col"),
-                              b.const(frequencies, np.float32)], hint="rope.angles")
-        cos = b.op("Unsqueeze", [b.op("Cos", [angles], hint="rope.cos_t"), b.const([2])], hint="rope.cos4")
-        sin = b.op("Unsqueeze", [b.op("Sin", [angles], hint="rope.sin_t"), b.const([2])], hint="rope.sin4")
-        rotation = b.initializer("rope.rotate_half", _rotate_half_matrix())
-
-        masking: dict = {"rope": (cos, sin, rotation), "position_ids": position_ids, "allowed": None}
+        masking: dict = {"position_ids": position_ids, "allowed": None}
+        if variant.rope == "rotary-embedding":
+            # cos/sin of float32 angles (position times frequency, rounded to float32 as the
+            # "matmul" graph's Mul rounds them) for every cache slot, [KV_SLOTS, 32] each.
+            angles = (np.arange(spec.KV_SLOTS, dtype=np.float32)[:, None]
+                      * spec.rope_inverse_frequencies()[None, :]).astype(np.float64)
+            caches = (b.initializer("rope.cos_cache", np.cos(angles).astype(np.float32)),
+                      b.initializer("rope.sin_cache", np.sin(angles).astype(np.float32)))
+            masking["rotary"] = (b.op("Cast", [position_ids], hint="pos.i64", to=INT64), caches)
+        elif variant.rope == "matmul":
+            # RoPE tables for this call's positions, [1, S, 1, 64], shared by every layer.
+            frequencies = np.concatenate([spec.rope_inverse_frequencies()] * 2)
+            angles = b.op("Mul", [b.op("Unsqueeze", [b.op("Cast", [position_ids], hint="pos.f32", to=FLOAT),
+                                                      b.const([2])], hint="pos.col"),
+                                  b.const(frequencies, np.float32)], hint="rope.angles")
+            cos = b.op("Unsqueeze", [b.op("Cos", [angles], hint="rope.cos_t"), b.const([2])], hint="rope.cos4")
+            sin = b.op("Unsqueeze", [b.op("Sin", [angles], hint="rope.sin_t"), b.const([2])], hint="rope.sin4")
+            masking["rope"] = (cos, sin, b.initializer("rope.rotate_half", _rotate_half_matrix()))
+        else:
+            raise ValueError(f"{variant.name}: unknown rope {variant.rope!r}")
         if variant.attention == "gqa":
             masking["gqa"] = self.gqa_lengths(position_ids, pasts[0][0])
         elif not variant.gpu_only:
@@ -351,11 +389,17 @@ class _DecoderGraph:
             masking["placement"], masking["keep"] = self.float_slots(position_ids)
         masking["masked"] = b.const(MASKED_SCORE, np.float32)
 
+        # "skip-simplified": each residual Add is done by the norm after it, which hands the
+        # sum on; the last one is the final norm, over every position (a per-row norm, so
+        # gathering the last row afterwards is the same), its sum unused.
+        fused_norms = variant.norm == "skip-simplified"
         presents = []
+        h = self.rms_norm(x, "decoder.layers.0.attn_norm.weight") if fused_norms else None
         for layer in range(spec.LAYERS):
             p = f"decoder.layers.{layer}."
             precision = variant.layer_precision(layer)
-            h = self.rms_norm(x, p + "attn_norm.weight")
+            if not fused_norms:
+                h = self.rms_norm(x, p + "attn_norm.weight")
             qkv_weight = np.concatenate([w[p + "attn.q.weight"] * np.float32(spec.HEAD_DIM ** -0.5),
                                          w[p + "attn.k.weight"], w[p + "attn.v.weight"]], axis=0)
             qkv = self.linear(h, qkv_weight, p + "attn.qkv", precision)
@@ -364,22 +408,31 @@ class _DecoderGraph:
                            outputs=3, axis=-1)
             context, present_k, present_v = self.attention(layer, q, k, v, pasts[layer], masking)
             presents.append((present_k, present_v))
-            x = b.op("Add", [x, self.linear(context, w[p + "attn.o.weight"], p + "attn.o", precision)],
-                     hint=f"l{layer}.res1")
-
-            h = self.rms_norm(x, p + "mlp_norm.weight")
+            attended = self.linear(context, w[p + "attn.o.weight"], p + "attn.o", precision)
+            if fused_norms:
+                h, x = self.skip_rms_norm(attended, x, p + "mlp_norm.weight", keep_sum=True)
+            else:
+                x = b.op("Add", [x, attended], hint=f"l{layer}.res1")
+                h = self.rms_norm(x, p + "mlp_norm.weight")
             gate_up = self.linear(h, np.concatenate([w[p + "mlp.gate.weight"], w[p + "mlp.up.weight"]], axis=0),
                                   p + "mlp.gate_up", precision)
             gate, up = b.op("Split", [gate_up, b.const([spec.MLP, spec.MLP])], hint=f"l{layer}.gu", outputs=2,
                             axis=-1)
             activated = b.op("Mul", [b.op("Mul", [gate, b.op("Sigmoid", [gate], hint=f"l{layer}.sig")],
                                           hint=f"l{layer}.silu"), up], hint=f"l{layer}.glu")
-            x = b.op("Add", [x, self.linear(activated, w[p + "mlp.down.weight"], p + "mlp.down", precision)],
-                     hint=f"l{layer}.res2")
+            down = self.linear(activated, w[p + "mlp.down.weight"], p + "mlp.down", precision)
+            if fused_norms:
+                final = layer == spec.LAYERS - 1
+                next_norm = "decoder.norm.weight" if final else f"decoder.layers.{layer + 1}.attn_norm.weight"
+                h, x = self.skip_rms_norm(down, x, next_norm, keep_sum=not final)
+            else:
+                x = b.op("Add", [x, down], hint=f"l{layer}.res2")
 
         last_index = b.const(-1, np.int32) if variant.gpu_only else b.const(-1)
-        last = b.op("Gather", [x, last_index], hint="last", axis=1)
-        head(self.rms_norm(last, "decoder.norm.weight"))
+        if fused_norms:
+            head(b.op("Gather", [h, last_index], hint="last", axis=1))
+        else:
+            head(self.rms_norm(b.op("Gather", [x, last_index], hint="last", axis=1), "decoder.norm.weight"))
         b.output("logits", FLOAT, [1, spec.VOCAB_IDS])
         for layer, (present_k, present_v) in enumerate(presents):
             b.output(present_k, FLOAT, [1, spec.KV_HEADS, present_dim, spec.HEAD_DIM])
