@@ -18,7 +18,7 @@ pub const ORT_WEB_VERSION: &str = "1.30.0";
 pub const WASM_EP_MISSING_OPERATORS: &[&str] = &["com.microsoft.GatherBlockQuantized"];
 
 /// The first of `operators` the WASM execution provider cannot run, if any.
-pub fn wasm_missing_operator<'a>(operators: &'a [String]) -> Option<&'a str> {
+pub fn wasm_missing_operator(operators: &[String]) -> Option<&str> {
     operators
         .iter()
         .map(String::as_str)

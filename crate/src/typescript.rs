@@ -216,7 +216,7 @@ fn doc_comment(comment: &str, indent: &str) -> String {
     }
     let mut text = format!("{indent}/**\n");
     for line in lines {
-        text.push_str(&format!("{indent} * {line}").trim_end().to_owned());
+        text.push_str(format!("{indent} * {line}").trim_end());
         text.push('\n');
     }
     text.push_str(&format!("{indent} */\n"));
