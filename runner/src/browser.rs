@@ -1,4 +1,4 @@
-//! Launches headless Chromium or Firefox with a fresh profile, and stops it leaving nothing
+//! Launches headless Chromium or Firefox with a fresh profile (or one kept across runs), and stops it leaving nothing
 //! behind.
 //!
 //! No driver protocol: the page reports to the runner's server, so the browser only needs a
@@ -40,6 +40,28 @@ pub struct Browser {
     /// Firefox's TMPDIR under `--memory-reports`, where it keeps the FIFO that asks for a
     /// memory report and writes the reports (`memory::firefox_report_dump`).
     pub memory_report_dir: Option<PathBuf>,
+    /// The profile this run started on where it is kept across runs (`--keep-profile`).
+    pub kept_profile: Option<KeptProfile>,
+}
+
+/// How a local browser starts, besides its route.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// Firefox only: the runner may ask for its own memory reports (`--memory-reports`).
+    pub memory_reports: bool,
+    /// `--keep-profile DIR`: the profile is `DIR/<browser>`, kept across runs so that the
+    /// browser's caches (its shader and pipeline caches among them) stay warm; `None`: a
+    /// fresh profile per run, removed after it.
+    pub kept_profile: Option<PathBuf>,
+}
+
+/// A profile kept across runs, as the closing record names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptProfile {
+    pub dir: String,
+    /// Whether an earlier run had left it (its caches possibly warm), or this run made it.
+    pub reused: bool,
 }
 
 /// What stopping the browser found.
@@ -53,23 +75,44 @@ pub struct StopReport {
 }
 
 impl Browser {
-    /// Starts the browser on `url` with a fresh profile. Its stdout and stderr go to a log
-    /// file beside the profile. `route` gives Chromium's switches and the environment the
-    /// GPU route adds. `memory_reports` (Firefox only) lets the runner ask Firefox for its own
-    /// memory reports: the pref that opens the FIFO, and a TMPDIR of its own in the profile.
+    /// Starts the browser on `url` with a fresh profile, or the kept one of
+    /// `launch.kept_profile`. Its stdout and stderr go to a log file in a directory of the
+    /// run's own. `route` gives Chromium's switches and the environment the GPU route adds.
+    /// `launch.memory_reports` (Firefox only) lets the runner ask Firefox for its own memory
+    /// reports: the pref that opens the FIFO, and a TMPDIR of the run's own.
     pub fn launch(
         info: &BrowserInfo,
         url: &str,
         route: &GpuRoute,
-        memory_reports: bool,
+        launch: &LaunchOptions,
     ) -> Result<Browser> {
         let disabled = Disabled::from_env().map_err(|m| Failure::new(Cause::Usage, m))?;
         let workdir = tempfile::Builder::new()
             .prefix(&format!("ocr-bench-{}-", info.name))
             .tempdir()
             .context("creating a temporary profile directory")?;
-        let profile = workdir.path().join("profile");
-        fs::create_dir(&profile).context("creating the profile directory")?;
+        let (profile, kept_profile) = match &launch.kept_profile {
+            None => {
+                let profile = workdir.path().join("profile");
+                fs::create_dir(&profile).context("creating the profile directory")?;
+                (profile, None)
+            }
+            Some(dir) => {
+                let profile = dir.join(info.name.name());
+                let reused = fs::read_dir(&profile).is_ok_and(|mut d| d.next().is_some());
+                fs::create_dir_all(&profile).map_err(|e| {
+                    Failure::new(
+                        Cause::Usage,
+                        format!("--keep-profile: creating {}: {e}", profile.display()),
+                    )
+                })?;
+                let kept = KeptProfile {
+                    dir: profile.display().to_string(),
+                    reused,
+                };
+                (profile, Some(kept))
+            }
+        };
         let log_path = workdir.path().join("browser.log");
         let log = fs::File::create(&log_path).context("creating the browser log")?;
         let mut command = Command::new(&info.executable);
@@ -87,8 +130,12 @@ impl Browser {
             }
             BrowserKind::Firefox => {
                 write_user_js(&profile)?;
-                if memory_reports {
-                    memory_report_dir = Some(allow_memory_reports(&profile, &mut command)?);
+                if launch.memory_reports {
+                    memory_report_dir = Some(allow_memory_reports(
+                        &profile,
+                        workdir.path(),
+                        &mut command,
+                    )?);
                 }
                 command.args(["--headless", "--no-remote", "--new-instance", "--profile"]);
                 command.arg(&profile);
@@ -130,6 +177,7 @@ impl Browser {
             stopped: false,
             sigkill: !disabled.sigkill,
             memory_report_dir,
+            kept_profile,
         };
         // A browser without its watchdog is stopped again: dropping it does that.
         if !disabled.watchdog {
@@ -307,9 +355,9 @@ fn write_user_js(profile: &Path) -> Result<()> {
 }
 
 /// Adds the pref that makes Firefox watch `$TMPDIR/debug_info_trigger` for `memory report`
-/// and gives it a TMPDIR of its own inside the fresh profile, so that the FIFO and the reports
-/// are this run's alone; returns that directory.
-fn allow_memory_reports(profile: &Path, command: &mut Command) -> Result<PathBuf> {
+/// and gives it a TMPDIR of its own in the run's directory (`workdir`), so that the FIFO and
+/// the reports are this run's alone, a kept profile or not; returns that directory.
+fn allow_memory_reports(profile: &Path, workdir: &Path, command: &mut Command) -> Result<PathBuf> {
     let (name, value) = options::MEMORY_REPORT_PREF;
     let mut user_js = fs::OpenOptions::new()
         .append(true)
@@ -318,8 +366,8 @@ fn allow_memory_reports(profile: &Path, command: &mut Command) -> Result<PathBuf
     use std::io::Write;
     writeln!(user_js, "user_pref(\"{name}\", {value});")
         .context("writing the memory report pref to user.js")?;
-    let dir = profile.join("tmp");
-    fs::create_dir(&dir).context("creating Firefox's TMPDIR in the profile")?;
+    let dir = workdir.join("tmp");
+    fs::create_dir(&dir).context("creating Firefox's TMPDIR for the run")?;
     command.env("TMPDIR", &dir);
     Ok(dir)
 }

@@ -2,6 +2,8 @@
 //! are fixed (the same names in the same order for every file, whatever its runs hold), a
 //! cell a run lacks is empty; `runner/README.md` ("Exporting runs") says what each holds.
 
+use std::collections::BTreeMap;
+
 use ocr_bench_core::config::{ParameterKind, PARAMETER_NAMES};
 use ocr_bench_core::latency::LatencyStats;
 use ocr_bench_core::phase::{Phase, RELEASE_STEPS};
@@ -11,8 +13,9 @@ use serde_json::{Map, Value};
 
 use crate::memory::ProcessMemory;
 use crate::memory_model::given_back::given_back;
-use crate::memory_model::rise::{rises, Part, REALMS};
+use crate::memory_model::rise::{rises, total, Part, ReportRise, REALMS};
 use crate::memory_model::{page_gpu, STARTUP_PHASE};
+use crate::process_type::ProcessType;
 use crate::report_html::{gpu_placement, GpuPlacement};
 use crate::runs::Run;
 
@@ -505,6 +508,28 @@ fn rise_cells(row: &mut Row, f: &Facts<'_>) {
             ),
         ];
         for (name, cell) in cells {
+            row.push(format!("rise.{}.{name}", phase.as_str()), cell);
+        }
+        // Firefox's own report parts (`--memory-reports`), summed over the process types.
+        let report = end.and_then(|e| e.report.as_ref());
+        let part = |pick: fn(&ReportRise) -> &BTreeMap<ProcessType, i64>| {
+            number(report.map(|r| total(pick(r)) as f64))
+        };
+        let report_cells = [
+            ("reportJsBytes", part(|r| &r.js)),
+            ("reportWasmCodeBytes", part(|r| &r.wasm_code)),
+            (
+                "reportHeapUnclassifiedBytes",
+                part(|r| &r.heap_unclassified),
+            ),
+            ("reportGfxBytes", part(|r| &r.gfx)),
+            ("reportOtherBytes", part(|r| &r.other)),
+            (
+                "reportHeldAsGpuBytes",
+                number(report.map(|r| r.held_as_gpu as f64)),
+            ),
+        ];
+        for (name, cell) in report_cells {
             row.push(format!("rise.{}.{name}", phase.as_str()), cell);
         }
     }

@@ -46,15 +46,17 @@ struct Cli {
 enum Command {
     /// Serve the page for a browser of your own; prints the URL to open.
     Serve {
-        /// Port to listen on; 0 picks a free one.
-        #[arg(long, default_value_t = 8000)]
-        port: u16,
+        /// Port to listen on (default 8000, or --public-url's port); 0 picks a free one.
+        #[arg(long)]
+        port: Option<u16>,
         /// Address to bind; anything but loopback exposes the results endpoints.
         #[arg(long, default_value = "127.0.0.1")]
         host: IpAddr,
         /// JSONL file the page's reports are appended to.
         #[arg(long, default_value = DEFAULT_RESULTS)]
         results: PathBuf,
+        #[command(flatten)]
+        origin: commands::run::OriginArgs,
     },
     /// Run the page once in a fresh headless browser and print its results.
     ///
@@ -93,6 +95,12 @@ enum Command {
         /// default. Firefox started here only.
         #[arg(long)]
         memory_reports: bool,
+        /// Start the browser on a profile kept in DIR/<browser> across runs (made by the first),
+        /// instead of a fresh one removed after the run: its caches, the shader and pipeline
+        /// caches among them, stay warm for the next run (the closing record's `keptProfile`
+        /// says whether it was reused). A browser started here only.
+        #[arg(long, value_name = "DIR")]
+        keep_profile: Option<PathBuf>,
         #[command(flatten)]
         webdriver: commands::run::WebDriverArgs,
         #[command(flatten)]
@@ -148,6 +156,10 @@ enum Command {
         /// Firefox only).
         #[arg(long)]
         memory_reports: bool,
+        /// Every local run's browser on the profile kept in DIR/<browser>, as `run
+        /// --keep-profile` (refused with --local-jobs above 1: one profile, one browser at once).
+        #[arg(long, value_name = "DIR")]
+        keep_profile: Option<PathBuf>,
         #[command(flatten)]
         webdriver: commands::run::WebDriverArgs,
         #[command(flatten)]
@@ -456,7 +468,19 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             port,
             host,
             results,
-        } => serve_command(&root, host, port, &results).await,
+            origin,
+        } => {
+            // Without --port: 8000, unless the public URL names the port.
+            let port = port.or(origin.public_url.is_none().then_some(8000));
+            let reach = match origin.reach(Some(host), port) {
+                Ok(reach) => reach,
+                Err(message) => {
+                    eprintln!("ocr-bench: {message}");
+                    return Ok(commands::EXIT_USAGE);
+                }
+            };
+            serve_command(&root, &reach, &results).await
+        }
         Command::Run {
             browser,
             results,
@@ -465,6 +489,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             sample_ms,
             gpu_route,
             memory_reports,
+            keep_profile,
             webdriver,
             reach,
             query,
@@ -486,7 +511,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 gpu_route,
                 reach,
             };
-            run_command(browser, webdriver, memory_reports, options).await
+            run_command(browser, webdriver, memory_reports, keep_profile, options).await
         }
         Command::Sweep {
             browser,
@@ -500,6 +525,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             sample_ms,
             gpu_route,
             memory_reports,
+            keep_profile,
             webdriver,
             reach,
             targets,
@@ -522,6 +548,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 jobs,
                 local_jobs,
                 memory_reports,
+                keep_profile,
                 run: RunOptions {
                     root,
                     page: DEFAULT_PAGE.to_owned(),

@@ -33,9 +33,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::memory_model::floor::FloorAnswer;
-use crate::memory_model::predict::PhasePrediction;
+use crate::memory_model::predict::Prediction;
 
 pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses};
+use firefox_report_dump::Ask;
 pub use snapshot::{Beside, PhaseMemory, ProcessMemory, SamplerFigures};
 pub use stats::Extent;
 use stats::{record_driver_gpu, record_pss, record_pss_shmem, record_rss, Measured, Tracked};
@@ -57,6 +58,13 @@ const PSS_DUTY: f64 = 0.05;
 /// so and the run goes on.
 pub const MEMORY_REPORT_LIMIT: Duration = Duration::from_secs(15);
 
+/// The sampler's phase after the run's end report while Firefox minimizes its memory
+/// ([`Sampler::minimize_and_report`]): none of the page's phases, so that theirs stay as the
+/// page left them.
+pub const MINIMIZE_PHASE: &str = "minimize";
+/// The reading, and the report, taken once Firefox minimized its memory.
+pub const MINIMIZED: &str = "minimized";
+
 /// How often the process tree is walked again for new processes, in ticks. Processes come
 /// and go a handful of times per run; a new one is missed for at most this many ticks.
 const REDISCOVER_EVERY_TICKS: u64 = 4;
@@ -72,7 +80,7 @@ struct Shared {
     measured: Mutex<Measured>,
     driver_gpu: Mutex<DriverGpu>,
     /// The run's floor and the prediction made from it, set before the browser starts.
-    floor: Mutex<Option<(FloorAnswer, Option<BTreeMap<String, PhasePrediction>>)>>,
+    floor: Mutex<Option<(FloorAnswer, Option<Prediction>)>>,
     /// Under `--memory-reports`: Firefox's TMPDIR and the reports taken so far.
     memory_reports: Mutex<Option<(std::path::PathBuf, Vec<firefox_report::PhaseReport>)>>,
     stop: AtomicBool,
@@ -289,9 +297,15 @@ impl Sampler {
 
     /// The run's floor per phase ([`crate::memory_model::floor::for_run`]) and the memory
     /// predicted from it ([`crate::memory_model::predict::for_run`]), carried in every answer
-    /// from now on, so the record holds the prediction beside what was measured.
-    pub fn set_floor(&self, floor: FloorAnswer, query: &str) {
-        let prediction = crate::memory_model::predict::for_run(&floor, query);
+    /// from now on, so the record holds the prediction beside what was measured; `placement`:
+    /// where the run's GPU bytes are expected to live (its GPU route).
+    pub fn set_floor(
+        &self,
+        floor: FloorAnswer,
+        query: &str,
+        placement: crate::report_html::GpuPlacement,
+    ) {
+        let prediction = crate::memory_model::predict::for_run(&floor, query, placement);
         *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some((floor, prediction));
     }
 
@@ -310,10 +324,34 @@ impl Sampler {
     /// [`MEMORY_REPORT_LIMIT`]; blocking) and keeps its parts, or why there are none, as taken
     /// at `at_phase`. Nothing without [`Sampler::enable_memory_reports`].
     pub fn take_memory_report(&self, at_phase: &str) {
+        self.report(at_phase, Ask::Report);
+    }
+
+    /// Once the page posted its result (after release and the end report): Firefox minimizes
+    /// every process's memory, the way it does under memory pressure, and reports; then one
+    /// reading as the step [`MINIMIZED`] of the phase [`MINIMIZE_PHASE`], so that what the
+    /// browser gives back when pushed is measured apart from what release gave back by
+    /// itself (the release phase's end stays before it). Nothing without
+    /// [`Sampler::enable_memory_reports`].
+    pub fn minimize_and_report(&self) {
+        if !self.takes_memory_reports() {
+            return;
+        }
+        self.mark(MINIMIZE_PHASE);
+        self.report(MINIMIZED, Ask::MinimizeThenReport);
+        self.step(MINIMIZED);
+    }
+
+    fn report(&self, at_phase: &str, ask: Ask) {
         let Some(dir) = self.memory_reports().as_ref().map(|(dir, _)| dir.clone()) else {
             return;
         };
-        let parsed = firefox_report_dump::request(&dir, MEMORY_REPORT_LIMIT)
+        // A minimize runs every process's collectors before the report: give it longer.
+        let limit = match ask {
+            Ask::Report => MEMORY_REPORT_LIMIT,
+            Ask::MinimizeThenReport => MEMORY_REPORT_LIMIT * 2,
+        };
+        let parsed = firefox_report_dump::request(&dir, ask, limit)
             .and_then(|gz| firefox_report::parse_gz(&gz).map_err(|e| format!("{e:#}")));
         let report = match parsed {
             Ok(by_type) => firefox_report::PhaseReport {

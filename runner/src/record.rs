@@ -275,6 +275,14 @@ pub struct RunEnd {
     /// `browserVersion`, `platformName`, the driver's version), never the whole echo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported_capabilities: Option<Value>,
+    /// A WebDriver run with BiDi: how many console lines the page and its workers logged
+    /// (the last of them are in the run's message on a failure; absent where none were read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_lines: Option<usize>,
+    /// `--keep-profile`: the profile the browser started on, and whether an earlier run had
+    /// left it (warm caches) or this run made it (absent with a fresh profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_profile: Option<crate::browser::KeptProfile>,
 }
 
 /// A refused request: which endpoint, the HTTP status it got and why.

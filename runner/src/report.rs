@@ -260,7 +260,11 @@ fn prediction_lines(
     };
     // The prediction the run recorded before loading; older records, from their floor.
     let predicted = memory.beside.prediction.clone().unwrap_or_else(|| {
-        crate::memory_model::predict::from_floor(&floor.phases, &summary.config)
+        crate::memory_model::predict::from_floor(
+            &floor.phases,
+            &summary.config,
+            crate::report_html::gpu_placement(summary),
+        )
     });
     let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
     let wasm = crate::memory_model::page_gpu::wasm_bytes_by_phase(&summary.memory_samples);

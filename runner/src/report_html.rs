@@ -7,12 +7,14 @@
 
 mod decomposition;
 mod finished_run;
+mod least_memory;
 mod release_table;
 mod rise_table;
 mod summary;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use decomposition::adapter_is_software;
 pub use decomposition::{decompose, gpu_placement, Decomposition, GpuPlacement, PhaseShare};
 #[cfg(test)]
 use summary::MIB;

@@ -199,10 +199,18 @@ async fn run_attempt(
     // given to it once the browser runs. A target without one answers why there are no
     // process figures.
     let sampler = target.sampler(options.sample_interval).map(Arc::new);
+    let route = target.gpu_route(options.gpu_route);
     if let Some(sampler) = &sampler {
+        // The route says before any page whether the adapter will be software, whose GPU
+        // bytes are process memory.
+        let placement = match route.route {
+            Route::Software => crate::report_html::GpuPlacement::Software,
+            Route::Gpu => crate::report_html::GpuPlacement::Device,
+        };
         sampler.set_floor(
             crate::memory_model::floor::for_run(&options.root, &options.page, &options.query),
             &options.query,
+            placement,
         );
     }
     let (events_tx, mut events) = mpsc::unbounded_channel();
@@ -250,7 +258,6 @@ async fn run_attempt(
     // The browser opens the one-time launch URL, which sets the run's secret as a cookie and
     // sends it on to the page; the secret itself is never written to the results file.
     let launch_url = format!("{origin}{}{secret}", server::LAUNCH_PATH);
-    let route = target.gpu_route(options.gpu_route);
     on_status(&format!("GPU route {} ({})", route.route, route.reason));
     // A local browser has its own process group, so a terminal's Ctrl-C reaches only the
     // runner: catch it and SIGTERM, and stop the browser before leaving. A closed terminal
@@ -285,7 +292,15 @@ async fn run_attempt(
                 left: Vec::new(),
             };
             return close_run(
-                state, outcome, started, no_stop, url, seen, None, options, browser,
+                state,
+                outcome,
+                started,
+                no_stop,
+                url,
+                seen,
+                Remote::default(),
+                options,
+                browser,
             )
             .map(|report| RunReport {
                 browser_log_tail: String::new(),
@@ -366,11 +381,15 @@ async fn run_attempt(
     .context("stopping the browser")?;
     let (stop, instance) = stop;
     let browser_log_tail = instance.log_tail(40);
-    let reported = instance.reported_capabilities();
+    let remote = Remote {
+        reported_capabilities: instance.reported_capabilities(),
+        console_lines: instance.console_lines(),
+        kept_profile: instance.kept_profile(),
+    };
     drop(instance);
     server_task.abort();
     let report = close_run(
-        state, outcome, started, stop, url, seen, reported, options, browser,
+        state, outcome, started, stop, url, seen, remote, options, browser,
     )?;
     Ok(RunReport {
         browser_log_tail,
@@ -409,6 +428,15 @@ fn is_not_started(error: &anyhow::Error) -> bool {
         .is_some_and(|f| f.cause == Cause::BrowserMissing)
 }
 
+/// What the started browser tells the closing record: a WebDriver session's capabilities
+/// and console lines, a local browser's kept profile.
+#[derive(Default)]
+struct Remote {
+    reported_capabilities: Option<Value>,
+    console_lines: Option<usize>,
+    kept_profile: Option<crate::browser::KeptProfile>,
+}
+
 /// Writes the closing `run` record and says how the run ended.
 #[allow(clippy::too_many_arguments)]
 fn close_run(
@@ -418,7 +446,7 @@ fn close_run(
     stop: StopReport,
     url: String,
     seen: Seen,
-    reported_capabilities: Option<Value>,
+    remote: Remote,
     options: &RunOptions,
     browser: &crate::browser::BrowserInfo,
 ) -> Result<RunReport> {
@@ -433,7 +461,9 @@ fn close_run(
         url,
         run_id: seen.run_id,
         gpu_route: Some(seen.gpu_route),
-        reported_capabilities: reported_capabilities.clone(),
+        reported_capabilities: remote.reported_capabilities.clone(),
+        console_lines: remote.console_lines,
+        kept_profile: remote.kept_profile,
         another_page: matches!(
             &outcome,
             Outcome::Finished {
@@ -457,7 +487,7 @@ fn close_run(
         wall,
         stop,
         browser_log_tail: String::new(),
-        reported_capabilities,
+        reported_capabilities: remote.reported_capabilities,
     })
 }
 

@@ -184,6 +184,8 @@ pub struct SweepOptions {
     pub local_jobs: u32,
     /// `--memory-reports`: Firefox's own memory reports in every run (local Firefox only).
     pub memory_reports: bool,
+    /// `--keep-profile DIR`: every local browser on its profile kept in `DIR/<browser>`.
+    pub keep_profile: Option<std::path::PathBuf>,
     /// Root, results, timeout and sampling as for one run; `page` and `query` are set per
     /// combination.
     pub run: RunOptions,
@@ -227,6 +229,17 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         crate::run::check_manifest(&options.run.root, &options.run.page, config)
             .map_err(|message| Failure::new(Cause::Usage, message))?;
     }
+    if options.keep_profile.is_some() && options.local_jobs > 1 {
+        return Err(Failure::new(
+            Cause::Usage,
+            format!(
+                "--keep-profile with --local-jobs {}: two browsers at once cannot share one \
+                 profile (allowed: --local-jobs 1 with --keep-profile)",
+                options.local_jobs
+            ),
+        )
+        .into());
+    }
     let machine = crate::machine::describe();
     let mut targets: Vec<Box<dyn BrowserTarget>> = Vec::new();
     for spec in &specs {
@@ -238,12 +251,22 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
                 )
                 .into())
             }
+            TargetSpec::WebDriver(..) if options.keep_profile.is_some() => {
+                return Err(Failure::new(
+                    Cause::Usage,
+                    crate::target::local::KEPT_PROFILE_LOCAL_ONLY,
+                )
+                .into())
+            }
             TargetSpec::WebDriver(spec, kind) => Box::new(
                 spec.target(*kind)
                     .map_err(|message| Failure::new(Cause::Usage, message))?,
             ),
             TargetSpec::Local(kind) => {
-                let target = LocalTarget::new(browser::probe(*kind)?, machine.clone());
+                let mut target = LocalTarget::new(browser::probe(*kind)?, machine.clone());
+                if let Some(dir) = &options.keep_profile {
+                    target = target.with_kept_profile(dir.clone());
+                }
                 if options.memory_reports {
                     Box::new(
                         target

@@ -133,8 +133,15 @@ pub trait RunningBrowser: Send {
     /// is left, for the closing record.
     fn stop(&mut self) -> StopReport;
 
-    /// The last `lines` lines of the browser's own output (empty where there is none).
+    /// The last `lines` lines of the browser's own output (empty where there is none); for a
+    /// WebDriver session, the page's console lines, or one line saying why there are none.
     fn log_tail(&self, lines: usize) -> String;
+
+    /// How many console lines the page logged, where the target reads them (a WebDriver
+    /// session with BiDi), for the closing record; `None` elsewhere.
+    fn console_lines(&self) -> Option<usize> {
+        None
+    }
 
     /// What a remote end reported of the browser (`browserName`, `browserVersion`,
     /// `platformName`, …), for the closing record; `None` for a local browser.
@@ -145,6 +152,11 @@ pub trait RunningBrowser: Send {
     /// Where Firefox takes requests for its memory reports (`--memory-reports`); `None`
     /// where the run does not take them.
     fn memory_report_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
+    /// The profile the browser started on where it is kept across runs (`--keep-profile`).
+    fn kept_profile(&self) -> Option<crate::browser::KeptProfile> {
         None
     }
 }

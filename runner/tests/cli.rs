@@ -6,6 +6,8 @@
 mod arguments;
 #[path = "cli/compare.rs"]
 mod compare;
+#[path = "cli/serve_tls.rs"]
+mod serve_tls;
 #[path = "cli/server.rs"]
 mod server;
 
@@ -33,18 +35,24 @@ impl Drop for Served {
 }
 
 fn serve(root: &Path, results: &Path) -> Served {
+    serve_with(root, results, &[])
+}
+
+/// `serve` with `extra` arguments; its base is the URL of its first line.
+fn serve_with(root: &Path, results: &Path, extra: &[&str]) -> Served {
     let mut child = Command::new(BIN)
         .args(["serve", "--port", "0", "--root"])
         .arg(root)
         .arg("--results")
         .arg(results)
+        .args(extra)
         .stdout(Stdio::piped())
         .spawn()
         .expect("starting ocr-bench serve");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
-    // "serving ROOT at http://127.0.0.1:PORT/"
+    // "serving ROOT at http://127.0.0.1:PORT/" (https:// with --tls)
     let base = first
         .split_whitespace()
         .last()

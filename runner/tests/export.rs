@@ -278,3 +278,58 @@ fn a_failed_verification_and_the_gpu_route_are_in_the_row() {
     assert_eq!(row["gpuRoute.route"], closing["gpuRoute"]["route"]);
     assert_eq!(row["gpuRoute.adapter"], closing["gpuRoute"]["adapter"]);
 }
+
+#[test]
+fn firefox_report_parts_are_columns_that_close_the_rise() {
+    let with_reports = both(&data("firefox-memory-reports-smoke1.jsonl"));
+    let row = &with_reports.objects[0];
+    let cell = |name: &str| row[name].as_f64();
+    let mut checked = 0;
+    for phase in ["vision-load", "vision-encode", "decoder-run", "release"] {
+        let at = |part: &str| cell(&format!("rise.{phase}.{part}"));
+        let Some(unexplained) = at("unexplainedBytes") else {
+            continue;
+        };
+        // Every named part is a number where the run took its reports.
+        let named: f64 = [
+            "gpuBytes",
+            "wasmPageBytes",
+            "wasmVisionWorkerBytes",
+            "wasmDecoderWorkerBytes",
+            "shmemBytes",
+        ]
+        .iter()
+        .map(|part| at(part).unwrap_or_else(|| panic!("{phase}: {part} is empty")))
+        .sum::<f64>()
+            + at("jsHeapBytes").unwrap_or(0.0);
+        let report: f64 = [
+            "reportJsBytes",
+            "reportWasmCodeBytes",
+            "reportHeapUnclassifiedBytes",
+            "reportGfxBytes",
+            "reportOtherBytes",
+        ]
+        .iter()
+        .map(|part| at(part).unwrap_or_else(|| panic!("{phase}: {part} is empty")))
+        .sum::<f64>()
+            - at("reportHeldAsGpuBytes").unwrap();
+        // The columns add up: the rise less every part is what is left unexplained.
+        assert_eq!(
+            at("pssBytes").unwrap() - named - report,
+            unexplained,
+            "{phase}: {row:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no phase with an unexplained part: {row:?}");
+
+    // A run without Firefox's reports has the columns, empty.
+    let without = both(&data("realm-worker-smoke1.jsonl"));
+    assert!(without
+        .header
+        .contains(&"rise.decoder-run.reportJsBytes".to_owned()));
+    assert_eq!(
+        without.objects[0]["rise.decoder-run.reportJsBytes"],
+        Value::Null
+    );
+}

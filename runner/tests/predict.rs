@@ -98,3 +98,42 @@ fn bad_input_is_refused_with_status_2_and_what_was_wrong() {
         assert!(output.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// The PSS rise of a phase's row: its last column.
+fn pss_rise(stdout: &str, phase: &str) -> f64 {
+    let row = stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(phase))
+        .unwrap_or_else(|| panic!("no {phase} row: {stdout}"));
+    row.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_recorded_software_adapter_puts_the_gpu_bytes_in_the_pss_rise() {
+    let software = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/firefox-memory-reports-smoke1.jsonl");
+    let on_software = predict(&["--adapter", software.to_str().unwrap(), "cases=smoke1"]);
+    let on_gpu = predict(&["--adapter", recorded().to_str().unwrap(), "cases=smoke1"]);
+    let (soft, gpu) = (
+        String::from_utf8_lossy(&on_software.stdout),
+        String::from_utf8_lossy(&on_gpu.stdout),
+    );
+    assert!(
+        soft.contains("the GPU bytes in it: the adapter is software"),
+        "{soft}"
+    );
+    assert!(
+        gpu.contains("the GPU bytes outside it, in device memory"),
+        "{gpu}"
+    );
+    // decoder-run's GPU bytes (the third column) are the difference.
+    let gpu_bytes: f64 = soft
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("decoder-run"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let difference = pss_rise(&soft, "decoder-run") - pss_rise(&gpu, "decoder-run");
+    assert!((difference - gpu_bytes).abs() <= 0.1, "{soft}\n{gpu}");
+}

@@ -1,6 +1,7 @@
 //! `ocr-bench run --webdriver` when things go wrong: an endpoint that is not there, one that
-//! refuses the session, Ctrl-C, the runner killed, the browser crashing. Each ends with a
-//! clear error and a closing record (where the runner lives to write one), no session on the
+//! refuses the session, Ctrl-C, the runner killed, the browser crashing, a page that fails
+//! (its console lines, read through WebDriver BiDi, in the message). Each ends with a clear
+//! error and a closing record (where the runner lives to write one), no session on the
 //! driver and no browser process; no credential from the URL or the capabilities appears in
 //! any output. The drivers are started here on loopback (`harness/drivers.rs`).
 //!
@@ -22,14 +23,44 @@ use harness::{records, Fault, Running};
 const PASSWORD: &str = "hunter2-pw-7781";
 const ACCESS_KEY: &str = "AK-secret-5521";
 
+/// A page that logs to its console, throws, then reports an error of its own.
+const CONSOLE_PAGE: &str = r#"<!doctype html>
+<meta charset="utf-8">
+<title>logs, throws, fails</title>
+<script type="module">
+const runId = `console-${Date.now()}`;
+console.warn("console-check: logged by the page");
+setTimeout(() => { throw new Error("console-check: thrown by the page"); });
+await new Promise((resolve) => setTimeout(resolve, 10));
+await fetch("/benchmark-error", {
+	method: "POST",
+	headers: { "Content-Type": "application/json" },
+	body: JSON.stringify({ runId, phase: "baseline", error: { name: "Error", message: "console-check: failed on purpose" } }),
+});
+</script>
+"#;
+
+/// `run` of the waiting page in Firefox through the endpoint at `url`.
 fn run_args(fault: &Fault, url: &str, results: &Path, extra: &[&str]) -> Vec<OsString> {
+    page_run_args(fault, "firefox", "wait.html", url, results, extra)
+}
+
+/// `run` of `page` (in the fault's directory) in `browser` through the endpoint at `url`.
+fn page_run_args(
+    fault: &Fault,
+    browser: &str,
+    page: &str,
+    url: &str,
+    results: &Path,
+    extra: &[&str],
+) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["--root".into(), fault.dir.path().into()];
     for arg in [
         "run",
         "--browser",
-        "firefox",
+        browser,
         "--page",
-        "wait.html",
+        page,
         "--timeout",
         "120",
         "--webdriver",
@@ -205,4 +236,61 @@ fn a_browser_that_crashes_mid_run_ends_the_run() {
     let end = closing(&results);
     assert_eq!(end["outcome"], "browser-exited", "{end}");
     driver.assert_nothing_left(Duration::from_secs(10));
+}
+
+/// A page that fails: the runner's message has the page's console lines (a `console.warn` and
+/// an uncaught error, read through WebDriver BiDi) and the closing record counts them.
+fn a_page_error_shows_the_pages_console(kind: DriverKind, browser: &str) {
+    let Some(driver) = Driver::start(kind) else {
+        return;
+    };
+    let fault = Fault::new();
+    std::fs::write(fault.path("console.html"), CONSOLE_PAGE).unwrap();
+    let results = fault.path("results.jsonl");
+    let args = page_run_args(
+        &fault,
+        browser,
+        "console.html",
+        &driver.url(),
+        &results,
+        &[],
+    );
+    let (code, output) = fault.start(&args, &[]).finish(Duration::from_secs(120));
+    assert_eq!(code, Some(1), "{output}");
+    assert!(
+        output.contains("console-check: failed on purpose")
+            && output.contains("last lines of the page's console (WebDriver BiDi):"),
+        "{output}"
+    );
+    let console: Vec<&str> = output
+        .lines()
+        .skip_while(|line| !line.contains("last lines of the page's console"))
+        .collect();
+    assert!(
+        console
+            .iter()
+            .any(|line| line.contains("warn  console-check: logged by the page (http")),
+        "{output}"
+    );
+    assert!(
+        console.iter().any(|line| line.contains("error uncaught")
+            && line.contains("console-check: thrown by the page")),
+        "{output}"
+    );
+    let end = closing(&results);
+    assert_eq!(end["outcome"], "error", "{end}");
+    assert!(end["consoleLines"].as_u64() >= Some(2), "{end}");
+    driver.assert_nothing_left(Duration::from_secs(10));
+}
+
+#[test]
+#[ignore = "starts geckodriver and Firefox: cargo test -p ocr-bench --test webdriver_faults -- --ignored"]
+fn a_page_error_through_geckodriver_shows_the_pages_console() {
+    a_page_error_shows_the_pages_console(DriverKind::Geckodriver, "firefox");
+}
+
+#[test]
+#[ignore = "starts chromedriver and Chromium: cargo test -p ocr-bench --test webdriver_faults -- --ignored"]
+fn a_page_error_through_chromedriver_shows_the_pages_console() {
+    a_page_error_shows_the_pages_console(DriverKind::Chromedriver, "chromium");
 }

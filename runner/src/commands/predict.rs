@@ -6,8 +6,9 @@ use std::path::Path;
 
 use ocr_bench::combos::plan::plan;
 use ocr_bench::memory_model::predict::{
-    adapter_limits, largest_buffer, over_limits, predict, render, AdapterLimits,
+    adapter_limits, largest_buffer, over_limits, predict, recorded_placement, render, AdapterLimits,
 };
+use ocr_bench::report_html::GpuPlacement;
 
 use super::EXIT_USAGE;
 
@@ -32,13 +33,16 @@ fn run(
     queries: &[String],
     adapter: Option<&Path>,
 ) -> Result<(String, bool), String> {
-    let limits: Option<AdapterLimits> = match adapter {
+    // Without a recorded adapter the GPU bytes are taken to be device memory (a real GPU).
+    let (limits, placement): (Option<AdapterLimits>, GpuPlacement) = match adapter {
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| format!("--adapter {}: {e}", file.display()))?;
-            Some(adapter_limits(&text).map_err(|e| format!("--adapter {}: {e}", file.display()))?)
+            let limits =
+                adapter_limits(&text).map_err(|e| format!("--adapter {}: {e}", file.display()))?;
+            (Some(limits), recorded_placement(&text))
         }
-        None => None,
+        None => (None, GpuPlacement::Device),
     };
     let plan = plan(base, queries).map_err(|e| e.to_string())?;
     let mut out = String::new();
@@ -48,15 +52,20 @@ fn run(
         let (shown, manifest) =
             ocr_bench::model_manifest::read(root, ocr_bench::run::DEFAULT_PAGE, &config.manifest)?;
         let refused = |e: String| format!("{:?} on the manifest {shown}: {e}", planned.query);
-        let predictions = predict(&manifest, &config).map_err(refused)?;
+        let predictions = predict(&manifest, &config, placement).map_err(refused)?;
         let (largest, tensor) = largest_buffer(&manifest, &config).map_err(refused)?;
         out.push_str(&format!(
             "{} · {shown}\nexpected peak per phase, MiB (GPU: every realm's device; wasm: \
-             WebAssembly heaps per realm; PSS rise: above the idle browser):\n",
+             WebAssembly heaps per realm; PSS rise: above the idle browser, {}):\n",
             if planned.query.is_empty() {
                 "default configuration"
             } else {
                 &planned.query
+            },
+            if placement == GpuPlacement::Software {
+                "the GPU bytes in it: the adapter is software"
+            } else {
+                "the GPU bytes outside it, in device memory"
             }
         ));
         out.push_str(&render(&predictions));

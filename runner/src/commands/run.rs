@@ -53,15 +53,24 @@ pub struct ReachArgs {
     /// Port to listen on (default: --public-url's port, else a free one; 0: a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    #[command(flatten)]
+    pub origin: OriginArgs,
+}
+
+/// `--public-url`, `--tls`, `--tls-cert`, `--tls-key` of `run`, `sweep` and `serve`: the
+/// origin the browser opens and whether the page is served over HTTPS.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct OriginArgs {
     /// The origin the browser opens instead of http://127.0.0.1:PORT, such as
     /// https://192.0.2.7:8443 (this machine as the browser's machine reaches it); https://
     /// serves the page over HTTPS as --tls does.
     #[arg(long, value_name = "URL")]
     pub public_url: Option<String>,
     /// Serve the page over HTTPS with a certificate made at start for --public-url's host,
-    /// 127.0.0.1 and localhost; the browser is told to accept it (WebDriver
-    /// acceptInsecureCerts, Chromium --ignore-certificate-errors). WebGPU needs it on
-    /// another machine: http://HOST:PORT is not a secure context there.
+    /// the listening address, 127.0.0.1 and localhost; a browser the runner starts is told
+    /// to accept it (WebDriver acceptInsecureCerts, Chromium --ignore-certificate-errors),
+    /// one of your own asks once. WebGPU needs it on another machine: http://HOST:PORT is
+    /// not a secure context there.
     #[arg(long)]
     pub tls: bool,
     /// Serve HTTPS with this PEM certificate chain instead (one the browser trusts).
@@ -75,9 +84,17 @@ pub struct ReachArgs {
 impl ReachArgs {
     /// The checked flags; the error says what was wrong and what is allowed.
     pub fn reach(&self) -> Result<Reach, String> {
+        self.origin.reach(self.host, self.port)
+    }
+}
+
+impl OriginArgs {
+    /// The checked flags with where the server listens; the error says what was wrong and
+    /// what is allowed.
+    pub fn reach(&self, host: Option<IpAddr>, port: Option<u16>) -> Result<Reach, String> {
         Reach::from_flags(
-            self.host,
-            self.port,
+            host,
+            port,
             self.public_url.as_deref(),
             self.tls,
             self.tls_cert.clone().zip(self.tls_key.clone()),
@@ -91,11 +108,15 @@ pub async fn run_command(
     kind: BrowserKind,
     webdriver: WebDriverArgs,
     memory_reports: bool,
+    keep_profile: Option<std::path::PathBuf>,
     options: RunOptions,
 ) -> Result<u8> {
     let checked = canonical(options).and_then(|options| {
         let target = match webdriver.spec()? {
             Some(_) if memory_reports => return Err(local::MEMORY_REPORTS_LOCAL_ONLY.to_owned()),
+            Some(_) if keep_profile.is_some() => {
+                return Err(local::KEPT_PROFILE_LOCAL_ONLY.to_owned())
+            }
             Some(spec) => Some(spec.target(kind)?),
             None => None,
         };
@@ -121,7 +142,10 @@ pub async fn run_command(
             procfs::become_subreaper().context("becoming a child subreaper")?;
             let info = browser::probe(kind)?;
             eprintln!("ocr-bench: {} on {}", info.version, options.page);
-            let target = LocalTarget::new(info, machine::describe());
+            let mut target = LocalTarget::new(info, machine::describe());
+            if let Some(dir) = keep_profile {
+                target = target.with_kept_profile(dir);
+            }
             if !memory_reports {
                 Box::new(target)
             } else {
@@ -247,18 +271,21 @@ async fn run_checked(target: &dyn BrowserTarget, options: &RunOptions) -> Result
                 .failure_message(kind.name(), options.timeout)
                 .unwrap_or_default();
             eprintln!("ocr-bench: {message}");
-            if !matches!(
-                other,
-                Outcome::PageError { .. }
-                    | Outcome::Interrupted { .. }
-                    | Outcome::WriteFailed { .. }
-                    | Outcome::ResultRefused { .. }
-            ) && !report.browser_log_tail.is_empty()
-            {
-                eprintln!(
-                    "last lines of the browser's output:\n{}",
-                    report.browser_log_tail
-                );
+            // A WebDriver run's tail is the page's own console, which explains a page's
+            // error too; a local browser's output says nothing of one.
+            let remote = target.identity() != ocr_bench::target::LOCAL;
+            let shown = match other {
+                Outcome::PageError { .. } | Outcome::ResultRefused { .. } => remote,
+                Outcome::Interrupted { .. } | Outcome::WriteFailed { .. } => false,
+                _ => true,
+            };
+            if shown && !report.browser_log_tail.is_empty() {
+                let heading = if remote {
+                    "last lines of the page's console (WebDriver BiDi)"
+                } else {
+                    "last lines of the browser's output"
+                };
+                eprintln!("{heading}:\n{}", report.browser_log_tail);
             }
             other.cause().map_or(0, Cause::code)
         }

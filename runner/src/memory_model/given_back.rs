@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use ocr_bench_core::phase::Phase;
 use ocr_bench_core::record::{MemorySample, RealmMemory, WasmHeap};
 
-use crate::memory::{Extent, PhaseMemory, ProcessMemory, StepMemory};
+use crate::memory::{Extent, PhaseMemory, ProcessMemory, StepMemory, MINIMIZED};
 use crate::process_type::ProcessType;
 
 /// What one figure gave back by a step: held at `decoder-run`'s end less held at the step
@@ -64,7 +64,7 @@ pub fn given_back(memory: &ProcessMemory, samples: &[MemorySample]) -> Vec<StepR
         .beside
         .steps
         .iter()
-        .filter(|s| s.phase == Phase::Release.as_str())
+        .filter(|s| s.phase == Phase::Release.as_str() || s.step == MINIMIZED)
         .map(|step| step_return(step, baseline, run, &page))
         .collect()
 }
@@ -117,7 +117,8 @@ fn step_return(
         })
         .collect();
     let label = match step.step.as_str() {
-        "all" => "released".to_owned(),
+        // The page let go of everything before the minimize: its last sample stands.
+        "all" | MINIMIZED => "released".to_owned(),
         name => format!("released-{name}"),
     };
     let page_at_step = page.labelled(&label);
@@ -347,6 +348,24 @@ mod tests {
             share(returns[0].wasm_heaps.get("decoder-worker").copied()),
             (0, Some(0.0))
         );
+    }
+
+    #[test]
+    fn firefoxs_minimize_after_the_run_is_a_step_with_the_pages_last_sample() {
+        let mut minimized = step(MINIMIZED, 65, 45);
+        minimized["phase"] = json!(crate::memory::MINIMIZE_PHASE);
+        let memory = memory(vec![step("all", 70, 50), minimized]);
+        let samples = [
+            sample("baseline", 0, 1, None, 0),
+            sample("after-case-a", 10, 11, None, 0),
+            sample("released", 0, 11, None, 0),
+        ];
+        let returns = given_back(&memory, &samples);
+        let steps: Vec<&str> = returns.iter().map(|r| r.step.as_str()).collect();
+        assert_eq!(steps, ["all", MINIMIZED]);
+        // 300 - 110 of a rise of 200; the page's parts as at `released`.
+        assert_eq!(share(returns[1].pss), (190, Some(0.95)));
+        assert_eq!(share(returns[1].gpu), share(returns[0].gpu));
     }
 
     #[test]

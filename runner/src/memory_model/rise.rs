@@ -33,6 +33,7 @@ use ocr_bench_core::record::{MemorySample, PageSummary, RealmMemory};
 use super::given_back::{phase_memory, type_end_pss, PageReadings};
 use super::page_gpu;
 use crate::memory::firefox_report::{PhaseReport, ReportParts, AT_END};
+use crate::memory::MINIMIZE_PHASE;
 use crate::memory::{Extent, PhaseMemory, ProcessMemory};
 use crate::process_type::ProcessType;
 use crate::report_html::{gpu_placement, GpuPlacement};
@@ -175,11 +176,13 @@ fn report_rises(memory: &ProcessMemory) -> BTreeMap<String, ReportRise> {
             .find(|r: &&PhaseReport| r.at_phase == at)
             .and_then(|r| r.by_type.as_ref())
     };
-    // The report that closes each phase: the next phase's entry, or the end.
+    // The report that closes each phase: the next phase's entry, or the end. The runner's
+    // minimize after the end report is no phase of the page's: release closes at the end.
     let names: Vec<&str> = memory
         .phases
         .iter()
         .map(|(name, _)| name.as_str())
+        .filter(|name| *name != MINIMIZE_PHASE)
         .collect();
     let closing = |i: usize| names.get(i + 1).copied().unwrap_or(AT_END);
     let Some(base_index) = names.iter().position(|n| *n == Phase::Baseline.as_str()) else {

@@ -40,7 +40,7 @@ const SOFTWARE_NAMES: [&str; 3] = ["swiftshader", "llvmpipe", "lavapipe"];
 
 /// One adapter's answer: the page's own `software` verdict where recorded, else the fallback
 /// flag or a software rasteriser's name (records written before `software` existed).
-fn adapter_is_software(adapter: &Value) -> Option<bool> {
+pub(crate) fn adapter_is_software(adapter: &Value) -> Option<bool> {
     if let Some(software) = adapter.get("software").and_then(Value::as_bool) {
         return Some(software);
     }

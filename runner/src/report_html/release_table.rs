@@ -39,7 +39,9 @@ pub(super) fn given_back_table(out: &mut String, groups: &[Configuration<'_>]) {
         "\n## Given back, per release step\n\n\
          MiB that `decoder-run` held at its end and the step no longer held, and (in brackets) \
          that as a share of the rise above `baseline`; of the last run of each configuration \
-         that took the steps (`release=sessions|device|realm`; every run ends with `all`). PSS: \
+         that took the steps (`release=sessions|device|realm`; every run ends with `all`; with \
+         `--memory-reports`, `minimized`: after Firefox then minimized its memory, as under \
+         memory pressure). PSS: \
          all the browser's processes, then per process type. Driver VRAM: NVML's, `-` where it \
          was not read. GPU: the bytes live in the page's device and the decoder worker's. \
          WASM: the WebAssembly heaps of the page and of the decoder worker.\n"

@@ -2,7 +2,8 @@
 //! PSS per phase and peak GPU bytes per realm; then per phase where its memory went (PSS,
 //! GPU bytes, WASM heaps, the rest, driver VRAM) with the floor beside it; then the rise
 //! above the idle browser split into its parts (`rise_table.rs`); then what each release
-//! step gave back (`release_table.rs`).
+//! step gave back (`release_table.rs`); then the configuration with the least device
+//! memory at the best accuracy (`least_memory.rs`).
 
 use std::fmt::Write;
 
@@ -100,7 +101,7 @@ fn max(values: impl Iterator<Item = u64>) -> Option<u64> {
 }
 
 /// `|`-escaped for a markdown cell.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
@@ -186,6 +187,7 @@ pub fn markdown(files: &[ResultsFile]) -> String {
     decomposition_tables(&mut out, &groups);
     super::rise_table::rise_tables(&mut out, &groups);
     super::release_table::given_back_table(&mut out, &groups);
+    super::least_memory::least_memory_section(&mut out, &groups);
     prediction_tables(&mut out, &groups);
     other_pages_table(&mut out, files);
     let _ = writeln!(

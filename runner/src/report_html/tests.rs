@@ -328,3 +328,43 @@ fn the_markdown_sets_each_configurations_prediction_beside_its_measurement() {
     let files = [parse(TWO_CONFIGS).unwrap()];
     assert!(!markdown(&files).contains("Predicted and measured"));
 }
+
+#[test]
+fn the_least_device_memory_is_chosen_among_the_configurations_that_read_as_well() {
+    use super::least_memory::least_device_memory;
+    // Two real configurations of smoke2, both at nCER 0.6: gather-opt peaked at 170.7 MiB of
+    // GPU bytes, the default decoder at 202.9.
+    let files = [parse(TWO_CONFIGS).unwrap()];
+    let groups = configurations(&files);
+    let chosen = least_device_memory(&groups);
+    let (least, count) = &chosen["smoke2"];
+    assert_eq!(*count, 2);
+    assert!(least.name.contains("decoder=gather-opt"), "{least:?}");
+    assert_eq!(least.phase, "decoder-run");
+    let text = markdown(&files);
+    assert!(
+        text.contains("## The least device memory at the best accuracy"),
+        "{text}"
+    );
+
+    // Made to read worse than the tolerance allows, gather-opt is out; the other stands alone,
+    // and a choice of one is not shown.
+    let worse: String = TWO_CONFIGS
+        .lines()
+        .map(|line| {
+            let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let gather_opt = record["summary"]["config"]["decoder"] == "gather-opt";
+            if record["kind"] == "result" && gather_opt {
+                record["summary"]["nCER"] = serde_json::json!(0.6 + 0.006);
+            }
+            format!("{record}\n")
+        })
+        .collect();
+    let files = [parse(&worse).unwrap()];
+    let groups = configurations(&files);
+    let chosen = least_device_memory(&groups);
+    let (least, count) = &chosen["smoke2"];
+    assert_eq!(*count, 1);
+    assert!(!least.name.contains("gather-opt"), "{least:?}");
+    assert!(!markdown(&files).contains("## The least device memory"));
+}

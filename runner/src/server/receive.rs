@@ -78,6 +78,7 @@ pub(super) async fn receive(
     // Firefox's end report, taken before the result's snapshot holds the reports.
     if matches!(endpoint, Endpoint::Result) {
         state.take_memory_report(AT_END.to_owned()).await;
+        state.minimize_and_report().await;
     }
     let record = match state.record(endpoint, body) {
         Ok(record) => record,
@@ -115,6 +116,15 @@ impl AppState {
             return;
         };
         let _ = tokio::task::spawn_blocking(move || sampler.take_memory_report(&at_phase)).await;
+    }
+
+    /// Has Firefox minimize its memory and report, where the run takes its reports
+    /// ([`crate::memory::Sampler::minimize_and_report`]); blocks a thread of its own.
+    async fn minimize_and_report(&self) {
+        let Some(sampler) = self.sampler.clone().filter(|s| s.takes_memory_reports()) else {
+            return;
+        };
+        let _ = tokio::task::spawn_blocking(move || sampler.minimize_and_report()).await;
     }
 
     /// The record of one request's body; `Err` says what was wrong and what is allowed.

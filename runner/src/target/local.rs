@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::{BrowserTarget, Processes, RunningBrowser, LOCAL};
-use crate::browser::{Browser, BrowserInfo, BrowserKind, StopReport};
+use crate::browser::{Browser, BrowserInfo, BrowserKind, KeptProfile, LaunchOptions, StopReport};
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
@@ -24,17 +24,29 @@ pub struct LocalTarget {
     info: BrowserInfo,
     /// This machine, described once (`crate::machine::describe`).
     machine: Value,
-    /// `--memory-reports`: Firefox started so that the runner can ask for its memory reports.
-    memory_reports: bool,
+    /// `--memory-reports` and `--keep-profile`.
+    launch: LaunchOptions,
 }
+
+/// Why `--keep-profile` is refused through WebDriver.
+pub const KEPT_PROFILE_LOCAL_ONLY: &str = "--keep-profile keeps the profile of a browser started \
+    here; a WebDriver endpoint makes its own (allowed: a browser started here, without \
+    --webdriver or a webdriver: --target)";
 
 impl LocalTarget {
     pub fn new(info: BrowserInfo, machine: Value) -> Self {
         LocalTarget {
             info,
             machine,
-            memory_reports: false,
+            launch: LaunchOptions::default(),
         }
+    }
+
+    /// The target started on a profile kept in `dir` (`DIR/<browser>`) across runs
+    /// (`--keep-profile`).
+    pub fn with_kept_profile(mut self, dir: std::path::PathBuf) -> Self {
+        self.launch.kept_profile = Some(dir);
+        self
     }
 
     /// The target with Firefox's memory reports taken at every phase (`--memory-reports`);
@@ -47,7 +59,7 @@ impl LocalTarget {
                 self.info.name
             ));
         }
-        self.memory_reports = true;
+        self.launch.memory_reports = true;
         Ok(self)
     }
 }
@@ -90,7 +102,7 @@ impl BrowserTarget for LocalTarget {
                 &self.info,
                 url,
                 route,
-                self.memory_reports,
+                &self.launch,
             )?));
         }
         // The switch goes with the launch only; the record's route keeps the GPU's switches.
@@ -102,7 +114,7 @@ impl BrowserTarget for LocalTarget {
             &self.info,
             url,
             &route,
-            self.memory_reports,
+            &self.launch,
         )?))
     }
 }
@@ -147,6 +159,10 @@ impl RunningBrowser for Browser {
     fn memory_report_dir(&self) -> Option<std::path::PathBuf> {
         self.memory_report_dir.clone()
     }
+
+    fn kept_profile(&self) -> Option<KeptProfile> {
+        self.kept_profile.clone()
+    }
 }
 
 #[cfg(test)]
@@ -162,7 +178,7 @@ mod tests {
             version: "v".to_owned(),
         };
         let firefox = LocalTarget::new(info(BrowserKind::Firefox), serde_json::Value::Null);
-        assert!(firefox.with_memory_reports().unwrap().memory_reports);
+        assert!(firefox.with_memory_reports().unwrap().launch.memory_reports);
         let chromium = LocalTarget::new(info(BrowserKind::Chromium), serde_json::Value::Null);
         let err = chromium.with_memory_reports().err().unwrap();
         assert!(err.contains("allowed: --browser firefox"), "{err}");

@@ -6,7 +6,8 @@
 //! deleted on every way out of the run, and after a crash of the runner by a watchdog
 //! process (`ocr-bench webdriver-watchdog`) that outlives it. Credentials in the endpoint's
 //! URL or the capabilities go to the endpoint only: the record, the log and every error
-//! name the endpoint without them ([`Endpoint::shown`], [`Redactor`]).
+//! name the endpoint without them ([`Endpoint::shown`], [`Redactor`]). Where the endpoint
+//! speaks WebDriver BiDi, the page's console lines are read through it ([`console`]).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
@@ -19,11 +20,13 @@ use serde_json::{json, Map, Value};
 
 mod capabilities;
 mod connector;
+mod console;
 mod endpoint;
 mod watchdog;
 
 use capabilities::reported_capabilities;
 pub use capabilities::{default_capabilities, read_capabilities};
+use console::{Console, WEB_SOCKET_URL};
 pub use endpoint::{Endpoint, Redactor};
 pub use watchdog::{watchdog_main, WATCHDOG_COMMAND};
 use watchdog::{SessionWatchdog, DELETE_LIMIT};
@@ -133,7 +136,9 @@ impl WebDriverTarget {
     async fn open(&self, url: &str, self_signed: bool) -> Result<Session> {
         let shown = self.endpoint.shown();
         let mut builder = ClientBuilder::new(connector::connector());
-        builder.capabilities(session_capabilities(&self.capabilities, self_signed));
+        let capabilities = session_capabilities(&self.capabilities, self_signed);
+        let bidi = capabilities[WEB_SOCKET_URL] == true;
+        builder.capabilities(capabilities);
         let connecting = builder.connect(&self.endpoint.url);
         let client = match tokio::time::timeout(SESSION_LIMIT, connecting).await {
             Err(_) => {
@@ -162,6 +167,7 @@ impl WebDriverTarget {
             poll: None,
             watchdog: None,
             reported,
+            console: Console::without("the session has not been asked yet".to_owned()),
             handle: tokio::runtime::Handle::current(),
         };
         // From here on the session is deleted whatever happens: `Session`'s drop does it.
@@ -169,6 +175,9 @@ impl WebDriverTarget {
             SessionWatchdog::start(&self.endpoint.url, &session.id)
                 .context("starting the WebDriver session's watchdog")?,
         );
+        // Before the page opens, so that its first lines are read too.
+        session.console =
+            Console::open(client.capabilities(), bidi, &self.endpoint, &self.redactor).await;
         if let Err(e) = client.goto(url).await {
             return Err(Failure::new(
                 Cause::BrowserMissing,
@@ -216,13 +225,17 @@ impl WebDriverTarget {
     }
 }
 
-/// The capabilities a session asks for: the target's, and where the page is served with the
-/// runner's self-signed certificate, `acceptInsecureCerts` (unless they say otherwise).
+/// The capabilities a session asks for: the target's, a WebDriver BiDi connection for the
+/// page's console lines (`webSocketUrl`), and where the page is served with the runner's
+/// self-signed certificate, `acceptInsecureCerts` (each unless they say otherwise).
 fn session_capabilities(
     capabilities: &Map<String, Value>,
     self_signed: bool,
 ) -> Map<String, Value> {
     let mut capabilities = capabilities.clone();
+    capabilities
+        .entry(WEB_SOCKET_URL)
+        .or_insert(Value::Bool(true));
     if self_signed {
         capabilities
             .entry("acceptInsecureCerts")
@@ -277,6 +290,8 @@ struct Session {
     poll: Option<tokio::task::JoinHandle<()>>,
     watchdog: Option<SessionWatchdog>,
     reported: Option<Value>,
+    /// The page's console lines, read before the session is deleted.
+    console: Console,
     handle: tokio::runtime::Handle,
 }
 
@@ -302,15 +317,19 @@ impl RunningBrowser for Session {
         // On a thread of its own, so that it blocks whatever called it (a blocking task, or a
         // drop in async code) and never the runtime it waits on.
         let handle = self.handle.clone();
+        let console = &self.console;
         let deleted = std::thread::scope(|scope| {
             scope
                 .spawn(|| {
                     handle.block_on(async {
+                        // The last lines come through the session, which the delete ends.
+                        console.flush().await;
                         tokio::time::timeout(DELETE_LIMIT, client.close()).await
                     })
                 })
                 .join()
         });
+        self.console.close();
         let left = match deleted {
             Ok(Ok(Ok(()))) => None,
             // A session the endpoint no longer knows is deleted already.
@@ -339,8 +358,14 @@ impl RunningBrowser for Session {
         }
     }
 
-    fn log_tail(&self, _lines: usize) -> String {
-        String::new()
+    /// The page's console lines (through WebDriver BiDi), or one line saying why there are
+    /// none.
+    fn log_tail(&self, lines: usize) -> String {
+        self.console.tail(lines)
+    }
+
+    fn console_lines(&self) -> Option<usize> {
+        self.console.seen()
     }
 
     fn reported_capabilities(&self) -> Option<Value> {
@@ -501,12 +526,16 @@ mod tests {
             true
         );
         assert!(!session_capabilities(&defaults, false).contains_key("acceptInsecureCerts"));
+        // BiDi for the console lines, unless the user's capabilities say otherwise.
+        assert_eq!(session_capabilities(&defaults, false)["webSocketUrl"], true);
         // The user's own word stands.
-        let own = read_capabilities(r#"{"acceptInsecureCerts":false}"#).unwrap();
+        let own =
+            read_capabilities(r#"{"acceptInsecureCerts":false,"webSocketUrl":false}"#).unwrap();
         assert_eq!(
             session_capabilities(&own, true)["acceptInsecureCerts"],
             false
         );
+        assert_eq!(session_capabilities(&own, true)["webSocketUrl"], false);
     }
 
     #[test]

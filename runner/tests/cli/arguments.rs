@@ -179,3 +179,45 @@ fn bad_public_urls_are_refused_before_a_browser_starts() {
         "nothing was launched, so nothing was recorded"
     );
 }
+
+#[test]
+fn a_kept_profile_is_refused_where_it_cannot_be_kept() {
+    let results = tempfile::tempdir().unwrap();
+    let kept = results.path().join("profiles");
+    // Exit 2 before any browser or session, and what was said.
+    let refused = |args: &[&str]| {
+        let output = Command::new(BIN)
+            .args(args)
+            .arg("--keep-profile")
+            .arg(&kept)
+            .arg("--results")
+            .arg(results.path().join("r.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    // Through WebDriver the endpoint makes the profile: refused before any session is asked.
+    let stderr = refused(&["run", "--webdriver", "http://127.0.0.1:9"]);
+    assert!(
+        stderr.contains("--keep-profile") && stderr.contains("without --webdriver"),
+        "{stderr}"
+    );
+    // Two local browsers at once would share one profile.
+    let stderr = refused(&[
+        "sweep",
+        "--browser",
+        "firefox",
+        "--local-jobs",
+        "2",
+        "--jobs",
+        "2",
+        "--param",
+        "maxTokens=1,2",
+    ]);
+    assert!(
+        stderr.contains("--local-jobs 1 with --keep-profile"),
+        "{stderr}"
+    );
+    assert!(!kept.exists() && !results.path().join("r.jsonl").exists());
+}

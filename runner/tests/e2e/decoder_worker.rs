@@ -145,16 +145,40 @@ fn chromium_decoder_in_a_worker() {
 /// page's vision output), the queue kick in both realms, a warm-up run, two repeats (the same
 /// tokens each pass), onnxruntime-web's profiler of the worker's session and the WASM
 /// reference in the page against the logits the worker sent back; and the decoder-only scope,
-/// whose zeros the worker makes. Firefox only: each costs about two minutes on lavapipe.
+/// whose zeros the worker makes, with Firefox's own memory reports and the worker's realm
+/// let go of first. Both start on one profile kept across them (`--keep-profile`): the first
+/// makes it, the second finds it. Firefox only: each costs about two minutes on lavapipe.
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn firefox_decoder_in_a_worker_with_the_other_parameters() {
-    for query in [
+    let kept = tempfile::tempdir().unwrap();
+    let kept_dir = kept.path().to_str().unwrap();
+    for (index, query) in [
         "realm=worker&schedule=resident&poll=kick&warmup=1&repeat=2&profile=ops&verify=wasm",
-        "realm=worker&scope=decoder",
-    ] {
-        let run = run("firefox", query);
+        "realm=worker&scope=decoder&release=realm",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let reports = query.contains("scope=decoder");
+        let mut extra = vec!["--keep-profile", kept_dir];
+        if reports {
+            extra.push("--memory-reports");
+        }
+        let run = launch_with("firefox", query, None, &extra);
         check_finished(&run);
+        if reports {
+            memory_reports::check_memory_reports(&run);
+        }
+        let closing = run.record("run").expect("a closing record");
+        let profile = kept.path().join("firefox");
+        assert_eq!(
+            closing["keptProfile"],
+            serde_json::json!({ "dir": profile.to_str().unwrap(), "reused": index > 0 }),
+            "{query:?}"
+        );
+        // The browser wrote its profile there, and it outlived the run.
+        assert!(profile.join("prefs.js").is_file(), "{query:?}");
         let summary = &run.record("result").expect("a result")["summary"];
         assert!(
             summary["completion"]["decoderWorker"]["dispatchReadback"]["p50Ms"].is_number(),

@@ -38,9 +38,7 @@ fn user_manifest(root: &Path) -> (tempfile::TempDir, String) {
     let built_in = |path: &Value| json!(format!("../../models/{}", path.as_str().unwrap()));
     manifest["vocab"] = built_in(&manifest["vocab"]);
     for entry in manifest["vision"].as_object_mut().unwrap().values_mut() {
-        for file in ["embedded"] {
-            entry[file] = built_in(&entry[file]);
-        }
+        entry["embedded"] = built_in(&entry["embedded"]);
         for file in ["model", "data"] {
             entry["external"][file] = built_in(&entry["external"][file]);
         }

@@ -177,15 +177,16 @@ fn records_of(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// `sweep --target local:firefox --target webdriver:URL#firefox` over one configuration:
-/// Ctrl-C during the second target's run, then the same command again runs only that one;
-/// each target ends with one result, and `report` shows them side by side.
+/// `sweep --target local:firefox --target webdriver:URL#chromium` (chromedriver) over one
+/// configuration: Ctrl-C during the second target's run, then the same command again runs
+/// only that one; each target ends with one result, and `report` shows them side by side.
+/// The decoder alone and two tokens: Chromium decodes on SwiftShader at seconds a step.
 #[test]
 #[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
 fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
     use std::process::{Command, Stdio};
     use std::time::Instant;
-    let Some(driver) = Driver::start(DriverKind::Geckodriver) else {
+    let Some(driver) = Driver::start(DriverKind::Chromedriver) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -196,7 +197,7 @@ fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
             .arg("--root")
             .arg(super::repository_root())
             .args(["sweep", "--target", "local:firefox", "--target"])
-            .arg(format!("{remote}#firefox"))
+            .arg(format!("{remote}#chromium"))
             .args([
                 "--param",
                 "scope=decoder",
@@ -276,7 +277,7 @@ fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
     // The decoder alone on synthetic embeddings: the vision phases are not what this tests.
     assert!(text.contains("firefox · scope=decoder"), "{text}");
     assert!(
-        text.contains(&format!("firefox @ {remote} · scope=decoder")),
+        text.contains(&format!("chromium @ {remote} · scope=decoder")),
         "{text}"
     );
 }

@@ -58,31 +58,36 @@ impl Endpoint {
 
     /// The secrets of the URL (user and password, as written and decoded).
     fn secrets(&self) -> Vec<String> {
-        let Ok(parsed) = url::Url::parse(&self.url) else {
-            return Vec::new();
-        };
-        let mut found = vec![parsed.username().to_owned()];
-        found.extend(parsed.password().map(str::to_owned));
-        if let Some(query) = parsed.query() {
-            found.extend(
-                query
-                    .split('&')
-                    .filter_map(|pair| pair.split_once('='))
-                    .map(|(_, v)| v.to_owned()),
-            );
-        }
-        let decoded: Vec<String> = found
-            .iter()
-            .filter_map(|s| {
-                let pair = format!("x={s}");
-                url::form_urlencoded::parse(pair.as_bytes())
-                    .next()
-                    .map(|(_, v)| v.into_owned())
-            })
-            .collect();
-        found.extend(decoded);
-        found
+        url_secrets(&self.url)
     }
+}
+
+/// The secrets of any URL: its user, password and query values, as written and decoded.
+fn url_secrets(url: &str) -> Vec<String> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Vec::new();
+    };
+    let mut found = vec![parsed.username().to_owned()];
+    found.extend(parsed.password().map(str::to_owned));
+    if let Some(query) = parsed.query() {
+        found.extend(
+            query
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .map(|(_, v)| v.to_owned()),
+        );
+    }
+    let decoded: Vec<String> = found
+        .iter()
+        .filter_map(|s| {
+            let pair = format!("x={s}");
+            url::form_urlencoded::parse(pair.as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+        })
+        .collect();
+    found.extend(decoded);
+    found
 }
 
 /// Takes every credential out of a text before it is shown or written: the endpoint's user
@@ -98,6 +103,16 @@ impl Redactor {
         collect_secret_values(&Value::Object(capabilities.clone()), false, &mut secrets);
         secrets.retain(|s| s.len() >= 3);
         // Longest first, so that a secret containing another is taken out whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    /// This redactor and the secrets of `url` too (a session's `webSocketUrl`, which can
+    /// carry credentials of its own).
+    pub(super) fn with_secrets_of(&self, url: &str) -> Redactor {
+        let mut secrets = self.secrets.clone();
+        secrets.extend(url_secrets(url).into_iter().filter(|s| s.len() >= 3));
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
         Redactor { secrets }
