@@ -36,7 +36,8 @@ pub(super) fn every_configuration(browser: &str) {
     }
 }
 
-/// Chromium costs seconds per decode step on SwiftShader, so one run covers both new paths.
+/// Chromium costs seconds per decode step on SwiftShader, so one run covers both new paths,
+/// and one more graph capture with the fused operators' decoder, against the same reference.
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn chromium_default_configuration() {
@@ -46,6 +47,7 @@ fn chromium_default_configuration() {
     let new_decoder = run("chromium", NEW_DECODER_BATCHED);
     check_finished(&new_decoder);
     assert_same_tokens(&reference, &new_decoder);
+    check_captured(&reference, &run("chromium", CAPTURED_ALL_SMOKE1));
 }
 
 #[test]
