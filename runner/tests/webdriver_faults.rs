@@ -1,5 +1,6 @@
 //! `ocr-bench run --webdriver` when things go wrong: an endpoint that is not there, one that
-//! refuses the session, Ctrl-C, the runner killed, the browser crashing, a page that fails
+//! refuses the session, Ctrl-C, the runner killed, the browser crashing, a browser that cannot
+//! reach the runner, a page that fails
 //! (its console lines, read through WebDriver BiDi, in the message). Each ends with a clear
 //! error and a closing record (where the runner lives to write one), no session on the
 //! driver and no browser process; no credential from the URL or the capabilities appears in
@@ -235,6 +236,45 @@ fn a_browser_that_crashes_mid_run_ends_the_run() {
     assert!(output.contains("firefox exited"), "{output}");
     let end = closing(&results);
     assert_eq!(end["outcome"], "browser-exited", "{end}");
+    driver.assert_nothing_left(Duration::from_secs(10));
+}
+
+/// A browser that cannot reach the runner: `--public-url` names a port where nothing listens
+/// (as a node would see an address it has no route to), so no request reaches the server. The
+/// run ends at the reach limit (60 s) naming the origin and what to check, with a closing
+/// record and no session or browser left.
+#[test]
+#[ignore = "starts geckodriver and Firefox: cargo test -p ocr-bench --test webdriver_faults -- --ignored"]
+fn a_browser_that_cannot_reach_the_runner_fails_at_the_reach_limit() {
+    let Some(driver) = Driver::start(DriverKind::Geckodriver) else {
+        return;
+    };
+    let fault = Fault::new();
+    let results = fault.path("results.jsonl");
+    let listening = free_port();
+    let unreached = std::iter::repeat_with(free_port)
+        .find(|&p| p != listening)
+        .unwrap();
+    let origin = format!("http://127.0.0.1:{unreached}");
+    let port = listening.to_string();
+    let args = run_args(
+        &fault,
+        &driver.url(),
+        &results,
+        &["--port", &port, "--public-url", &origin],
+    );
+    let (code, output) = fault.start(&args, &[]).finish(Duration::from_secs(150));
+    assert_eq!(code, Some(3), "{output}");
+    assert!(
+        output.contains(&format!(
+            "the browser did not open the page at {origin} within 60 s: no request reached the runner"
+        )) && output.contains("--public-url")
+            && output.contains("--host"),
+        "{output}"
+    );
+    let end = closing(&results);
+    assert_eq!(end["outcome"], "not-reached", "{end}");
+    assert_eq!(end["stop"]["left"], serde_json::json!([]), "{end}");
     driver.assert_nothing_left(Duration::from_secs(10));
 }
 
