@@ -177,10 +177,12 @@ fn records_of(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// `sweep --target local:firefox --target webdriver:URL#chromium` (chromedriver) over one
-/// configuration: Ctrl-C during the second target's run, then the same command again runs
-/// only that one; each target ends with one result, and `report` shows them side by side.
-/// The decoder alone and two tokens: Chromium decodes on SwiftShader at seconds a step.
+/// `sweep --target local:firefox --target webdriver:URL#chromium` (chromedriver) over two
+/// configurations (one and two tokens), each on both targets in turn: Ctrl-C during the first
+/// configuration's WebDriver run, then the same command again runs that one and the second
+/// configuration's two, never the finished local run; each target ends with one result per
+/// configuration, and `report` shows the targets side by side. The decoder alone and at most
+/// two tokens: Chromium decodes on SwiftShader at seconds a step.
 #[test]
 #[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
 fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
@@ -202,7 +204,7 @@ fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
                 "--param",
                 "scope=decoder",
                 "--param",
-                "maxTokens=2",
+                "maxTokens=1,2",
                 "--results",
             ])
             .arg(&results)
@@ -263,8 +265,24 @@ fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
         ("local".to_owned(), "result".to_owned()),
         (remote.clone(), "interrupted".to_owned()),
         (remote.clone(), "result".to_owned()),
+        ("local".to_owned(), "result".to_owned()),
+        (remote.clone(), "result".to_owned()),
     ];
-    assert_eq!(outcomes, expected, "the local run is not run again");
+    assert_eq!(
+        outcomes, expected,
+        "the finished local run is not run again"
+    );
+    let queries: Vec<&str> = records
+        .iter()
+        .filter(|r| r["kind"] == "run" && r["outcome"] == "result")
+        .map(|r| r["query"].as_str().unwrap())
+        .collect();
+    let one = |q: &&&str| q.split('&').any(|p| p == "maxTokens=1");
+    assert_eq!(
+        (queries.iter().filter(one).count(), queries.len()),
+        (2, 4),
+        "each configuration once on each target: {queries:?}"
+    );
     driver.assert_nothing_left(Duration::from_secs(10));
 
     let report = Command::new(super::BIN)
