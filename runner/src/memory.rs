@@ -102,13 +102,24 @@ impl Shared {
 
     /// One driver VRAM sample of `processes`, counted towards `phase`: the bytes per process
     /// type, `None` once the driver is unavailable.
+    /// `phase`: the phase the reading counts towards; `None`, the one current once the driver
+    /// has answered, so that a reading taken after a mark never counts towards the phase the
+    /// mark ended (the driver loop reads between the page's marks).
     fn sample_driver_gpu(
         &self,
         processes: &[(u32, Classified)],
-        phase: &str,
+        phase: Option<&str>,
     ) -> Option<BTreeMap<ProcessType, u64>> {
         let pids: HashSet<u32> = processes.iter().map(|(pid, _)| *pid).collect();
         let by_pid = self.driver_gpu().sample(&pids)?;
+        let current;
+        let phase = match phase {
+            Some(phase) => phase,
+            None => {
+                current = self.current_phase();
+                current.as_str()
+            }
+        };
         // Every type present counts, at zero where the driver lists none of its processes.
         let mut by_type: BTreeMap<ProcessType, u64> = BTreeMap::new();
         for (pid, class) in processes {
@@ -284,7 +295,7 @@ impl Sampler {
         // The driver too, so a phase shorter than a tick has its VRAM; and PSS, so that a
         // phase shorter than a PSS pass (the idle browser's `baseline`, tens of milliseconds,
         // against 170 ms for a pass with the models loaded) has PSS to rise from.
-        let driver_gpu = self.shared.sample_driver_gpu(&processes, phase);
+        let driver_gpu = self.shared.sample_driver_gpu(&processes, Some(phase));
         let pss = self.shared.pss_pass(&processes, phase);
         Some(StepFigures::gather(
             &tracked, pss.pss, pss.shmem, driver_gpu,
@@ -509,11 +520,7 @@ fn driver_gpu_loop(shared: &Shared, interval: Duration) {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        if !processes.is_empty()
-            && shared
-                .sample_driver_gpu(&processes, &shared.current_phase())
-                .is_none()
-        {
+        if !processes.is_empty() && shared.sample_driver_gpu(&processes, None).is_none() {
             return;
         }
         if matches!(*shared.driver_gpu(), DriverGpu::Unavailable { .. }) {
