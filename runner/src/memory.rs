@@ -100,11 +100,10 @@ impl Shared {
         self.driver_gpu.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One driver VRAM sample of `processes`, counted towards `phase`: the bytes per process
-    /// type, `None` once the driver is unavailable.
-    /// `phase`: the phase the reading counts towards; `None`, the one current once the driver
-    /// has answered, so that a reading taken after a mark never counts towards the phase the
-    /// mark ended (the driver loop reads between the page's marks).
+    /// One driver VRAM sample of `processes`: the bytes per process type, `None` once the
+    /// driver is unavailable. It counts towards `phase`, or with `None` towards the phase
+    /// current once the driver has answered, so that a reading the driver loop takes after a
+    /// mark never counts towards the phase the mark ended.
     fn sample_driver_gpu(
         &self,
         processes: &[(u32, Classified)],

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use harness::drivers::{free_port, Driver, DriverKind};
 use harness::{records, Fault, Running};
+use ocr_bench::run::REACH_LIMIT;
 
 /// Written into URLs and capabilities; must appear in no output.
 const PASSWORD: &str = "hunter2-pw-7781";
@@ -241,7 +242,7 @@ fn a_browser_that_crashes_mid_run_ends_the_run() {
 
 /// A browser that cannot reach the runner: `--public-url` names a port where nothing listens
 /// (as a node would see an address it has no route to), so no request reaches the server. The
-/// run ends at the reach limit (60 s) naming the origin and what to check, with a closing
+/// run ends at the reach limit (`REACH_LIMIT`, 60 s) naming the origin and what to check, with a closing
 /// record and no session or browser left.
 #[test]
 #[ignore = "starts geckodriver and Firefox: cargo test -p ocr-bench --test webdriver_faults -- --ignored"]
@@ -267,7 +268,8 @@ fn a_browser_that_cannot_reach_the_runner_fails_at_the_reach_limit() {
     assert_eq!(code, Some(3), "{output}");
     assert!(
         output.contains(&format!(
-            "the browser did not open the page at {origin} within 60 s: no request reached the runner"
+            "the browser did not open the page at {origin} within {} s: no request reached the runner",
+            REACH_LIMIT.as_secs()
         )) && output.contains("--public-url")
             && output.contains("--host"),
         "{output}"
