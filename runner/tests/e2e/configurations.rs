@@ -25,6 +25,11 @@ pub(super) fn check_refused_without_f16(run: &Run) {
     );
 }
 
+/// The GPU chooser on the staged schedule with the queue kick in both its realms (the vision
+/// worker's too) and a warm-up run first; Firefox only (`EVERY_OTHER_VALUE` kicks in both
+/// browsers, on the resident schedule).
+const KICKED_GPU_BATCHED: &str = "cases=smoke1&maxTokens=8&choose=gpu&sync=4&poll=kick&warmup=1";
+
 pub(super) fn every_configuration(browser: &str) {
     for query in CONFIGURATIONS {
         let run = run(browser, query);
@@ -57,20 +62,11 @@ fn firefox_default_configuration() {
     let reference = run("firefox", BATCHED_REFERENCE);
     check_batched_reference(&reference);
     // Steps queued per readback, on the default decoder and on a new one: the same tokens.
-    for query in [GPU_BATCHED, NEW_DECODER_BATCHED] {
+    for query in [KICKED_GPU_BATCHED, NEW_DECODER_BATCHED] {
         let gpu = run("firefox", query);
         check_finished(&gpu);
         assert_same_tokens(&reference, &gpu);
     }
-}
-
-/// The queue kick in both realms of the staged schedule (the vision worker's too) and a
-/// warm-up run; Firefox only, where it costs about a minute on lavapipe (`EVERY_OTHER_VALUE`
-/// kicks in both browsers).
-#[test]
-#[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
-fn firefox_kicked_staged_configuration() {
-    check_finished(&run("firefox", "poll=kick&warmup=1"));
 }
 
 #[test]

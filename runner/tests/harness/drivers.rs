@@ -89,7 +89,14 @@ impl Driver {
         let mut command = Command::new(&executable);
         match kind {
             DriverKind::Chromedriver => command.arg(format!("--port={port}")),
-            DriverKind::Geckodriver => command.args(["--port", &port.to_string()]),
+            // Firefox's WebDriver BiDi port is 9222 unless told: two geckodrivers on one host
+            // would send both sessions' WebSockets to one Firefox.
+            DriverKind::Geckodriver => command.args([
+                "--port",
+                &port.to_string(),
+                "--websocket-port",
+                &free_port().to_string(),
+            ]),
         };
         let child = command
             .stdin(Stdio::null())
