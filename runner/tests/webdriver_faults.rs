@@ -7,7 +7,7 @@
 //! any output. The drivers are started here on loopback (`harness/drivers.rs`).
 //!
 //! ```text
-//! cargo test -p ocr-bench --test webdriver_faults -- --ignored --test-threads=1
+//! cargo test -p ocr-bench --test webdriver_faults -- --ignored --test-threads=2
 //! ```
 //! (the endpoint that is not there needs no browser and runs without `--ignored`).
 
