@@ -35,7 +35,8 @@ fn main() -> Result<()> {
         "data:text/html,<script>window.held=new Uint8Array({mib}*1048576).fill(1);document.title='ready'</script>"
     );
     let route = ocr_bench::browser::gpu_route(Default::default(), kind);
-    let mut instance = Browser::launch(&info, &page, &route, &Default::default())?;
+    let tag = ocr_bench::browser_processes::BrowserTag::new();
+    let mut instance = Browser::launch(&info, &page, &route, &Default::default(), &tag)?;
     // Let every process start and the page fill its buffer.
     std::thread::sleep(Duration::from_secs(12));
     let pids = procfs::descendants(std::process::id());

@@ -2,8 +2,10 @@
 //! behind.
 //!
 //! No driver protocol: the page reports to the runner's server, so the browser only needs a
-//! URL. Each browser runs in its own process group, and the runner is a child subreaper
-//! ([`crate::procfs::become_subreaper`]), so every process it starts can be found and killed.
+//! URL. Each browser runs in its own process group with a tag of its own in its environment,
+//! and the runner is a child subreaper ([`crate::procfs::become_subreaper`]), so every process
+//! it starts can be found and killed, and told apart from another browser's of the same sweep
+//! ([`crate::browser_processes`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,6 +24,7 @@ pub(crate) use options::FIREFOX_PREFS;
 pub use options::{chromium_switches, gpu_route};
 use watchdog::Watchdog;
 
+use crate::browser_processes::{BrowserProcesses, BrowserTag, TAG_VARIABLE};
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::GpuRoute;
 use crate::procfs::{self, describe_process, is_alive, process_group_members};
@@ -29,6 +32,8 @@ use crate::procfs::{self, describe_process, is_alive, process_group_members};
 /// A running browser. [`Browser::stop`] must be called; dropping it also kills the group.
 pub struct Browser {
     child: Child,
+    /// The browser's processes: its tag, and those recognised so far.
+    processes: BrowserProcesses,
     /// Kills the browser's process group and removes the profile if the runner dies first.
     watchdog: Option<Watchdog>,
     /// The fresh profile and the browser log beside it, removed on drop.
@@ -76,8 +81,8 @@ pub struct StopReport {
 
 impl Browser {
     /// Starts the browser on `url` with a fresh profile, or the kept one of
-    /// `launch.kept_profile`. Its stdout and stderr go to a log file in a directory of the
-    /// run's own. `route` gives Chromium's switches and the environment the GPU route adds.
+    /// `launch.kept_profile`, its processes marked with `tag`. Its stdout and stderr go to a
+    /// log file in a directory of the run's own. `route` gives Chromium's switches and the environment the GPU route adds.
     /// `launch.memory_reports` (Firefox only) lets the runner ask Firefox for its own memory
     /// reports: the pref that opens the FIFO, and a TMPDIR of the run's own.
     pub fn launch(
@@ -85,6 +90,7 @@ impl Browser {
         url: &str,
         route: &GpuRoute,
         launch: &LaunchOptions,
+        tag: &BrowserTag,
     ) -> Result<Browser> {
         let disabled = Disabled::from_env().map_err(|m| Failure::new(Cause::Usage, m))?;
         let workdir = tempfile::Builder::new()
@@ -144,6 +150,7 @@ impl Browser {
             }
         }
         command.envs(route.env.iter().filter_map(|pair| pair.split_once('=')));
+        command.env(TAG_VARIABLE, tag.value());
         use std::os::unix::process::CommandExt;
         command
             .stdin(Stdio::null())
@@ -169,8 +176,11 @@ impl Browser {
                 format!("starting {}: {e}", info.executable.display()),
             )
         })?;
+        let mut processes = BrowserProcesses::new(tag.clone());
+        processes.set_main(child.id());
         let mut browser = Browser {
             child,
+            processes,
             watchdog: None,
             workdir,
             log_path,
@@ -190,13 +200,11 @@ impl Browser {
         self.child.id()
     }
 
-    /// The watchdog's pid, which is no part of the browser's memory.
-    pub fn watchdog_pid(&self) -> Option<u32> {
-        self.watchdog.as_ref().map(Watchdog::pid)
-    }
-
-    /// The exit status if the browser's main process has ended.
+    /// The exit status if the browser's main process has ended. Each call also looks for the
+    /// browser's new processes, so that one whose parent exits later is still known as the
+    /// browser's ([`BrowserProcesses::scan`]).
     pub fn try_exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.processes.scan();
         self.child.try_wait().ok().flatten()
     }
 
@@ -208,21 +216,25 @@ impl Browser {
     }
 
     /// Stops the whole browser: SIGTERM to its process group, SIGKILL to whatever is left
-    /// after a grace period (and to any descendant that left the group), then reaps every
-    /// orphan and checks that no process remains.
+    /// after a grace period (and to any of its processes that left the group), then reaps its
+    /// orphans and checks that none of its processes remains. Another browser of the same
+    /// runner (a sweep's other job) is neither signalled nor reaped.
     pub fn stop(&mut self) -> StopReport {
         self.stopped = true;
         let pgid = self.child.id() as i32;
+        // Found before the group is signalled: a child whose parent exits first is then
+        // still known by its parent.
+        let running = self.remaining();
         // SAFETY: kill with a negative pid signals a process group; no memory is touched.
         unsafe { libc::kill(-pgid, libc::SIGTERM) };
         // Chromium's crash handlers run in groups of their own.
-        for pid in self.remaining() {
+        for pid in running {
             // SAFETY: as above, on a single pid.
             unsafe { libc::kill(pid as i32, libc::SIGTERM) };
         }
         let deadline = Instant::now() + Duration::from_secs(3);
         while Instant::now() < deadline && !self.remaining().is_empty() {
-            reap_children();
+            self.reap_orphans();
             std::thread::sleep(Duration::from_millis(50));
         }
         let mut killed = 0;
@@ -240,7 +252,7 @@ impl Browser {
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
             killed = killed.max(remaining.len());
             std::thread::sleep(Duration::from_millis(100));
-            reap_children();
+            self.reap_orphans();
         }
         if self.sigkill {
             let _ = self.child.wait();
@@ -252,9 +264,8 @@ impl Browser {
         // zombies included, so that none outlives the runner.
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
-            reap_children();
-            let left = procfs::descendants(std::process::id());
-            if left.is_empty() || Instant::now() >= deadline {
+            self.reap_orphans();
+            if self.present().is_empty() || Instant::now() >= deadline {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -262,31 +273,55 @@ impl Browser {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.dismiss();
         }
-        let mut pids = procfs::descendants(std::process::id());
-        for pid in self.remaining() {
-            if !pids.contains(&pid) {
-                pids.push(pid);
-            }
-        }
-        let left = pids.into_iter().map(describe_process).collect();
+        let left = self.present().into_iter().map(describe_process).collect();
         StopReport { killed, left }
     }
 
-    /// Live processes that belong to this browser: descendants of the runner (it is a
-    /// subreaper, so orphans stay descendants) and members of the browser's process group.
-    fn remaining(&self) -> Vec<u32> {
-        let pgid = self.child.id();
-        let watchdog = self.watchdog.as_ref().map(Watchdog::pid);
-        let mut pids: Vec<u32> = procfs::descendants(std::process::id())
+    /// Live processes of this browser: those carrying its tag or descending from one that
+    /// does (the runner is a subreaper, so orphans stay in its tree), and members of its
+    /// process group.
+    fn remaining(&mut self) -> Vec<u32> {
+        let mut pids: Vec<u32> = self
+            .processes
+            .scan()
             .into_iter()
-            .filter(|pid| is_alive(*pid) && Some(*pid) != watchdog)
+            .filter(|pid| is_alive(*pid))
             .collect();
-        for pid in process_group_members(pgid) {
+        for pid in process_group_members(self.child.id()) {
             if !pids.contains(&pid) {
                 pids.push(pid);
             }
         }
         pids
+    }
+
+    /// [`Browser::remaining`] with the zombies not reaped yet, once the main process has been
+    /// waited for (while it runs, it is the browser itself).
+    fn present(&mut self) -> Vec<u32> {
+        let mut pids = self.processes.scan();
+        for pid in process_group_members(self.child.id()) {
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        pids.retain(|pid| procfs::exists(*pid));
+        pids
+    }
+
+    /// Reaps this browser's exited processes that were handed to this subreaper. Only its
+    /// own: waiting on any child would take another browser's exit status, which its owner
+    /// then never sees (its `try_wait` fails), and it would wait out its timeout.
+    fn reap_orphans(&mut self) {
+        let main = self.child.id();
+        for pid in self.processes.scan() {
+            if pid == main {
+                continue;
+            }
+            let mut status = 0;
+            // SAFETY: waitpid writes the status into our local; WNOHANG never blocks, and a
+            // pid that is not this process's child is answered with ECHILD.
+            unsafe { libc::waitpid(pid as i32, &mut status, libc::WNOHANG) };
+        }
     }
 }
 
@@ -370,18 +405,6 @@ fn allow_memory_reports(profile: &Path, workdir: &Path, command: &mut Command) -
     fs::create_dir(&dir).context("creating Firefox's TMPDIR for the run")?;
     command.env("TMPDIR", &dir);
     Ok(dir)
-}
-
-/// Reaps every exited child, including orphans handed to this subreaper.
-fn reap_children() {
-    loop {
-        let mut status = 0;
-        // SAFETY: waitpid writes the status into our local; WNOHANG never blocks.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid <= 0 {
-            break;
-        }
-    }
 }
 
 #[cfg(test)]

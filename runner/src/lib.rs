@@ -2,6 +2,7 @@
 //! these modules.
 
 pub mod browser;
+pub mod browser_processes;
 pub mod combos;
 pub mod compare;
 pub mod exit;

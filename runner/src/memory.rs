@@ -4,7 +4,9 @@
 //! The runner makes itself a child subreaper (see [`crate::procfs::become_subreaper`]), so
 //! every process the browser starts stays in the runner's tree even when its parent exits
 //! (Firefox re-launches itself, Chromium's crash handler double-forks). The tree is therefore
-//! "all descendants of this process", found through `/proc/PID/task/TID/children`.
+//! the descendants of this process that carry the run's browser tag
+//! ([`crate::browser_processes`]): a sweep's other jobs run browsers of their own in the same
+//! tree, and each run's figures are its own browser's.
 //!
 //! Every tick reads RSS from `/proc/PID/statm` (one short read per process). PSS comes from
 //! `/proc/PID/smaps_rollup`, which walks every page table of the process and so costs far more;
@@ -42,8 +44,9 @@ pub use stats::Extent;
 use stats::{record_driver_gpu, record_pss, record_pss_shmem, record_rss, Measured, Tracked};
 pub use step::{StepFigures, StepMemory};
 
+use crate::browser_processes::{BrowserProcesses, BrowserTag};
 use crate::process_type::{classify, Classified, ProcessType};
-use crate::procfs::{descendants, page_size, read_cmdline, read_rollup, read_rss, thread_cpu_time};
+use crate::procfs::{page_size, read_cmdline, read_rollup, read_rss, thread_cpu_time};
 
 pub use crate::memory_model::STARTUP_PHASE;
 
@@ -73,8 +76,6 @@ struct Shared {
     phase: Mutex<String>,
     /// The browser's main process, once launched (0 before).
     browser_pid: AtomicU32,
-    /// The browser's watchdog: the runner's child, but not the browser's (0: none).
-    ignored_pid: AtomicU32,
     /// The processes the RSS thread found last, for the PSS thread and for marks.
     processes: Mutex<Vec<(u32, Classified)>>,
     measured: Mutex<Measured>,
@@ -183,20 +184,20 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Starts sampling every descendant of this process, every `interval`. It starts before
-    /// the browser so that the startup is measured too; [`Sampler::set_browser_pid`] then
-    /// names the browser's main process. Driver VRAM comes from NVML where it loads.
-    pub fn start(interval: Duration) -> Self {
-        Self::start_with_driver(interval, DriverGpu::open())
+    /// Starts sampling every descendant of this process that carries `tag`, every
+    /// `interval`. It starts before the browser so that the startup is measured too;
+    /// [`Sampler::set_browser_pid`] then names the browser's main process. Driver VRAM comes
+    /// from NVML where it loads.
+    pub fn start(interval: Duration, tag: BrowserTag) -> Self {
+        Self::start_with_driver(interval, tag, DriverGpu::open())
     }
 
     /// [`Sampler::start`] with the driver VRAM read from `driver_gpu`.
-    pub fn start_with_driver(interval: Duration, driver_gpu: DriverGpu) -> Self {
+    pub fn start_with_driver(interval: Duration, tag: BrowserTag, driver_gpu: DriverGpu) -> Self {
         let started = Instant::now();
         let shared = Arc::new(Shared {
             phase: Mutex::new(STARTUP_PHASE.to_owned()),
             browser_pid: AtomicU32::new(0),
-            ignored_pid: AtomicU32::new(0),
             processes: Mutex::new(Vec::new()),
             measured: Mutex::new(Measured {
                 started: Some(started),
@@ -214,7 +215,7 @@ impl Sampler {
         let threads = vec![
             std::thread::Builder::new()
                 .name("rss-sampler".into())
-                .spawn(move || rss_loop(&rss_shared, interval))
+                .spawn(move || rss_loop(&rss_shared, interval, tag))
                 .expect("spawning the RSS sampler thread"),
             std::thread::Builder::new()
                 .name("pss-sampler".into())
@@ -234,11 +235,6 @@ impl Sampler {
 
     pub fn set_browser_pid(&self, pid: u32) {
         self.shared.browser_pid.store(pid, Ordering::Relaxed);
-    }
-
-    /// A descendant of the runner that is not the browser's (its watchdog): never sampled.
-    pub fn ignore_pid(&self, pid: u32) {
-        self.shared.ignored_pid.store(pid, Ordering::Relaxed);
     }
 
     /// Switches the phase that new samples count towards, and samples RSS at once: the page
@@ -436,8 +432,8 @@ fn ms_since(started: Instant, at: Instant) -> f64 {
     at.duration_since(started).as_secs_f64() * 1e3
 }
 
-fn rss_loop(shared: &Shared, interval: Duration) {
-    let me = std::process::id();
+fn rss_loop(shared: &Shared, interval: Duration, tag: BrowserTag) {
+    let mut browser = BrowserProcesses::new(tag);
     let page = page_size();
     let cpu_at_start = thread_cpu_time();
     let mut tracked: HashMap<u32, Tracked> = HashMap::new();
@@ -447,15 +443,14 @@ fn rss_loop(shared: &Shared, interval: Duration) {
     while !shared.stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         if tick.is_multiple_of(REDISCOVER_EVERY_TICKS) {
-            let ignored = shared.ignored_pid.load(Ordering::Relaxed);
-            let mut pids = descendants(me);
-            pids.retain(|pid| *pid != ignored);
             let named = shared.browser_pid.load(Ordering::Relaxed);
             if named != browser_main {
                 // Classified before the browser was named: classify again.
                 browser_main = named;
+                browser.set_main(named);
                 tracked.clear();
             }
+            let pids = browser.scan();
             tracked.retain(|pid, _| pids.contains(pid));
             for pid in pids {
                 // A child forked from Chromium's zygote shows the zygote's command line until
@@ -629,7 +624,9 @@ mod tests {
         let (go, end) = (signal("grow"), signal("end"));
         let _ = std::fs::remove_file(&go);
         let _ = std::fs::remove_file(&end);
+        let tag = BrowserTag::new();
         let mut child = std::process::Command::new("sh")
+            .env(crate::browser_processes::TAG_VARIABLE, tag.value())
             .args([
                 "-c",
                 "while [ ! -e \"$1\" ]; do sleep 0.01; done; x=$(head -c 40000000 /dev/zero | tr '\\0' a); while [ ! -e \"$2\" ]; do sleep 0.01; done",
@@ -639,7 +636,7 @@ mod tests {
             .arg(&end)
             .spawn()
             .expect("sh");
-        let sampler = Sampler::start(Duration::from_millis(10));
+        let sampler = Sampler::start(Duration::from_millis(10), tag);
         wait_until_tracked(&sampler, child.id());
         sampler.mark("baseline");
         // Ticks go on after a mark, and every marked phase gets a PSS pass.
@@ -737,7 +734,9 @@ mod tests {
     #[test]
     fn driver_vram_is_attributed_to_phases_and_types_like_rss() {
         // A child that outlives the test's waits (killed below).
+        let tag = BrowserTag::new();
         let mut child = std::process::Command::new("sleep")
+            .env(crate::browser_processes::TAG_VARIABLE, tag.value())
             .arg("600")
             .spawn()
             .expect("sleep");
@@ -746,7 +745,7 @@ mod tests {
             pid: child.id(),
             bytes: Arc::clone(&bytes),
         }));
-        let sampler = Sampler::start_with_driver(Duration::from_millis(10), driver);
+        let sampler = Sampler::start_with_driver(Duration::from_millis(10), tag, driver);
         wait_until_tracked(&sampler, child.id());
         // Each mark asks the driver at once, so "small" has its bytes however short it is.
         sampler.mark("small");

@@ -25,9 +25,17 @@ pub fn become_subreaper() -> std::io::Result<()> {
 
 /// Every descendant of `root`, found through the `children` files of each of its threads.
 pub fn descendants(root: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut stack = vec![root];
-    while let Some(pid) = stack.pop() {
+    descendants_with_parents(root)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Every descendant of `root` with its parent, each parent listed before its children.
+pub fn descendants_with_parents(root: u32) -> Vec<(u32, u32)> {
+    let mut found: Vec<(u32, u32)> = Vec::new();
+    let mut queue = std::collections::VecDeque::from([root]);
+    while let Some(pid) = queue.pop_front() {
         let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
             continue;
         };
@@ -40,14 +48,30 @@ pub fn descendants(root: u32) -> Vec<u32> {
                 .split_ascii_whitespace()
                 .filter_map(|c| c.parse::<u32>().ok())
             {
-                if !found.contains(&child) {
-                    found.push(child);
-                    stack.push(child);
+                if !found.iter().any(|(known, _)| *known == child) {
+                    found.push((child, pid));
+                    queue.push_back(child);
                 }
             }
         }
     }
     found
+}
+
+/// Whether the environment `pid` started with holds `name=value`; `None` where it cannot be
+/// read (the process is gone, or a zombie, whose environment reads empty).
+pub fn environment_holds(pid: u32, name: &str, value: &str) -> Option<bool> {
+    let raw = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    if raw.is_empty() {
+        return None;
+    }
+    let entry = format!("{name}={value}");
+    Some(raw.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
+}
+
+/// Whether `/proc/PID` still exists: a live process or a zombie not yet reaped.
+pub fn exists(pid: u32) -> bool {
+    fs::metadata(format!("/proc/{pid}")).is_ok()
 }
 
 /// The command line of `pid`, split into arguments; `None` for a process that has exited or

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::browser::{BrowserKind, StopReport};
+use crate::browser_processes::BrowserTag;
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{self, AdapterVerdict, GpuRoute, GpuRouteRequest, Route};
 use crate::reach::Reach;
@@ -198,7 +199,9 @@ async fn run_attempt(
     // Started before the browser so that its first processes are seen; the browser's pid is
     // given to it once the browser runs. A target without one answers why there are no
     // process figures.
-    let sampler = target.sampler(options.sample_interval).map(Arc::new);
+    // Marks this run's browser processes apart from those of a sweep's other jobs.
+    let tag = BrowserTag::new();
+    let sampler = target.sampler(options.sample_interval, &tag).map(Arc::new);
     let route = target.gpu_route(options.gpu_route);
     if let Some(sampler) = &sampler {
         // The route says before any page whether the adapter will be software, whose GPU
@@ -277,7 +280,7 @@ async fn run_attempt(
         gpu_route: route,
     };
     // A browser that cannot be started still gets its closing record.
-    let mut instance = match target.start(&launch_url, &seen.gpu_route, reach.self_signed()) {
+    let mut instance = match target.start(&launch_url, &seen.gpu_route, reach.self_signed(), &tag) {
         Ok(instance) => instance,
         Err(e) if is_not_started(&e) => {
             if let Some(sampler) = &sampler {
@@ -311,9 +314,6 @@ async fn run_attempt(
     };
     if let (Some(sampler), Some(processes)) = (&sampler, instance.processes()) {
         sampler.set_browser_pid(processes.browser);
-        for pid in processes.not_the_browser {
-            sampler.ignore_pid(pid);
-        }
     }
     if let (Some(sampler), Some(dir)) = (&sampler, instance.memory_report_dir()) {
         sampler.enable_memory_reports(dir);

@@ -24,6 +24,7 @@ use crate::exit::{Cause, Failure};
 
 mod endpoint;
 mod guard;
+mod hold;
 mod injection;
 mod receive;
 mod results_file;
@@ -31,6 +32,7 @@ mod state;
 mod tls;
 use endpoint::Endpoint;
 pub use guard::{LAUNCH_PATH, RUN_COOKIE};
+pub use hold::{Hold, HOLD_VARIABLE};
 pub use injection::{Injection, INJECT_PATH, INJECT_VARIABLE};
 use receive::receive;
 pub use state::{AppState, Event, RunContext, DEFAULT_PAGE};

@@ -32,6 +32,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::browser::{BrowserInfo, BrowserKind, StopReport};
+use crate::browser_processes::BrowserTag;
 use crate::gpu_route::{GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
 
@@ -87,9 +88,10 @@ pub trait BrowserTarget: Send + Sync {
     /// The machine the browser runs on, for the `start` record.
     fn machine(&self) -> Value;
 
-    /// A process sampler taking a sample every `interval`, started before the browser so
-    /// that its startup is measured; `None` where the browser's processes cannot be read.
-    fn sampler(&self, interval: Duration) -> Option<Sampler>;
+    /// A process sampler taking a sample every `interval` of the processes that carry `tag`,
+    /// started before the browser so that its startup is measured; `None` where the browser's
+    /// processes cannot be read.
+    fn sampler(&self, interval: Duration, tag: &BrowserTag) -> Option<Sampler>;
 
     /// Where the run's server listens so that this target's browser can reach it.
     fn listen_address(&self) -> IpAddr;
@@ -97,13 +99,15 @@ pub trait BrowserTarget: Send + Sync {
     /// How the browser reaches WebGPU under `--gpu-route`: its switches, environment and why.
     fn gpu_route(&self, request: GpuRouteRequest) -> GpuRoute;
 
-    /// Starts the browser on `url` with a fresh profile; `self_signed`: the page is served
-    /// over HTTPS with the runner's own certificate, which the browser must accept.
+    /// Starts the browser on `url` with a fresh profile, its processes marked with `tag` where
+    /// they run here; `self_signed`: the page is served over HTTPS with the runner's own
+    /// certificate, which the browser must accept.
     fn start(
         &self,
         url: &str,
         route: &GpuRoute,
         self_signed: bool,
+        tag: &BrowserTag,
     ) -> Result<Box<dyn RunningBrowser>>;
 
     /// Why the result has no process figures, where [`BrowserTarget::sampler`] is `None`.
@@ -112,13 +116,11 @@ pub trait BrowserTarget: Send + Sync {
     }
 }
 
-/// The processes a sampler follows: the browser's main process and its descendants, less
-/// the runner's own helpers among them.
+/// The processes a sampler follows: the browser's main process, and every process carrying
+/// its tag ([`crate::browser_processes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Processes {
     pub browser: u32,
-    /// Processes that are no part of the browser's memory (the local watchdog).
-    pub not_the_browser: Vec<u32>,
 }
 
 /// A started browser. [`RunningBrowser::stop`] must be called; dropping it stops it too.

@@ -14,7 +14,7 @@ use ocr_bench::target::BrowserTarget;
 use ocr_bench::{machine, procfs, report};
 
 use ocr_bench::exit::Cause;
-use ocr_bench::server::Injection;
+use ocr_bench::server::{Hold, Injection};
 
 /// `--webdriver URL [--capabilities FILE|JSON]` of `run` and `sweep`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -167,6 +167,7 @@ pub async fn run_command(
 /// looked for under the root. A test-only `OCR_BENCH_INJECT` must name a fault the page knows.
 fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
     Injection::from_env()?;
+    Hold::from_env()?;
     options.page = options
         .page
         .trim_start_matches("./")

@@ -95,6 +95,9 @@ pub(super) async fn receive(
     } = &record
     {
         state.take_memory_report(phase.clone()).await;
+        if let (Some(hold), Ok(phase)) = (&state.hold, phase.parse()) {
+            hold.at_mark(state.run_number, phase).await;
+        }
     }
     let answer = match &record {
         Record::Result { process_memory, .. } => Json(process_memory).into_response(),

@@ -15,6 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::endpoint::{Endpoint, Refusal};
 use super::guard::RunGuard;
+use super::hold::Hold;
 use super::injection::Injection;
 use super::results_file::ResultsFile;
 use crate::browser::BrowserInfo;
@@ -60,6 +61,10 @@ pub struct AppState {
     pub(super) guard: Option<RunGuard>,
     /// Under `run` with `OCR_BENCH_INJECT`: the test-only fault the page is sent to arm.
     pub(super) injection: Option<Injection>,
+    /// Under `run` with `OCR_BENCH_TEST_HOLD`: the test-only hold of one phase's mark.
+    pub(super) hold: Option<Hold>,
+    /// This server's number among the runner's (a sweep's jobs each have one), for the hold.
+    pub(super) run_number: u64,
     /// The start message of each `runId`, so that two pages on one server keep theirs apart.
     pub(super) starts: Mutex<HashMap<String, StartBody>>,
     /// Why a run's browser has no process figures (a WebDriver browser); `None`: serve mode.
@@ -81,6 +86,11 @@ impl AppState {
             events,
             guard: None,
             injection: None,
+            hold: None,
+            run_number: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
             starts: Mutex::new(HashMap::new()),
             no_process_memory: None,
         })
@@ -97,6 +107,7 @@ impl AppState {
     /// test-only `inject=` that `OCR_BENCH_INJECT` asks for (checked by the commands first).
     pub fn guarded(mut self, secret: String, target: String) -> Self {
         self.injection = Injection::from_env().ok().flatten();
+        self.hold = Hold::from_env().ok().flatten();
         let target = match &self.injection {
             Some(injection) => injection.add_to(&target),
             None => target,

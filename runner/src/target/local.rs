@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{BrowserTarget, Processes, RunningBrowser, LOCAL};
 use crate::browser::{Browser, BrowserInfo, BrowserKind, KeptProfile, LaunchOptions, StopReport};
+use crate::browser_processes::BrowserTag;
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest};
 use crate::memory::Sampler;
@@ -77,9 +78,10 @@ impl BrowserTarget for LocalTarget {
         self.machine.clone()
     }
 
-    /// Every descendant of the runner through `/proc`, driver VRAM through NVML.
-    fn sampler(&self, interval: Duration) -> Option<Sampler> {
-        Some(Sampler::start(interval))
+    /// The browser's processes through `/proc` (those carrying `tag`), driver VRAM through
+    /// NVML.
+    fn sampler(&self, interval: Duration, tag: &BrowserTag) -> Option<Sampler> {
+        Some(Sampler::start(interval, tag.clone()))
     }
 
     /// Loopback: the browser runs here, and the results endpoints stay off the network.
@@ -96,6 +98,7 @@ impl BrowserTarget for LocalTarget {
         url: &str,
         route: &GpuRoute,
         self_signed: bool,
+        tag: &BrowserTag,
     ) -> Result<Box<dyn RunningBrowser>> {
         if !self_signed {
             return Ok(Box::new(Browser::launch(
@@ -103,6 +106,7 @@ impl BrowserTarget for LocalTarget {
                 url,
                 route,
                 &self.launch,
+                tag,
             )?));
         }
         // The switch goes with the launch only; the record's route keeps the GPU's switches.
@@ -115,6 +119,7 @@ impl BrowserTarget for LocalTarget {
             url,
             &route,
             &self.launch,
+            tag,
         )?))
     }
 }
@@ -140,7 +145,6 @@ impl RunningBrowser for Browser {
     fn processes(&self) -> Option<Processes> {
         Some(Processes {
             browser: self.pid(),
-            not_the_browser: self.watchdog_pid().into_iter().collect(),
         })
     }
 

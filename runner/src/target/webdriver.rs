@@ -33,6 +33,7 @@ use watchdog::{SessionWatchdog, DELETE_LIMIT};
 
 use super::{BrowserTarget, Processes, RunningBrowser};
 use crate::browser::{BrowserInfo, BrowserKind, StopReport};
+use crate::browser_processes::BrowserTag;
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest, Route};
 use crate::memory::Sampler;
@@ -395,7 +396,7 @@ impl BrowserTarget for WebDriverTarget {
         json!({ "webdriver": self.endpoint.shown(), "browserMachine": "unknown to the runner" })
     }
 
-    fn sampler(&self, _interval: Duration) -> Option<Sampler> {
+    fn sampler(&self, _interval: Duration, _tag: &BrowserTag) -> Option<Sampler> {
         None
     }
 
@@ -425,6 +426,7 @@ impl BrowserTarget for WebDriverTarget {
         url: &str,
         _route: &GpuRoute,
         self_signed: bool,
+        _tag: &BrowserTag,
     ) -> Result<Box<dyn RunningBrowser>> {
         let handle = tokio::runtime::Handle::current();
         let session = tokio::task::block_in_place(|| handle.block_on(self.open(url, self_signed)))?;

@@ -103,3 +103,134 @@ fn sweep_records_every_combination_and_resumes() {
     assert_eq!(closing_runs, 6, "each combination three times");
     assert!(descendants().is_empty(), "{:?}", descendants());
 }
+
+/// Two jobs of one sweep whose runs overlap for certain: the test-only hold keeps the first
+/// run to reach `release` there until the other has entered `decoder-run`, so the first ends
+/// (and its browser is stopped) while the other's browser is mid-run. Both end with their
+/// results, each with its own marks, and each run's process memory is its own browser's: as
+/// many processes as the same configuration run alone, not the two browsers together (as
+/// when every descendant of the runner was sampled, stopped and reaped by each job).
+#[test]
+#[ignore = "drives real browsers: cargo test -p ocr-bench --test e2e -- --ignored"]
+fn a_sweep_with_two_jobs_whose_runs_overlap_ends_with_both_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("overlap.jsonl");
+    let alone = dir.path().join("alone.jsonl");
+    const FUSED: &str = "decoder=fixed-kv-fused&scope=decoder&maxTokens=2";
+    let out = Command::new(BIN)
+        .arg("--root")
+        .arg(repository_root())
+        .env("OCR_BENCH_TEST_HOLD", "release:decoder-run")
+        .args([
+            "sweep",
+            "--browser",
+            "firefox",
+            "--jobs",
+            "2",
+            "--local-jobs",
+            "2",
+        ])
+        .args(["--timeout", &run_timeout().to_string()])
+        .args(["--param", "decoder=baseline,fixed-kv-fused"])
+        .args(["--param", "scope=decoder", "--param", "maxTokens=2"])
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .expect("running ocr-bench sweep");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let records: Vec<Value> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seconds = |r: &Value| {
+        humantime::parse_rfc3339(r["time"].as_str().unwrap())
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let of = |query: &str, kind: &str| -> Vec<Value> {
+        records
+            .iter()
+            .filter(|r| r["query"] == query && r["kind"] == kind)
+            .cloned()
+            .collect()
+    };
+    let queries = ["scope=decoder&maxTokens=2", FUSED];
+    for query in queries {
+        let closing = of(query, "run");
+        assert_eq!(closing.len(), 1, "{query}: {closing:?}");
+        assert_eq!(
+            closing[0]["outcome"], "result",
+            "{query}: {}\n{stderr}",
+            closing[0]
+        );
+        // Its own marks, under one runId, and its result under the same.
+        let run_ids: std::collections::BTreeSet<&str> = records
+            .iter()
+            .filter(|r| r["query"] == query && r["kind"] != "run")
+            .filter_map(|r| r["runId"].as_str().or(r["summary"]["runId"].as_str()))
+            .collect();
+        assert_eq!(run_ids.len(), 1, "{query}: {run_ids:?}");
+        let marks = of(query, "mark");
+        let phases: Vec<&str> = marks
+            .iter()
+            .filter(|m| m["step"].is_null())
+            .map(|m| m["phase"].as_str().unwrap())
+            .collect();
+        assert!(
+            phases.ends_with(&["decoder-load", "decoder-run", "release"]),
+            "{query}: {phases:?}"
+        );
+    }
+    // The first to end ended while the other was in its decoder-run, before its result.
+    let ended = |query: &str| seconds(&of(query, "run")[0]);
+    let (first, other) = if ended(queries[0]) < ended(queries[1]) {
+        (queries[0], queries[1])
+    } else {
+        (queries[1], queries[0])
+    };
+    let other_in_run = of(other, "mark")
+        .iter()
+        .find(|m| m["phase"] == "decoder-run")
+        .map(seconds)
+        .unwrap();
+    assert!(
+        other_in_run < ended(first) && ended(first) < seconds(&of(other, "result")[0]),
+        "the runs did not overlap: {first} ended at {}, {other} entered decoder-run at \
+         {other_in_run}",
+        ended(first)
+    );
+
+    let out = Command::new(BIN)
+        .arg("--root")
+        .arg(repository_root())
+        .args(["run", "--browser", "firefox", FUSED, "--results"])
+        .arg(&alone)
+        .output()
+        .expect("running ocr-bench run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let max_processes = |file: &Path, query: &str| {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|r| r["kind"] == "result" && r["query"] == query)
+            .and_then(|r| r["processMemory"]["sampler"]["maxProcesses"].as_u64())
+            .unwrap()
+    };
+    let (overlapped, by_itself) = (max_processes(&results, FUSED), max_processes(&alone, FUSED));
+    eprintln!("e2e: processes sampled, overlapped {overlapped}, alone {by_itself}");
+    // A process or two may come and go (a utility process); the other browser would double it.
+    assert!(
+        overlapped <= by_itself + 2 && by_itself <= overlapped + 2,
+        "a run of the sweep sampled {overlapped} processes, the same run alone {by_itself}"
+    );
+    assert!(descendants().is_empty(), "{:?}", descendants());
+}
