@@ -235,3 +235,62 @@ fn lexical_join(base: &Path, relative: &str) -> PathBuf {
 fn real(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A root with the repository's manifest moved to `target/user-manifest/`, naming the
+    /// built-in files as `../../models/…`, as `runner/tests/e2e/user_manifest.rs` keeps one.
+    fn root_with_a_user_manifest() -> tempfile::TempDir {
+        let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(repository.join("models/manifest.json")).unwrap();
+        let mut manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+        manifest["vocab"] = "../../models/vocab.json".into();
+        let root = tempfile::tempdir().unwrap();
+        for file in [
+            "target/user-manifest/notes.txt",
+            "target/debug/ocr-bench",
+            "models/vocab.json",
+            "models/secret.txt",
+            "tests/gpu-choose/index.html",
+            "tests/gpu-choose/logits.mjs",
+            "tests/gpu-choose/old/page.mjs",
+            "tests/standalone-page.mjs",
+            "tests/parity/load-core.mjs",
+        ] {
+            let path = root.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, file).unwrap();
+        }
+        std::fs::write(
+            root.path().join("target/user-manifest/manifest.json"),
+            manifest.to_string(),
+        )
+        .unwrap();
+        root
+    }
+
+    #[test]
+    fn a_run_serves_its_manifests_folder_and_files_and_its_pages_own_folder() {
+        let root = root_with_a_user_manifest();
+        let served = Served::new(root.path(), &root.path().join("out.jsonl"))
+            .with_page("tests/gpu-choose/index.html")
+            .with_manifest(&root.path().join("target/user-manifest/manifest.json"));
+        for (path, allowed) in [
+            ("/target/user-manifest/manifest.json", true),
+            ("/target/user-manifest/notes.txt", true),
+            ("/models/vocab.json", true),
+            ("/tests/gpu-choose/index.html", true),
+            ("/tests/gpu-choose/logits.mjs", true),
+            ("/tests/standalone-page.mjs", true),
+            ("/target/debug/ocr-bench", false),
+            ("/models/secret.txt", false),
+            ("/tests/gpu-choose/old/page.mjs", false),
+            ("/tests/parity/load-core.mjs", false),
+            ("/target/user-manifest/%2e%2e/debug/ocr-bench", false),
+        ] {
+            assert_eq!(served.allows(path), allowed, "{path}");
+        }
+    }
+}
