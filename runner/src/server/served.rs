@@ -230,10 +230,16 @@ fn lexical_join(base: &Path, relative: &str) -> PathBuf {
     joined
 }
 
-/// The real path of `path` (symlinks followed) where it exists, else `path` as given: a
-/// folder made after the start (a `pkg/` built later) is still matched below a real root.
+/// The real path of `path` (symlinks followed), through its nearest folder that exists: a
+/// results file or a `pkg/` made after the start is still matched below a real root.
 fn real(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => real(parent).join(name),
+        _ => std::env::current_dir().map_or_else(|_| path.to_path_buf(), |dir| dir.join(path)),
+    }
 }
 
 #[cfg(test)]

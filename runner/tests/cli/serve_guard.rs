@@ -35,8 +35,9 @@ const FILES: [&str; 26] = [
     "scripts/setup",
 ];
 
-/// Each path as sent and the status `serve --serve-dir mine` answers it with.
-const PATHS: [(&str, u16); 33] = [
+/// Each path as sent and the status `serve --serve-dir mine --results elsewhere/this.jsonl`
+/// answers it with.
+const PATHS: [(&str, u16); 34] = [
     ("/www/index.html", 200),
     ("/www/", 200),
     ("/www/main.js", 200),
@@ -51,6 +52,7 @@ const PATHS: [(&str, u16); 33] = [
     ("/node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs", 200),
     ("/node_modules/chart.js/dist/chart.umd.min.js", 200),
     ("/results/results.jsonl", 200),
+    ("/elsewhere/this.jsonl", 200),
     ("/mine/manifest.json", 200),
     // A symlink inside what is served to a file that is served too.
     ("/www/gpu-link.js", 200),
@@ -103,7 +105,8 @@ fn serve_hands_out_only_what_pages_load() {
     std::os::unix::fs::symlink("../browser/gpu.js", www.join("gpu-link.js")).unwrap();
     std::os::unix::fs::symlink("../.git/config", www.join("leak")).unwrap();
     std::os::unix::fs::symlink("../crate/src", www.join("leak-folder")).unwrap();
-    let results = root.path().join("results/results.jsonl");
+    // Made by the server as it starts: its own results file is served wherever it is.
+    let results = root.path().join("elsewhere/this.jsonl");
     let served = serve_with(root.path(), &results, &["--serve-dir", "mine"]);
     let wrong: Vec<String> = PATHS
         .iter()
@@ -258,4 +261,50 @@ fn the_launch_url_sets_the_token_and_opens_the_page_with_its_query() {
     assert!(wrong.headers().get("set-cookie").is_none());
     let answer = wrong.body_mut().read_to_string().unwrap();
     assert!(answer.contains("prints the one of this server"), "{answer}");
+}
+
+#[test]
+fn serve_beyond_loopback_says_what_it_serves_and_to_whom() {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--host", "0.0.0.0", "--port", "0", "--root"])
+        .arg(root.path())
+        .arg("--results")
+        .arg(root.path().join("r.jsonl"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = String::new();
+    while !printed.contains("listening on") {
+        match lines.next() {
+            Some(Ok(line)) => printed += &(line + "\n"),
+            _ => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        printed.contains("serving only www/ browser/ worker/ pkg/ models/eval/")
+            && printed.contains("node_modules/onnxruntime-web/dist/")
+            && printed.contains("results/*.jsonl")
+            && !printed.contains("target/"),
+        "{printed}"
+    );
+    let base = printed
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .last()
+        .unwrap();
+    let origin = base.trim_end_matches('/');
+    assert!(
+        printed.contains(&format!(
+            "listening on 0.0.0.0:{}; reports are taken from pages at {origin} ",
+            origin.rsplit(':').next().unwrap()
+        )),
+        "{printed}"
+    );
 }
