@@ -90,7 +90,7 @@ impl Served {
         };
         if !real.is_dir() || hidden(relative) {
             return Err(format!(
-                "--serve-dir {given} is not such a folder; {allowed}"
+                "--serve-dir {given} is not a folder, or is a dot-folder; {allowed}"
             ));
         }
         let relative = relative.to_path_buf();

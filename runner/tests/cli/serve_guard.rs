@@ -123,7 +123,7 @@ fn serve_refuses_a_folder_it_cannot_serve() {
     std::fs::create_dir_all(root.path().join(".git")).unwrap();
     for (dir, why) in [
         ("missing", "No such file"),
-        (".git", "not such a folder"),
+        (".git", "is a dot-folder"),
         ("..", "outside the served root"),
     ] {
         let output = Command::new(BIN)
