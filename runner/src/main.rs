@@ -55,6 +55,10 @@ enum Command {
         /// JSONL file the page's reports are appended to.
         #[arg(long, default_value = DEFAULT_RESULTS)]
         results: PathBuf,
+        /// A folder under the root to serve besides the page's own files and models/ (a
+        /// manifest of your own and its models); repeatable. Nothing else is served.
+        #[arg(long = "serve-dir", value_name = "DIR")]
+        serve_dirs: Vec<PathBuf>,
         #[command(flatten)]
         origin: commands::run::OriginArgs,
     },
@@ -468,6 +472,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             port,
             host,
             results,
+            serve_dirs,
             origin,
         } => {
             // Without --port: 8000, unless the public URL names the port.
@@ -479,7 +484,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                     return Ok(commands::EXIT_USAGE);
                 }
             };
-            serve_command(&root, &reach, &results).await
+            serve_command(&root, &reach, &results, &serve_dirs).await
         }
         Command::Run {
             browser,

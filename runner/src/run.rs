@@ -224,7 +224,7 @@ async fn run_attempt(
         page: Some(options.page.clone()),
         machine: target.machine(),
     };
-    let secret = run_secret()?;
+    let secret = server::new_secret().context("reading /dev/urandom for the run's secret")?;
     let page_url_path = page_url_path(&options.page, &options.query);
     let state = Arc::new(
         AppState::new(&options.results, context, sampler.clone(), Some(events_tx))?
@@ -250,11 +250,12 @@ async fn run_attempt(
     let (address, server_task) = server::start_server(
         listen,
         reach.listen_port(),
-        &options.root,
+        served_for_run(options),
         Arc::clone(&state),
         tls.as_ref(),
     )
     .await?;
+    state.accept_origins(server::own_origins(reach, address));
     let origin = reach.origin(address);
     let url = format!("{origin}{page_url_path}");
     on_status(&format!("opening {url} (listening on {address})"));
@@ -501,14 +502,20 @@ fn page_url_path(page: &str, query: &str) -> String {
     }
 }
 
-/// 128 random bits from the kernel, as hex: the secret of one run.
-fn run_secret() -> Result<String> {
-    use std::io::Read;
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("reading /dev/urandom for the run's secret")?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+/// What a run's server hands out: the page's own folder, and the manifest its query names
+/// (`manifest=`, else the built-in one) with the files that manifest names.
+fn served_for_run(options: &RunOptions) -> server::Served {
+    let manifest = url::form_urlencoded::parse(options.query.as_bytes())
+        .find(|(name, _)| name == "manifest")
+        .map_or_else(
+            || ocr_bench_core::config::DEFAULT_MANIFEST.to_owned(),
+            |(_, value)| value.into_owned(),
+        );
+    let served = server::Served::new(&options.root, &options.results).with_page(&options.page);
+    match crate::model_manifest::manifest_path(&options.root, &options.page, &manifest) {
+        Ok(path) => served.with_manifest(&path),
+        Err(_) => served,
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,16 @@
-//! The HTTP server: the repository root as static files with the headers that make the page
-//! cross-origin isolated, and the JSON endpoints the page reports to. Every request to an
-//! endpoint is appended at once as one JSONL record, so a crash loses no finished case.
-//! `state` holds what the server knows and how it refuses, `receive` takes one report,
-//! `endpoint` names the endpoints, `guard` the run's secret, `results_file` the appending.
+//! The HTTP server: the files pages load (`served`: an allow-list under the root) with the
+//! headers that make the page cross-origin isolated, and the JSON endpoints the page reports
+//! to. Every request to an endpoint is appended at once as one JSONL record, so a crash loses
+//! no finished case. `state` holds what the server knows and how it refuses, `receive` takes
+//! one report, `endpoint` names the endpoints, `guard` the server's secret and who may
+//! report, `results_file` the appending.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -21,6 +21,7 @@ use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::exit::{Cause, Failure};
+use crate::reach::Reach;
 
 mod endpoint;
 mod guard;
@@ -28,13 +29,15 @@ mod hold;
 mod injection;
 mod receive;
 mod results_file;
+mod served;
 mod state;
 mod tls;
 use endpoint::Endpoint;
-pub use guard::{LAUNCH_PATH, RUN_COOKIE};
+pub use guard::{new_secret, LAUNCH_PATH, RUN_COOKIE};
 pub use hold::{Hold, HOLD_VARIABLE};
 pub use injection::{Injection, INJECT_PATH, INJECT_VARIABLE};
 use receive::receive;
+pub use served::Served;
 pub use state::{AppState, Event, RunContext, DEFAULT_PAGE};
 pub use tls::Tls;
 
@@ -43,19 +46,20 @@ pub use tls::Tls;
 /// room for that eight times over and refuses a runaway body (a 50 MB one was accepted).
 pub const BODY_LIMIT_BYTES: usize = 8 << 20;
 
-/// The one-time launch URL: sets the run's cookie and sends the browser to the page. A second
-/// visit, or a wrong secret, is refused.
-async fn launch(state: Arc<AppState>, secret: String) -> Response {
-    let target = state
-        .guard
-        .as_ref()
-        .and_then(|guard| guard.take_launch(&secret));
-    let Some(target) = target else {
-        return (
-            StatusCode::FORBIDDEN,
-            "this launch URL is not valid (it works once, for the browser the runner started)\n",
-        )
-            .into_response();
+/// The launch URL: sets the server's secret as a cookie and sends the browser to the page
+/// (under `serve` with the launch URL's query). Under `run` it works once; a wrong secret is
+/// refused.
+async fn launch(state: Arc<AppState>, secret: String, query: Option<String>) -> Response {
+    let Some(guard) = &state.guard else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let Some(target) = guard.take_launch(&secret, query.as_deref()) else {
+        let message = if guard.guards_a_run() {
+            "this launch URL is not valid (it works once, for the browser the runner started)\n"
+        } else {
+            "this launch URL is not valid (`ocr-bench serve` prints the one of this server)\n"
+        };
+        return (StatusCode::FORBIDDEN, message).into_response();
     };
     // The browser reached the runner (and took its certificate, under --tls).
     state.tell(Event::Launched);
@@ -92,8 +96,28 @@ async fn fix_content_type(request: Request, next: Next) -> Response {
     response
 }
 
-/// The router: endpoints, `/` to the page, and the repository root as static files.
-pub fn router(root: &Path, state: Arc<AppState>) -> Router {
+/// A file `served` does not hand out is not found, whether it exists or not.
+async fn only_served(State(served): State<Arc<Served>>, request: Request, next: Next) -> Response {
+    if served.allows(request.uri().path()) {
+        next.run(request).await
+    } else {
+        (StatusCode::NOT_FOUND, "not found\n").into_response()
+    }
+}
+
+/// The origins a server's pages report from: its own (the public URL's where one is given,
+/// and then the listening address's too).
+pub fn own_origins(reach: &Reach, bound: SocketAddr) -> Vec<String> {
+    let mut origins = vec![reach.origin(bound)];
+    if reach.public.is_some() {
+        let scheme = if reach.tls.is_some() { "https" } else { "http" };
+        origins.push(format!("{scheme}://{bound}"));
+    }
+    origins
+}
+
+/// The router: endpoints, `/` to the page, and the files `served` hands out.
+pub fn router(served: Served, state: Arc<AppState>) -> Router {
     let isolation = [
         ("cross-origin-opener-policy", "same-origin"),
         ("cross-origin-embedder-policy", "require-corp"),
@@ -108,9 +132,9 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
         .route(
             &format!("{LAUNCH_PATH}{{secret}}"),
             get(
-                |State(state), axum::extract::Path(secret): axum::extract::Path<String>| {
-                    launch(state, secret)
-                },
+                |State(state),
+                 axum::extract::Path(secret): axum::extract::Path<String>,
+                 RawQuery(query): RawQuery| launch(state, secret, query),
             ),
         )
         .route(
@@ -129,8 +153,14 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
             post(move |State(state), headers, body| receive(state, endpoint, headers, body)),
         );
     }
+    let files = Router::new()
+        .fallback_service(ServeDir::new(served.root()))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(served),
+            only_served,
+        ));
     let mut app = app
-        .fallback_service(ServeDir::new(root))
+        .fallback_service(files)
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(middleware::from_fn(fix_content_type))
         .with_state(state);
@@ -148,7 +178,7 @@ pub fn router(root: &Path, state: Arc<AppState>) -> Router {
 pub async fn start_server(
     address: IpAddr,
     port: u16,
-    root: &Path,
+    served: Served,
     state: Arc<AppState>,
     tls: Option<&Tls>,
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
@@ -159,7 +189,7 @@ pub async fn start_server(
         )
     })?;
     let bound = listener.local_addr()?;
-    let app = router(root, state);
+    let app = router(served, state);
     let task = match tls {
         None => tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {

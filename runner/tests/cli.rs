@@ -6,6 +6,8 @@
 mod arguments;
 #[path = "cli/compare.rs"]
 mod compare;
+#[path = "cli/serve_guard.rs"]
+mod serve_guard;
 #[path = "cli/serve_tls.rs"]
 mod serve_tls;
 #[path = "cli/server.rs"]
@@ -23,6 +25,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
 struct Served {
     child: Child,
     base: String,
+    /// The `Cookie` header its launch URL sets: the token every report must carry.
+    cookie: String,
     /// Held open: the server prints more lines after the URL.
     _stdout: BufReader<std::process::ChildStdout>,
 }
@@ -59,9 +63,19 @@ fn serve_with(root: &Path, results: &Path, extra: &[&str]) -> Served {
         .expect("a URL")
         .trim_end_matches('/')
         .to_owned();
+    // "open http://127.0.0.1:PORT/__ocr-bench/launch/TOKEN (…)"
+    let mut second = String::new();
+    stdout.read_line(&mut second).unwrap();
+    let token = second
+        .split_whitespace()
+        .nth(1)
+        .and_then(|url| url.split_once(ocr_bench::server::LAUNCH_PATH))
+        .map(|(_, token)| token.to_owned())
+        .unwrap_or_else(|| panic!("serve printed no launch URL: {second}"));
     Served {
         child,
         base,
+        cookie: format!("{}={token}", ocr_bench::server::RUN_COOKIE),
         _stdout: stdout,
     }
 }
@@ -74,10 +88,13 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn post(base: &str, path: &str, body: &Value) -> (u16, Value) {
+/// A report as the page sends it: JSON, from the server's own origin, with its token.
+fn post(served: &Served, path: &str, body: &Value) -> (u16, Value) {
     let mut response = agent()
-        .post(format!("{base}{path}"))
+        .post(format!("{}{path}", served.base))
         .header("Content-Type", "application/json")
+        .header("Origin", &served.base)
+        .header("Cookie", &served.cookie)
         .send(body.to_string())
         .expect("POST");
     let status = response.status().as_u16();

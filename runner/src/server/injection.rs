@@ -115,7 +115,7 @@ pub(super) async fn confirm(
         )
             .into_response()
     };
-    let Some(guard) = &state.guard else {
+    let Some(guard) = state.guard.as_ref().filter(|_| state.serves_a_run()) else {
         return refuse(format!(
             "this server was started by `serve`; only a page that `ocr-bench run` opened with \
              {INJECT_VARIABLE} set may arm a fault"

@@ -39,8 +39,8 @@ pub(super) async fn receive(
         Some(Ok(body)) => claimed_run_id(body),
         _ => None,
     };
-    if let Err(message) = state.check_secret(&headers) {
-        let refusal = Refusal::recorded(StatusCode::FORBIDDEN, message);
+    if let Err((status, message)) = state.check_sender(&headers) {
+        let refusal = Refusal::recorded(status, message);
         return state.refuse(endpoint, refusal, claimed, posted, false);
     }
     // From here on the run's own page sent it.

@@ -1,5 +1,6 @@
 //! The server's state: who is being measured, the results file, the run that waits on the
-//! records, the launch guard; and how a refused request is written down and answered.
+//! records, the guard of who may report; and how a refused request is written down and
+//! answered.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -102,9 +103,10 @@ impl AppState {
         self
     }
 
-    /// Accepts reports only with `secret`: the launch URL (`LAUNCH_PATH` + secret) sets it as a
-    /// cookie once and sends the browser on to `target` (path and query of the page), with the
-    /// test-only `inject=` that `OCR_BENCH_INJECT` asks for (checked by the commands first).
+    /// Under `run`: accepts reports only with `secret`: the launch URL (`LAUNCH_PATH` +
+    /// secret) sets it as a cookie once and sends the browser on to `target` (path and query
+    /// of the page), with the test-only `inject=` that `OCR_BENCH_INJECT` asks for (checked by
+    /// the commands first).
     pub fn guarded(mut self, secret: String, target: String) -> Self {
         self.injection = Injection::from_env().ok().flatten();
         self.hold = Hold::from_env().ok().flatten();
@@ -114,6 +116,26 @@ impl AppState {
         };
         self.guard = Some(RunGuard::new(secret, target));
         self
+    }
+
+    /// Under `serve`: accepts reports only with `secret`, which the launch URL sets as a cookie
+    /// every time it is opened before it sends the browser on to `page` (a path).
+    pub fn with_token(mut self, secret: String, page: String) -> Self {
+        self.guard = Some(RunGuard::reusable(secret, page));
+        self
+    }
+
+    /// The origins reports are accepted from, once the server listens
+    /// ([`super::own_origins`]).
+    pub fn accept_origins(&self, origins: Vec<String>) {
+        if let Some(guard) = &self.guard {
+            guard.accept_origins(origins);
+        }
+    }
+
+    /// Whether this server belongs to one run (rather than to `serve`).
+    pub(super) fn serves_a_run(&self) -> bool {
+        self.guard.as_ref().is_some_and(RunGuard::guards_a_run)
     }
 
     /// Appends one record (one line, one `write` call) with the time and this run's context.
@@ -152,11 +174,11 @@ impl AppState {
         }
     }
 
-    /// Under `run`: whether the request carries the run's secret.
-    pub(super) fn check_secret(&self, headers: &HeaderMap) -> Result<(), String> {
+    /// Whether a report comes from a page of this server ([`RunGuard::check_sender`]).
+    pub(super) fn check_sender(&self, headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
         self.guard
             .as_ref()
-            .map_or(Ok(()), |guard| guard.check_secret(headers))
+            .map_or(Ok(()), |guard| guard.check_sender(headers))
     }
 
     /// Under `run`: the first report fixes the page's `runId`; another one is refused.
@@ -224,7 +246,7 @@ impl AppState {
 
     /// Under `serve`, one line per result naming the browser and adapter of its own start.
     pub(super) fn announce(&self, record: &Record) {
-        if self.guard.is_some() {
+        if self.serves_a_run() {
             return;
         }
         let Some(id) = record

@@ -7,14 +7,15 @@ use super::*;
 fn serve_sends_isolation_headers_and_mime_types() {
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("www")).unwrap();
+    std::fs::create_dir_all(root.path().join("models")).unwrap();
     for name in [
         "www/index.html",
         "www/app.mjs",
         "www/core.js",
         "www/core_bg.wasm",
-        "m.onnx",
-        "m.onnx.data",
-        "m.json",
+        "models/m.onnx",
+        "models/m.onnx.data",
+        "models/m.json",
     ] {
         std::fs::write(root.path().join(name), b"x").unwrap();
     }
@@ -30,9 +31,9 @@ fn serve_sends_isolation_headers_and_mime_types() {
         ("/www/app.mjs", "text/javascript"),
         ("/www/core.js", "text/javascript"),
         ("/www/core_bg.wasm", "application/wasm"),
-        ("/m.onnx", "application/octet-stream"),
-        ("/m.onnx.data", "application/octet-stream"),
-        ("/m.json", "application/json"),
+        ("/models/m.onnx", "application/octet-stream"),
+        ("/models/m.onnx.data", "application/octet-stream"),
+        ("/models/m.json", "application/json"),
     ] {
         let response = agent()
             .get(format!("{}{path}", served.base))
@@ -83,7 +84,7 @@ fn endpoints_append_one_flushed_record_per_request() {
     let root = tempfile::tempdir().unwrap();
     let results = root.path().join("nested/dir/results.jsonl");
     let served = serve(root.path(), &results);
-    let base = &served.base;
+    let base = &served;
     let start = json!({ "runId": "r1", "config": { "tier": "121" }, "userAgent": "test", "adapter": { "features": ["shader-f16"] }, "ortVersion": "1.30.0" });
     assert_eq!(
         post(base, "/benchmark-start", &start),
@@ -181,7 +182,7 @@ fn endpoints_reject_malformed_bodies_with_a_reason() {
     let root = tempfile::tempdir().unwrap();
     let results = root.path().join("results.jsonl");
     let served = serve(root.path(), &results);
-    let (status, answer) = post(&served.base, "/benchmark-mark", &json!({ "runId": "r1" }));
+    let (status, answer) = post(&served, "/benchmark-mark", &json!({ "runId": "r1" }));
     assert_eq!(status, 400);
     assert!(
         answer["error"].as_str().unwrap().contains("`phase`"),
@@ -190,7 +191,7 @@ fn endpoints_reject_malformed_bodies_with_a_reason() {
     // A page's own malformed report is only answered.
     assert!(!results.exists() || records(&results).is_empty());
     // A result that cannot be taken is written down with its body: it may be all a page sent.
-    let (status, answer) = post(&served.base, "/benchmark-result", &json!([1, 2]));
+    let (status, answer) = post(&served, "/benchmark-result", &json!([1, 2]));
     assert_eq!(status, 400);
     assert!(
         answer["error"]
@@ -210,7 +211,7 @@ fn two_pages_on_one_serve_keep_their_own_start() {
     let root = tempfile::tempdir().unwrap();
     let results = root.path().join("results.jsonl");
     let (served, lines) = serve_reading(root.path(), &results);
-    let base = &served.base;
+    let base = &served;
     assert_eq!(
         post(
             base,
@@ -282,7 +283,8 @@ fn an_oversized_body_is_refused_with_413_and_recorded() {
     let mut socket = std::net::TcpStream::connect(address).unwrap();
     write!(
         socket,
-        "POST /benchmark-result HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+        "POST /benchmark-result HTTP/1.1\r\nHost: {address}\r\nCookie: {}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n",
+        served.cookie
     )
     .unwrap();
     let chunk = vec![b' '; 1 << 20];
@@ -316,7 +318,7 @@ fn only_the_known_phases_are_marked() {
     let results = root.path().join("results.jsonl");
     let served = serve(root.path(), &results);
     let (status, answer) = post(
-        &served.base,
+        &served,
         "/benchmark-mark",
         &json!({ "runId": "r1", "phase": "lunch" }),
     );
@@ -363,7 +365,7 @@ fn appends_start_on_a_fresh_line_after_a_torn_one() {
     {
         let served = serve(root.path(), &results);
         let mark = json!({ "runId": "r2", "phase": "baseline" });
-        assert_eq!(post(&served.base, "/benchmark-mark", &mark).0, 200);
+        assert_eq!(post(&served, "/benchmark-mark", &mark).0, 200);
     }
     let text = std::fs::read_to_string(&results).unwrap();
     let last: Vec<&str> = text.lines().rev().take(2).collect();
@@ -394,10 +396,10 @@ fn a_results_file_deleted_under_serve_is_written_again() {
     let results = root.path().join("results.jsonl");
     let served = serve(root.path(), &results);
     let mark = json!({ "runId": "r1", "phase": "baseline" });
-    assert_eq!(post(&served.base, "/benchmark-mark", &mark).0, 200);
+    assert_eq!(post(&served, "/benchmark-mark", &mark).0, 200);
     std::fs::remove_file(&results).unwrap();
     let mark = json!({ "runId": "r1", "phase": "release" });
-    assert_eq!(post(&served.base, "/benchmark-mark", &mark).0, 200);
+    assert_eq!(post(&served, "/benchmark-mark", &mark).0, 200);
     let all = records(&results);
     assert_eq!(all.len(), 1);
     assert_eq!(all[0]["phase"], "release");
@@ -409,7 +411,7 @@ fn a_release_step_is_a_mark_within_the_release_phase_only() {
     let results = root.path().join("results.jsonl");
     let served = serve(root.path(), &results);
     let step = json!({ "runId": "r1", "phase": "release", "step": "device" });
-    assert_eq!(post(&served.base, "/benchmark-mark", &step).0, 200);
+    assert_eq!(post(&served, "/benchmark-mark", &step).0, 200);
     let written = records(&results);
     assert_eq!(
         (&written[0]["phase"], &written[0]["step"]),
@@ -426,7 +428,7 @@ fn a_release_step_is_a_mark_within_the_release_phase_only() {
             "unknown step \"heap\"",
         ),
     ] {
-        let (status, answer) = post(&served.base, "/benchmark-mark", &body);
+        let (status, answer) = post(&served, "/benchmark-mark", &body);
         let error = answer["error"].as_str().unwrap();
         assert_eq!(status, 400, "{answer}");
         assert!(
