@@ -21,15 +21,32 @@ sleep 600 &
 wait
 ";
 
-/// Live descendants of this process that carry `tag`.
-fn tagged(tag: &BrowserTag) -> Vec<u32> {
-    procfs::descendants(std::process::id())
+/// Live descendants of this process that carry `tag`, with their parents.
+fn tagged_with_parents(tag: &BrowserTag) -> Vec<(u32, u32)> {
+    procfs::descendants_with_parents(std::process::id())
         .into_iter()
-        .filter(|pid| {
+        .filter(|(pid, _)| {
             procfs::is_alive(*pid)
                 && procfs::environment_holds(*pid, TAG_VARIABLE, tag.value()) == Some(true)
         })
         .collect()
+}
+
+fn tagged(tag: &BrowserTag) -> Vec<u32> {
+    tagged_with_parents(tag)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// The fake browser has settled: its script, its sleep, and the orphan, handed to this
+/// process once the subshell that forked it has exited.
+fn settled(tag: &BrowserTag, main: u32) -> bool {
+    let processes = tagged_with_parents(tag);
+    processes.len() == 3
+        && processes
+            .iter()
+            .any(|(pid, parent)| *parent == std::process::id() && *pid != main)
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
@@ -62,7 +79,7 @@ fn stopping_one_browser_leaves_the_other_running_and_its_exit_seen() {
     let mut b = launch(&tag_b);
     // Each: the script, its sleep, and the orphan that left the group.
     wait_for("three processes of each browser", || {
-        tagged(&tag_a).len() == 3 && tagged(&tag_b).len() == 3
+        settled(&tag_a, a.pid()) && settled(&tag_b, b.pid())
     });
     let b_processes = tagged(&tag_b);
     let b_main = b.pid();
