@@ -1,6 +1,7 @@
 //! `ocr-bench export`: one flat row per run of a results file, for a notebook. The columns
-//! are fixed (the same names in the same order for every file, whatever its runs hold), a
-//! cell a run lacks is empty; `runner/README.md` ("Exporting runs") says what each holds.
+//! are fixed (the same names in one order for every file, whatever its runs hold), a cell a
+//! run lacks is empty, and a column empty in every run is left out unless all are asked for;
+//! `runner/README.md` ("Exporting runs") says what each holds.
 
 use std::collections::BTreeMap;
 
@@ -570,13 +571,57 @@ pub fn row(run: &Run) -> Vec<Cell> {
         .collect()
 }
 
-/// One run as a JSON object, its keys in the order of [`columns`].
-pub fn json_row(run: &Run) -> Value {
-    let object: Map<String, Value> = cells(&Facts::of(run))
+/// The items whose `keep` is true.
+fn kept<T>(items: Vec<T>, keep: &[bool]) -> Vec<T> {
+    items
         .into_iter()
-        .map(|(name, cell)| (name, cell.json()))
-        .collect();
-    Value::Object(object)
+        .zip(keep)
+        .filter_map(|(item, &keep)| keep.then_some(item))
+        .collect()
+}
+
+/// The rows of some runs under the columns they are written with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// Every run's row under [`columns`]; unless `all_columns`, a column empty in every row is
+    /// left out (a plain run leaves more than half of them empty: pools, profiles, reports).
+    pub fn of(runs: &[Run], all_columns: bool) -> Self {
+        let mut table = Self {
+            columns: columns(),
+            rows: runs.iter().map(row).collect(),
+        };
+        if !all_columns {
+            table.drop_empty_columns();
+        }
+        table
+    }
+
+    fn drop_empty_columns(&mut self) {
+        let keep: Vec<bool> = (0..self.columns.len())
+            .map(|c| self.rows.iter().any(|row| row[c] != Cell::Empty))
+            .collect();
+        self.columns = kept(std::mem::take(&mut self.columns), &keep);
+        self.rows = std::mem::take(&mut self.rows)
+            .into_iter()
+            .map(|row| kept(row, &keep))
+            .collect();
+    }
+
+    /// One row as a JSON object, its keys in the order of the table's columns.
+    pub fn json_row(&self, row: &[Cell]) -> Value {
+        let object: Map<String, Value> = self
+            .columns
+            .iter()
+            .zip(row)
+            .map(|(name, cell)| (name.clone(), cell.json()))
+            .collect();
+        Value::Object(object)
+    }
 }
 
 #[cfg(test)]
@@ -610,6 +655,30 @@ mod tests {
             names.iter().filter(|n| n.starts_with("config.")).count(),
             PARAMETER_NAMES.len()
         );
+    }
+
+    #[test]
+    fn columns_empty_in_every_run_are_left_out_unless_all_are_asked_for() {
+        let runs = two_configs();
+        let all = Table::of(&runs, true);
+        assert_eq!(all.columns, columns());
+        let lean = Table::of(&runs, false);
+        assert!(lean.columns.len() < all.columns.len());
+        // What is kept is what some run holds, in the same order, and every cell of it.
+        for (c, name) in all.columns.iter().enumerate() {
+            let held = all.rows.iter().any(|row| row[c] != Cell::Empty);
+            let at = lean.columns.iter().position(|n| n == name);
+            assert_eq!(at.is_some(), held, "{name}");
+            if let Some(at) = at {
+                for (lean_row, all_row) in lean.rows.iter().zip(&all.rows) {
+                    assert_eq!(lean_row[at], all_row[c], "{name}");
+                }
+            }
+        }
+        assert!(lean.columns.contains(&"runId".to_owned()));
+        // No runs: no column holds anything.
+        assert!(Table::of(&[], false).columns.is_empty());
+        assert_eq!(Table::of(&[], true).columns, columns());
     }
 
     #[test]

@@ -13,6 +13,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::exit::Cause;
+
 /// What `--gpu-route` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -403,7 +405,20 @@ impl GpuRoute {
 /// (they depend on the browser).
 pub fn choose(asked: GpuRouteRequest, found: &Detection) -> (Route, String) {
     match (asked, &found.hardware) {
-        (GpuRouteRequest::Gpu, _) => (Route::Gpu, format!("--gpu-route gpu; {}", found.reason)),
+        (GpuRouteRequest::Gpu, Some(_)) => {
+            (Route::Gpu, format!("--gpu-route gpu; {}", found.reason))
+        }
+        // Forced without a driver, the browser falls back to a software adapter, which this
+        // route refuses: say what that costs before a run finds out.
+        (GpuRouteRequest::Gpu, None) => (
+            Route::Gpu,
+            format!(
+                "--gpu-route gpu; {}; a run here would most likely get a software adapter and \
+                 end with exit {} (--gpu-route auto or software runs on it)",
+                found.reason,
+                Cause::SoftwareAdapter.code()
+            ),
+        ),
         (GpuRouteRequest::Software, _) => (
             Route::Software,
             format!("--gpu-route software; {}", found.reason),
@@ -650,6 +665,10 @@ mod tests {
         assert_eq!(route, Route::Gpu);
         assert!(
             reason.starts_with("--gpu-route gpu; no Vulkan ICD manifest"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("a software adapter and end with exit 10"),
             "{reason}"
         );
         let err = "cuda".parse::<GpuRouteRequest>().unwrap_err();

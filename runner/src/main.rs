@@ -13,7 +13,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use ocr_bench::browser::BrowserKind;
 use ocr_bench::gpu_route::GpuRouteRequest;
-use ocr_bench::run::{RunOptions, DEFAULT_PAGE};
+use ocr_bench::run::{RunOptions, TimeLimit, DEFAULT_PAGE};
 use ocr_bench::sweep;
 
 use commands::combos::{plan_command, table_command};
@@ -77,9 +77,12 @@ enum Command {
         browser: BrowserKind,
         #[arg(long, default_value = DEFAULT_RESULTS)]
         results: PathBuf,
-        /// Seconds before the run is abandoned and the browser stopped.
-        #[arg(long, default_value_t = 3600)]
-        timeout: u64,
+        /// Seconds before the run is abandoned and the browser stopped. By default the limit
+        /// follows the work the query asks for: 15 min, and 10 s for every token it may decode
+        /// (cases x repeat, warm-ups and verify=wasm's decodes, times maxTokens), so the
+        /// default configuration gets 4 h 52 min; another page gets an hour.
+        #[arg(long)]
+        timeout: Option<u64>,
         /// The page, relative to the root; its query is checked against the benchmark's
         /// parameters only for the default page.
         #[arg(long, default_value = DEFAULT_PAGE)]
@@ -130,9 +133,10 @@ enum Command {
         params: Vec<(String, Vec<String>)>,
         #[arg(long, default_value = DEFAULT_RESULTS)]
         results: PathBuf,
-        /// Seconds before one combination is abandoned.
-        #[arg(long, default_value_t = 3600)]
-        timeout: u64,
+        /// Seconds before one combination is abandoned; by default each combination's limit
+        /// follows its work, as `run`'s does.
+        #[arg(long)]
+        timeout: Option<u64>,
         /// Run again the combinations whose page reported an error.
         #[arg(long)]
         retry_failed: bool,
@@ -316,11 +320,12 @@ enum Command {
     /// Write one flat row per run of a results file, as CSV or JSON lines, for a notebook.
     ///
     /// A run is every record of one page run (start, marks, progress, result, closing record),
-    /// finished or not (error, timeout, refused). The columns are fixed, the same names in the
-    /// same order for every file: the run and how it ended, browser and machine,
-    /// configuration, capability, accuracy, latency figures, and per phase the process memory,
-    /// GPU and WASM bytes and the floor (runner/README.md lists them). A cell a run lacks is
-    /// empty (null in JSON). Torn lines are skipped with a warning.
+    /// finished or not (error, timeout, refused). The columns are fixed, the same names in one
+    /// order for every file: the run and how it ended, browser and machine, configuration,
+    /// capability, accuracy, latency figures, and per phase the process memory, GPU and WASM
+    /// bytes and the floor (runner/README.md lists them). A cell a run lacks is empty (null in
+    /// JSON); a column empty in every run is left out unless --all-columns is given. Torn
+    /// lines are skipped with a warning.
     ///
     /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record), 6 the
     /// rows could not be written.
@@ -334,6 +339,9 @@ enum Command {
         /// The file to write (default: stdout).
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Every column, those empty in every run too (by default they are left out).
+        #[arg(long)]
+        all_columns: bool,
     },
 }
 
@@ -415,9 +423,15 @@ fn main() -> ExitCode {
         results,
         format,
         out,
+        all_columns,
     } = &cli.command
     {
-        return ExitCode::from(export_command(results, *format, out.as_deref()));
+        return ExitCode::from(export_command(
+            results,
+            *format,
+            out.as_deref(),
+            *all_columns,
+        ));
     }
     if let Command::Table {
         against,
@@ -511,7 +525,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 page,
                 query: query.unwrap_or_default(),
                 results,
-                timeout: Duration::from_secs(timeout),
+                timeout: TimeLimit::from_seconds(timeout),
                 sample_interval: Duration::from_millis(sample_ms),
                 gpu_route,
                 reach,
@@ -559,7 +573,7 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                     page: DEFAULT_PAGE.to_owned(),
                     query: String::new(),
                     results,
-                    timeout: Duration::from_secs(timeout),
+                    timeout: TimeLimit::from_seconds(timeout),
                     sample_interval: Duration::from_millis(sample_ms),
                     gpu_route,
                     reach,

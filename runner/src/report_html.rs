@@ -2,8 +2,9 @@
 //! and with `--out` a static HTML report with the charts of `www/report/` that opens from
 //! disk (the records embedded as JSON, Chart.js copied beside it, no server, no network).
 //!
-//! Reading the files is here, the markdown is `summary.rs`'s job; the charts are drawn by
-//! `www/report/charts.js`, the same code the served `www/report.html` runs.
+//! Reading the files is here, the markdown is `summary.rs`'s job, and the page holds the same
+//! summary as HTML tables (`tables_html.rs`), readable before and without its charts; the
+//! charts are drawn by `www/report/charts.js`, the same code the served `www/report.html` runs.
 
 mod decomposition;
 mod finished_run;
@@ -11,6 +12,7 @@ mod least_memory;
 mod release_table;
 mod rise_table;
 mod summary;
+mod tables_html;
 #[cfg(test)]
 mod tests;
 
@@ -44,6 +46,8 @@ const SHARED_FILES: [&str; 7] = [
 /// Chart.js's UMD build: a classic script, which a page opened from file:// may load.
 pub const CHART_LIBRARY: &str = "node_modules/chart.js/dist/chart.umd.min.js";
 const DATA_PLACEHOLDER: &str = "@REPORT_DATA@";
+/// Where the template takes the summary's tables as HTML.
+const TABLES_PLACEHOLDER: &str = "@REPORT_TABLES@";
 
 /// Why no report was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,11 +224,13 @@ pub fn write_static(
             template_path.display()
         ))
     })?;
-    if !template.contains(DATA_PLACEHOLDER) {
-        return Err(ReportError::Write(format!(
-            "the report template {} has no {DATA_PLACEHOLDER} for the data",
-            template_path.display()
-        )));
+    for (placeholder, what) in [(DATA_PLACEHOLDER, "data"), (TABLES_PLACEHOLDER, "tables")] {
+        if !template.contains(placeholder) {
+            return Err(ReportError::Write(format!(
+                "the report template {} has no {placeholder} for the {what}",
+                template_path.display()
+            )));
+        }
     }
     std::fs::create_dir_all(out)
         .map_err(|e| ReportError::Write(format!("creating {}: {e}", out.display())))?;
@@ -233,7 +239,15 @@ pub fn write_static(
         copy(root, shared, &out.join(name))?;
     }
     let page = out.join("index.html");
-    let html = template.replace(DATA_PLACEHOLDER, &embedded_data(files, written));
+    // Each placeholder once, at its first place: the records (in the data and the tables)
+    // may spell either, and the template's own tables placeholder comes before its data.
+    let html = template
+        .replacen(DATA_PLACEHOLDER, &embedded_data(files, written), 1)
+        .replacen(
+            TABLES_PLACEHOLDER,
+            &tables_html::markdown_to_html(&markdown(files)),
+            1,
+        );
     std::fs::write(&page, html)
         .map_err(|e| ReportError::Write(format!("writing {}: {e}", page.display())))?;
     Ok(page)

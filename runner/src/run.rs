@@ -22,8 +22,10 @@ use crate::target::BrowserTarget;
 
 mod checks;
 mod outcome;
+pub mod pace;
 pub use checks::{check_manifest, check_page};
 pub use outcome::{Outcome, VERIFICATION_FAILED};
+pub use pace::TimeLimit;
 
 /// The benchmark page; its query is checked with the core before a browser starts.
 pub use crate::server::DEFAULT_PAGE;
@@ -35,7 +37,8 @@ pub struct RunOptions {
     /// The query string given to the page (canonical for the benchmark page).
     pub query: String,
     pub results: PathBuf,
-    pub timeout: Duration,
+    /// `--timeout`: given, or following the work the query asks for ([`pace`]).
+    pub timeout: TimeLimit,
     pub sample_interval: Duration,
     /// `--gpu-route`: how the browser reaches WebGPU.
     pub gpu_route: GpuRouteRequest,
@@ -52,6 +55,8 @@ pub const REACH_LIMIT: Duration = Duration::from_secs(60);
 pub struct RunReport {
     pub outcome: Outcome,
     pub wall: Duration,
+    /// The time limit the run had ([`TimeLimit::resolve`]).
+    pub limit: Duration,
     pub stop: StopReport,
     pub browser_log_tail: String,
     /// What a WebDriver endpoint reported of the browser (`None` for a local one).
@@ -67,7 +72,16 @@ fn page_error_message(body: &ErrorBody) -> (Option<String>, String) {
 /// What the page has reported so far.
 struct Seen {
     phase: String,
+    /// When the runner saw the page's current phase begin.
+    phase_began: Instant,
+    /// When the phase that finished the first case began: the cases' pace is counted from it.
+    cases_began: Option<Instant>,
     cases_done: usize,
+    /// The run's beginning, for the elapsed time of the progress line.
+    started: Instant,
+    /// The work the query asks for (`None` for another page), for the total and the estimate.
+    work: Option<pace::Work>,
+    limit: Duration,
     /// The page's `runId`, from its first report, for the closing record.
     run_id: Option<String>,
     /// The run's GPU route; the page's adapter is added to it when the page starts.
@@ -86,6 +100,13 @@ impl Seen {
                 if let Some(outcome) = self.judge_adapter(&body.adapter, on_status) {
                     return Some(outcome);
                 }
+                if gpu_route::adapter_route(&body.adapter) == Some(Route::Software) {
+                    on_status(&pace::software_adapter_note(
+                        &gpu_route::describe_adapter(&body.adapter),
+                        self.work.as_ref(),
+                        self.limit,
+                    ));
+                }
             }
             Record::Mark {
                 phase,
@@ -95,12 +116,18 @@ impl Seen {
             Record::Mark { phase, .. } => {
                 on_status(&phase);
                 self.phase = phase;
+                self.phase_began = Instant::now();
             }
             Record::Progress { body, .. } => {
                 self.cases_done += 1;
-                on_status(&format!(
-                    "{}: case {} ({}) done",
-                    self.phase, self.cases_done, body.case.id
+                let cases_began = *self.cases_began.get_or_insert(self.phase_began);
+                on_status(&pace::progress_line(
+                    &self.phase,
+                    u32::try_from(self.cases_done).unwrap_or(u32::MAX),
+                    self.work.map(|work| work.timed_cases),
+                    &body.case.id,
+                    self.started.elapsed(),
+                    cases_began.elapsed(),
                 ));
             }
             Record::Error { body, .. } => {
@@ -196,6 +223,8 @@ async fn run_attempt(
     check_page(&options.root, &options.page).map_err(|m| Failure::new(Cause::Usage, m))?;
     let browser = target.browser();
     let started = Instant::now();
+    let work = pace::Work::for_run(&options.root, &options.page, &options.query);
+    let limit = options.timeout.resolve(work.as_ref());
     // Started before the browser so that its first processes are seen; the browser's pid is
     // given to it once the browser runs. A target without one answers why there are no
     // process figures.
@@ -263,6 +292,22 @@ async fn run_attempt(
     // sends it on to the page; the secret itself is never written to the results file.
     let launch_url = format!("{origin}{}{secret}", server::LAUNCH_PATH);
     on_status(&format!("GPU route {} ({})", route.route, route.reason));
+    on_status(&match (options.timeout, work) {
+        (TimeLimit::Given(_), _) => {
+            format!("time limit {} (--timeout)", pace::duration_words(limit))
+        }
+        (TimeLimit::FollowsWork, Some(work)) => format!(
+            "time limit {}: {} and {} a token for up to {} tokens (--timeout N sets one)",
+            pace::duration_words(limit),
+            pace::duration_words(pace::SETUP_ALLOWANCE),
+            pace::duration_words(pace::PER_TOKEN_ALLOWANCE),
+            work.tokens()
+        ),
+        (TimeLimit::FollowsWork, None) => format!(
+            "time limit {}, that of a page other than the benchmark's (--timeout N sets one)",
+            pace::duration_words(limit)
+        ),
+    });
     // A local browser has its own process group, so a terminal's Ctrl-C reaches only the
     // runner: catch it and SIGTERM, and stop the browser before leaving. A closed terminal
     // sends SIGHUP: the same as Ctrl-C. Installed before the browser starts, so that no error
@@ -276,7 +321,12 @@ async fn run_attempt(
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut seen = Seen {
         phase: crate::memory::STARTUP_PHASE.to_owned(),
+        phase_began: started,
+        cases_began: None,
         cases_done: 0,
+        started,
+        work,
+        limit,
         run_id: None,
         gpu_route: route,
     };
@@ -303,7 +353,6 @@ async fn run_attempt(
                 url,
                 seen,
                 Remote::default(),
-                options,
                 browser,
             )
             .map(|report| RunReport {
@@ -320,7 +369,7 @@ async fn run_attempt(
         sampler.enable_memory_reports(dir);
     }
 
-    let deadline = tokio::time::Instant::now() + options.timeout;
+    let deadline = tokio::time::Instant::now() + limit;
     let reach_deadline = tokio::time::Instant::now() + REACH_LIMIT;
     let mut launched = false;
     let mut poll = tokio::time::interval(Duration::from_millis(200));
@@ -389,9 +438,7 @@ async fn run_attempt(
     };
     drop(instance);
     server_task.abort();
-    let report = close_run(
-        state, outcome, started, stop, url, seen, remote, options, browser,
-    )?;
+    let report = close_run(state, outcome, started, stop, url, seen, remote, browser)?;
     Ok(RunReport {
         browser_log_tail,
         ..report
@@ -448,14 +495,13 @@ fn close_run(
     url: String,
     seen: Seen,
     remote: Remote,
-    options: &RunOptions,
     browser: &crate::browser::BrowserInfo,
 ) -> Result<RunReport> {
     let wall = started.elapsed();
     let closing = state.append(Record::Run(RunEnd {
         outcome: outcome.label().to_owned(),
         message: outcome
-            .failure_message(browser.name.name(), options.timeout)
+            .failure_message(browser.name.name(), seen.limit)
             .or_else(|| outcome.verification_failure().map(str::to_owned)),
         wall_seconds: wall.as_secs_f64(),
         stop: stop.clone(),
@@ -486,6 +532,7 @@ fn close_run(
     Ok(RunReport {
         outcome,
         wall,
+        limit: seen.limit,
         stop,
         browser_log_tail: String::new(),
         reported_capabilities: remote.reported_capabilities,

@@ -415,7 +415,7 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
             &report.outcome,
             &label,
             browser_name,
-            options.run.timeout,
+            report.limit,
             report.wall,
         );
         if let Some(cause) = cause {

@@ -333,3 +333,35 @@ fn firefox_report_parts_are_columns_that_close_the_rise() {
         Value::Null
     );
 }
+
+#[test]
+fn empty_columns_are_left_out_unless_all_are_asked_for() {
+    let file = data("smoke2.jsonl");
+    let header = |args: &[&str]| -> Vec<String> {
+        let output = export(&file, args);
+        assert!(output.status.success(), "{args:?}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        reader
+            .headers()
+            .unwrap()
+            .iter()
+            .map(str::to_owned)
+            .collect()
+    };
+    let lean = header(&[]);
+    let all = header(&["--all-columns"]);
+    assert!(lean.len() < all.len(), "{} of {}", lean.len(), all.len());
+    // The kept columns keep their order, and the run's figures are among them.
+    let in_order: Vec<&String> = all.iter().filter(|c| lean.contains(c)).collect();
+    assert_eq!(in_order, lean.iter().collect::<Vec<_>>());
+    assert!(lean.contains(&"phase.decoder-run.peakPssBytes".to_owned()));
+    let jsonl = export(&file, &["--format", "jsonl"]);
+    let row: Map<String, Value> = serde_json::from_slice(&jsonl.stdout).unwrap();
+    assert_eq!(
+        row.keys().collect::<Vec<_>>(),
+        lean.iter().collect::<Vec<_>>()
+    );
+    // One run: every column kept is one it holds.
+    assert!(row.values().all(|v| !v.is_null()));
+}

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use ocr_bench::exit::Cause;
-use ocr_bench::export::{columns, json_row, row, Cell};
-use ocr_bench::runs::{read_runs, Run};
+use ocr_bench::export::{Cell, Table};
+use ocr_bench::runs::read_runs;
 
 /// How rows are written: `csv` (a header of the columns, then a line per run) or `jsonl` (an
 /// object per run, every column a key).
@@ -29,21 +29,21 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// Writes one row per run in `format`.
-fn write(runs: &[Run], format: Format, out: impl Write) -> std::io::Result<()> {
+/// Writes the table's rows in `format`.
+fn write(table: &Table, format: Format, out: impl Write) -> std::io::Result<()> {
     match format {
         Format::Csv => {
             let mut writer = csv::Writer::from_writer(out);
-            writer.write_record(columns())?;
-            for run in runs {
-                writer.write_record(row(run).iter().map(Cell::csv))?;
+            writer.write_record(&table.columns)?;
+            for row in &table.rows {
+                writer.write_record(row.iter().map(Cell::csv))?;
             }
             writer.flush()
         }
         Format::Jsonl => {
             let mut out = std::io::BufWriter::new(out);
-            for run in runs {
-                serde_json::to_writer(&mut out, &json_row(run))?;
+            for row in &table.rows {
+                serde_json::to_writer(&mut out, &table.json_row(row))?;
                 out.write_all(b"\n")?;
             }
             out.flush()
@@ -51,9 +51,9 @@ fn write(runs: &[Run], format: Format, out: impl Write) -> std::io::Result<()> {
     }
 }
 
-/// Writes the rows to `out` (stdout without it); 0 done, 2 bad input, 6 the rows could not
-/// be written.
-pub fn export_command(results: &Path, format: Format, out: Option<&Path>) -> u8 {
+/// Writes the rows to `out` (stdout without it), every column with `all_columns`, else those
+/// some run holds; 0 done, 2 bad input, 6 the rows could not be written.
+pub fn export_command(results: &Path, format: Format, out: Option<&Path>, all_columns: bool) -> u8 {
     let runs = match read_runs(results) {
         Ok(runs) => runs,
         Err(e) => {
@@ -61,11 +61,12 @@ pub fn export_command(results: &Path, format: Format, out: Option<&Path>) -> u8 
             return Cause::Usage.code();
         }
     };
+    let table = Table::of(&runs, all_columns);
     let written = match out {
         Some(path) => File::create(path)
-            .and_then(|file| write(&runs, format, file))
+            .and_then(|file| write(&table, format, file))
             .map_err(|e| format!("writing {}: {e}", path.display())),
-        None => write(&runs, format, std::io::stdout().lock())
+        None => write(&table, format, std::io::stdout().lock())
             .map_err(|e| format!("writing to stdout: {e}")),
     };
     match written {

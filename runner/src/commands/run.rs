@@ -269,7 +269,7 @@ async fn run_checked(target: &dyn BrowserTarget, options: &RunOptions) -> Result
         }
         other => {
             let message = other
-                .failure_message(kind.name(), options.timeout)
+                .failure_message(kind.name(), report.limit)
                 .unwrap_or_default();
             eprintln!("ocr-bench: {message}");
             // A WebDriver run's tail is the page's own console, which explains a page's
@@ -330,7 +330,7 @@ mod tests {
             page: page.to_owned(),
             query: query.to_owned(),
             results: PathBuf::from("results.jsonl"),
-            timeout: Duration::from_secs(1),
+            timeout: ocr_bench::run::TimeLimit::Given(Duration::from_secs(1)),
             sample_interval: Duration::from_millis(25),
             gpu_route: Default::default(),
             reach: Default::default(),

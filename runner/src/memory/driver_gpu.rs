@@ -97,13 +97,28 @@ pub enum DriverGpu {
     },
 }
 
+/// Said where NVML's library cannot be loaded or its driver is not running: the ordinary
+/// case on a machine without an NVIDIA GPU, where the library's own words (a libloading error
+/// naming `libnvidia-ml.so.1`) only alarm.
+pub const NO_NVIDIA_DRIVER: &str = "no NVIDIA driver: no VRAM figures";
+
+/// Why NVML gives no figures: no driver in plain words, any other failure in NVML's.
+fn unavailable_reason(error: &NvmlError) -> String {
+    match error {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound | NvmlError::DriverNotLoaded => {
+            NO_NVIDIA_DRIVER.to_owned()
+        }
+        other => format!("NVML: {other}"),
+    }
+}
+
 impl DriverGpu {
-    /// NVML if it loads and initialises, else the library's error text.
+    /// NVML if it loads and initialises, else why not ([`unavailable_reason`]).
     pub fn open() -> Self {
         match NvmlProcesses::init() {
             Ok(nvml) => Self::from_source(Box::new(nvml)),
             Err(e) => Self::Unavailable {
-                reason: format!("NVML: {e}"),
+                reason: unavailable_reason(&e),
                 samples: 0,
             },
         }
@@ -246,21 +261,21 @@ mod tests {
         }
     }
 
-    /// On this machine there is no NVIDIA driver: NVML really is loaded (or not) and must
-    /// fail cleanly with the library's words. Where a driver exists it must list devices.
+    /// NVML really is loaded (or not): without a driver it must fail cleanly, in plain words
+    /// when the library or driver is missing. Where a driver exists it must list devices.
     #[test]
-    fn nvml_opens_or_says_why_in_the_librarys_words() {
+    fn nvml_opens_or_says_why() {
         let mut driver = DriverGpu::open();
         let answer = driver.answer();
         match NvmlProcesses::init() {
             Err(e) => {
                 assert!(!answer.available);
                 let reason = answer.reason.expect("a reason");
-                assert_eq!(reason, format!("NVML: {e}"));
+                assert_eq!(reason, unavailable_reason(&e));
                 assert!(driver.sample(&HashSet::from([1])).is_none());
                 let json = serde_json::to_string(&driver.answer()).unwrap();
                 assert!(
-                    json.starts_with(r#"{"available":false,"reason":"NVML: "#),
+                    json.starts_with(r#"{"available":false,"reason":""#),
                     "{json}"
                 );
             }
@@ -274,6 +289,18 @@ mod tests {
                 println!("NVML: {answer:?}, this process holds {sampled:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_missing_library_or_driver_reads_as_no_nvidia_driver() {
+        for missing in [NvmlError::LibraryNotFound, NvmlError::DriverNotLoaded] {
+            assert_eq!(unavailable_reason(&missing), NO_NVIDIA_DRIVER);
+        }
+        // Any other failure keeps NVML's words: they name what went wrong.
+        assert_eq!(
+            unavailable_reason(&NvmlError::GpuLost),
+            format!("NVML: {}", NvmlError::GpuLost)
+        );
     }
 
     #[test]

@@ -124,7 +124,19 @@ fn the_static_report_is_the_template_with_its_files_beside_it() {
     let page = write_static(&files, &root, &out.path().join("r"), "now").unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains(DATA_PLACEHOLDER));
+    assert!(!html.contains(TABLES_PLACEHOLDER));
     assert!(html.contains(r#"<script src="./chart.umd.min.js"></script>"#));
+    // The summary's tables are in the page itself, before any script runs.
+    let tables =
+        &html[html.find(r#"<section id="tables">"#).unwrap()..html.find("<script").unwrap()];
+    assert!(
+        tables.contains(r#"<td>firefox · decoder=gather-opt&amp;cases=smoke2&amp;maxTokens=2</td><td class="number">2</td>"#),
+        "{tables}"
+    );
+    assert!(
+        tables.contains("<h2>Where the memory went, per phase</h2>"),
+        "{tables}"
+    );
     for name in ["charts.js", "report.css", "chart.umd.min.js"] {
         assert!(out.path().join("r").join(name).is_file(), "{name}");
     }
