@@ -40,7 +40,8 @@ struct Written {
     objects: Vec<Map<String, Value>>,
 }
 
-/// Writes both formats of one file to files and reads them back.
+/// Writes both formats of one file to files, every column (`--all-columns`, so that a cell a
+/// run lacks is checked as empty), and reads them back.
 fn both(results: &Path) -> Written {
     let dir = tempfile::tempdir().unwrap();
     let csv_path = dir.path().join("runs.csv");
@@ -48,7 +49,13 @@ fn both(results: &Path) -> Written {
     for (format, out) in [("csv", &csv_path), ("jsonl", &jsonl_path)] {
         let output = export(
             results,
-            &["--format", format, "--out", out.to_str().unwrap()],
+            &[
+                "--format",
+                format,
+                "--out",
+                out.to_str().unwrap(),
+                "--all-columns",
+            ],
         );
         assert!(
             output.status.success(),
