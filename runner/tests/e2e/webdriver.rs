@@ -31,13 +31,23 @@ fn reap_exited_children() {
     }
 }
 
-fn smoke_through(kind: DriverKind, browser: &str, browser_name: &str) {
+/// A smoke run through `kind`'s driver whose records pass a local run's checks. With `public`
+/// (this machine's non-loopback IPv4 address), the browser opens the runner there over HTTPS,
+/// as one on another machine would: `--host IP --public-url https://IP:PORT`, a certificate
+/// made at start and `acceptInsecureCerts`. `http://IP:PORT` is no secure context, so an
+/// adapter (and a result) means the page had one; the record names the public origin and
+/// never the one-time launch URL that carries the run's secret.
+fn smoke_through(kind: DriverKind, browser: &str, browser_name: &str, public: Option<&str>) {
     let Some(driver) = Driver::start(kind) else {
         return;
     };
     let url = driver.url();
-    let run = launch_with(browser, QUERY, None, &["--webdriver", &url]);
-    let mut run = run;
+    let origin = public.map(|ip| format!("https://{ip}:{}", harness::drivers::free_port()));
+    let mut extra = vec!["--webdriver", url.as_str()];
+    if let (Some(ip), Some(origin)) = (public, &origin) {
+        extra.extend(["--host", ip, "--public-url", origin.as_str()]);
+    }
+    let mut run = launch_with(browser, QUERY, None, &extra);
     // The driver is this test's child and stays up; what it started must be gone. The
     // browser's processes that outlived its main one were handed to this test (a subreaper)
     // and have exited: zombies (`pid (name) Z …`) are reaped here, anything alive stays.
@@ -78,19 +88,44 @@ fn smoke_through(kind: DriverKind, browser: &str, browser_name: &str) {
             "reportedCapabilities keeps {key}: {reported}"
         );
     }
+    if let Some(origin) = origin {
+        let start = run.record("start").expect("a start record");
+        assert!(
+            start["body"]["adapter"].is_object(),
+            "no WebGPU adapter, so no secure context: {start}"
+        );
+        let page = closing["url"].as_str().unwrap();
+        assert!(
+            page.starts_with(&format!("{origin}/www/index.html?")),
+            "{closing}"
+        );
+        for record in &run.records {
+            let text = record.to_string();
+            assert!(
+                !text.contains("__ocr-bench/launch"),
+                "the launch URL in {text}"
+            );
+        }
+    }
     driver.assert_nothing_left(Duration::from_secs(10));
 }
 
 #[test]
 #[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
 fn chromium_through_chromedriver() {
-    smoke_through(DriverKind::Chromedriver, "chromium", "chrome");
+    smoke_through(DriverKind::Chromedriver, "chromium", "chrome", None);
 }
 
+/// Firefox through geckodriver, opened at this machine's public HTTPS origin where it has a
+/// non-loopback address (one run for both: the smoke checks and the secure context).
 #[test]
 #[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
-fn firefox_through_geckodriver() {
-    smoke_through(DriverKind::Geckodriver, "firefox", "firefox");
+fn firefox_through_geckodriver_at_the_public_https_origin() {
+    let ip = non_loopback_ipv4();
+    if ip.is_none() {
+        println!("this machine has no non-loopback IPv4 address: opened on loopback only");
+    }
+    smoke_through(DriverKind::Geckodriver, "firefox", "firefox", ip.as_deref());
 }
 
 /// This machine's first non-loopback IPv4 address (`ip -4 -o addr show scope global`).
@@ -111,61 +146,6 @@ fn non_loopback_ipv4() -> Option<String> {
                 .filter(|ip| !ip.is_loopback())
                 .map(|ip| ip.to_string())
         })
-}
-
-/// The browser opens the runner at this machine's network address over HTTPS, as one on
-/// another machine would: `--host IP --public-url https://IP:PORT`, a certificate made at
-/// start and `acceptInsecureCerts`. `http://IP:PORT` is no secure context, so an adapter (and
-/// a result) means the page had one; the record names the public origin and never the
-/// one-time launch URL that carries the run's secret.
-#[test]
-#[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
-fn firefox_opens_the_runner_at_its_public_https_origin() {
-    let Some(ip) = non_loopback_ipv4() else {
-        println!("skipped: this machine has no non-loopback IPv4 address to listen on");
-        return;
-    };
-    let Some(driver) = Driver::start(DriverKind::Geckodriver) else {
-        return;
-    };
-    let origin = format!("https://{ip}:{}", harness::drivers::free_port());
-    let url = driver.url();
-    let mut run = launch_with(
-        "firefox",
-        "scope=decoder&maxTokens=2",
-        None,
-        &["--webdriver", &url, "--host", &ip, "--public-url", &origin],
-    );
-    let driver_pid = format!("{} ", driver.pid());
-    run.orphans
-        .retain(|line| !line.starts_with(&driver_pid) && !line.contains(") Z "));
-    reap_exited_children();
-    assert_eq!(run.exit_code, Some(0), "{}", run.describe());
-    let start = run.record("start").expect("a start record");
-    assert!(
-        start["body"]["adapter"].is_object(),
-        "no WebGPU adapter, so no secure context: {start}"
-    );
-    assert!(run.record("result").is_some(), "{}", run.describe());
-    let closing = run.record("run").expect("a closing record");
-    let page = closing["url"].as_str().unwrap();
-    assert!(
-        page.starts_with(&format!("{origin}/www/index.html?")),
-        "{closing}"
-    );
-    for record in &run.records {
-        let text = record.to_string();
-        assert!(
-            !text.contains("__ocr-bench/launch"),
-            "the launch URL in {text}"
-        );
-        assert_eq!(
-            record["target"],
-            format!("webdriver:{url}").as_str(),
-            "{record}"
-        );
-    }
-    driver.assert_nothing_left(Duration::from_secs(10));
 }
 
 /// The records of a results file (none when it is not there yet).
@@ -323,63 +303,6 @@ fn run_spans(results: &std::path::Path) -> Vec<(String, String, f64, f64)> {
             )
         })
         .collect()
-}
-
-/// `sweep --jobs 2` over a local and a WebDriver target: the two runs are under way at once
-/// (each closing record's span, `wallSeconds` back from its time, overlaps the other's), and
-/// each ends with its result.
-#[test]
-#[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
-fn a_sweep_with_two_jobs_runs_a_local_and_a_webdriver_target_at_once() {
-    use std::process::Command;
-    let Some(driver) = Driver::start(DriverKind::Geckodriver) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("sweep.jsonl");
-    let remote = format!("webdriver:{}", driver.url());
-    let out = Command::new(super::BIN)
-        .arg("--root")
-        .arg(super::repository_root())
-        .args([
-            "sweep",
-            "--jobs",
-            "2",
-            "--target",
-            "local:firefox",
-            "--target",
-        ])
-        .arg(format!("{remote}#firefox"))
-        .args([
-            "--param",
-            "scope=decoder",
-            "--param",
-            "maxTokens=2",
-            "--results",
-        ])
-        .arg(&results)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let spans = run_spans(&results);
-    eprintln!("e2e: --jobs 2 spans {spans:?}");
-    let mut targets: Vec<(&str, &str)> = spans
-        .iter()
-        .map(|(target, outcome, _, _)| (target.as_str(), outcome.as_str()))
-        .collect();
-    targets.sort();
-    assert_eq!(
-        targets,
-        [("local", "result"), (remote.as_str(), "result")],
-        "{stderr}"
-    );
-    let (a, b) = (&spans[0], &spans[1]);
-    assert!(
-        a.2 < b.3 && b.2 < a.3,
-        "the two runs were not under way at once: {spans:?}"
-    );
-    driver.assert_nothing_left(Duration::from_secs(10));
 }
 
 /// Through a real Selenium Grid 4 started here (`standalone`: the hub and one node in one
