@@ -119,7 +119,7 @@ pub fn software_adapter_note(adapter: &str, work: Option<&Work>, limit: Duration
     let cost = work.map_or(String::new(), |work| {
         let most = Duration::from_secs_f64(work.tokens() as f64 * SOFTWARE_SECONDS_PER_TOKEN);
         format!(
-            "; this configuration decodes at most {} tokens ({} case(s) of up to {}), up to \
+            "; this configuration decodes at most {} tokens ({} decode(s) of up to {}), up to \
              about {} at that pace (cases that end early take less)",
             work.tokens(),
             work.decodes,
@@ -128,8 +128,9 @@ pub fn software_adapter_note(adapter: &str, work: Option<&Work>, limit: Duration
         )
     });
     format!(
-        "software adapter ({adapter}): WebGPU runs on the CPU here, about \
-         {SOFTWARE_SECONDS_PER_TOKEN} s a token on a quiet 2-core machine{cost}; time limit {}",
+        "software adapter ({adapter}): WebGPU runs on the CPU here; the default configuration \
+         took {SOFTWARE_SECONDS_PER_TOKEN} s a token on SwiftShader on a quiet 2-core \
+         machine{cost}; time limit {}",
         duration_words(limit)
     )
 }
@@ -332,7 +333,7 @@ mod tests {
         );
         // 1,664 tokens at 2.27 s.
         assert!(
-            note.contains("at most 1664 tokens (13 case(s) of up to 128), up to about 1 h 3 min"),
+            note.contains("at most 1664 tokens (13 decode(s) of up to 128), up to about 1 h 3 min"),
             "{note}"
         );
         assert!(note.ends_with("time limit 4 h 52 min"), "{note}");
