@@ -24,3 +24,4 @@ pub mod runs;
 pub mod server;
 pub mod sweep;
 pub mod target;
+pub mod units;

@@ -14,10 +14,10 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+use crate::units::MIB;
 pub(crate) use decomposition::adapter_is_software;
 pub use decomposition::{decompose, gpu_placement, Decomposition, GpuPlacement, PhaseShare};
-#[cfg(test)]
-use summary::MIB;
 pub use summary::{configurations, markdown, run_for_phase, Configuration, FinishedRun};
 
 use std::fmt;

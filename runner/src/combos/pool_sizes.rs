@@ -8,13 +8,14 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use ocr_bench_core::latency::latency_stats;
 use ocr_bench_core::record::PageSummary;
+use ocr_bench_core::stats::median;
 use serde_json::Value;
 
 use super::table::{load_combination, tokens_against, Round, Tokens};
 use super::InputError;
 use crate::runs::{self, Run};
+use crate::units::{mib_with_unit, ratio_or_dash};
 
 /// The phase a set is read in: its duration is the whole set's time for every K alike (the
 /// page's own `pool.wallMs`, from the first case taken to the last read, exists only above 1).
@@ -153,11 +154,6 @@ pub fn load_pool_size(file: &Path) -> Result<PoolSize, InputError> {
     })
 }
 
-fn median(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let known: Vec<f64> = values.flatten().collect();
-    latency_stats(&known).map(|s| s.p50_ms)
-}
-
 fn median_bytes(values: impl Iterator<Item = Option<u64>>) -> Option<f64> {
     median(values.map(|v| v.map(|b| b as f64)))
 }
@@ -171,18 +167,9 @@ fn ms(value: Option<f64>) -> String {
     }
 }
 
-fn mib(value: Option<f64>) -> String {
-    value.map_or_else(
-        || "-".to_owned(),
-        |v| format!("{:.0} MiB", v / (1024.0 * 1024.0)),
-    )
-}
-
-fn ratio(numerator: Option<f64>, denominator: Option<f64>) -> String {
-    match (numerator, denominator) {
-        (Some(n), Some(d)) if d > 0.0 => format!("{:.2}x", n / d),
-        _ => "-".to_owned(),
-    }
+/// Whole MiB with the unit, `-` where unknown.
+fn bytes_cell(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| mib_with_unit(v, 0))
 }
 
 /// The table in markdown, the first size the reference of the ratios and the tokens.
@@ -230,16 +217,16 @@ pub fn render(sizes: &[PoolSize]) -> String {
             size.realms,
             size.rounds.len(),
             ms(this_set),
-            ratio(reference_set, this_set),
+            ratio_or_dash(reference_set, this_set, 2),
             median(size.rounds.iter().map(PoolRound::steps_per_second))
                 .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
             ms(median(size.rounds.iter().map(|r| r.token_p50_ms))),
             tokens,
             per_realm,
-            mib(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.wasm_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.vram_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.wasm_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.vram_peak_bytes))),
         );
     }
     let best = sizes
@@ -252,11 +239,11 @@ pub fn render(sizes: &[PoolSize]) -> String {
             "\nBest whole-set time: pool={} at {} ({} the first row's), GPU bytes {} and PSS {} against the first row's {} and {}.",
             size.realms,
             ms(Some(time)),
-            ratio(reference_set, Some(time)),
-            mib(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
-            mib(median_bytes(reference.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            mib(median_bytes(reference.rounds.iter().map(|r| r.pss_peak_bytes))),
+            ratio_or_dash(reference_set, Some(time), 2),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
+            bytes_cell(median_bytes(reference.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            bytes_cell(median_bytes(reference.rounds.iter().map(|r| r.pss_peak_bytes))),
         );
     }
     out

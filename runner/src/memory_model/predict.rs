@@ -53,8 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use super::floor;
 use crate::report_html::GpuPlacement;
-
-const MIB: f64 = (1u64 << 20) as f64;
+use crate::units::{in_mib, MIB};
 
 /// GPU bytes per byte of the largest activation, in a phase that runs a graph.
 pub const ACTIVATION_FACTOR: f64 = 6.1;
@@ -107,23 +106,19 @@ pub struct PhasePrediction {
     pub pss_rise_bytes: Option<u64>,
 }
 
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / MIB
-}
-
 fn bytes(mib: f64) -> u64 {
     (mib.max(0.0) * MIB).round() as u64
 }
 
 fn ort_heap(weights: u64) -> u64 {
-    bytes(ORT_HEAP_FIXED_MIB + ORT_HEAP_PER_WEIGHT * mib(weights))
+    bytes(ORT_HEAP_FIXED_MIB + ORT_HEAP_PER_WEIGHT * in_mib(weights))
 }
 
 fn gpu_bytes(f: &floor::PhaseFloor) -> u64 {
     if f.activation_bytes > 0 {
-        f.weights_bytes + f.kv_cache_bytes + bytes(ACTIVATION_FACTOR * mib(f.activation_bytes))
+        f.weights_bytes + f.kv_cache_bytes + bytes(ACTIVATION_FACTOR * in_mib(f.activation_bytes))
     } else {
-        bytes(HELD_WEIGHTS_FACTOR * mib(f.weights_bytes))
+        bytes(HELD_WEIGHTS_FACTOR * in_mib(f.weights_bytes))
     }
 }
 
@@ -207,9 +202,9 @@ pub fn from_floor(
                 gpu_bytes: gpu,
                 wasm,
                 driver_vram_bytes: alive
-                    .then(|| bytes(VRAM_FIXED_MIB + VRAM_PER_GPU_BYTE * mib(gpu))),
+                    .then(|| bytes(VRAM_FIXED_MIB + VRAM_PER_GPU_BYTE * in_mib(gpu))),
                 pss_rise_bytes: alive.then(|| {
-                    bytes(PSS_FIXED_MIB + PSS_PER_WEIGHT * mib(f.weights_bytes))
+                    bytes(PSS_FIXED_MIB + PSS_PER_WEIGHT * in_mib(f.weights_bytes))
                         + if gpu_in_pss { gpu } else { 0 }
                 }),
             },
@@ -321,7 +316,7 @@ pub fn over_limits(largest: u64, limits: &AdapterLimits) -> Vec<String> {
 /// The prediction's table for one configuration.
 pub fn render(predictions: &BTreeMap<String, PhasePrediction>) -> String {
     use std::fmt::Write;
-    let m = |b: u64| format!("{:.1}", mib(b));
+    let m = |b: u64| crate::units::mib(b, 1);
     let o = |b: Option<u64>| b.map_or("-".to_owned(), m);
     let mut out = String::new();
     let _ = writeln!(

@@ -8,13 +8,13 @@
 use std::fmt::Write;
 
 use ocr_bench_core::record::PageSummary;
+use ocr_bench_core::stats::median;
 
 use super::decomposition::{self, Decomposition, PhaseShare};
 pub use super::finished_run::FinishedRun;
 use super::ResultsFile;
 use crate::record::{Line, Record};
-
-pub(super) const MIB: f64 = 1024.0 * 1024.0;
+use crate::units::{mib_or_dash, ratio_or_dash};
 
 /// The runs of one configuration: one browser on one target and one query, in file order.
 #[derive(Debug, Clone)]
@@ -86,16 +86,6 @@ pub fn configurations(files: &[ResultsFile]) -> Vec<Configuration<'_>> {
     groups
 }
 
-fn mib(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "-".to_owned(), |b| format!("{:.0}", b as f64 / MIB))
-}
-
-/// The median of the values (the lower middle one of an even count), or `None`.
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len().saturating_sub(1) / 2).copied()
-}
-
 fn max(values: impl Iterator<Item = u64>) -> Option<u64> {
     values.max()
 }
@@ -144,13 +134,12 @@ pub fn markdown(files: &[ResultsFile]) -> String {
         } else {
             format!("{:.4}", ncers.iter().sum::<f64>() / ncers.len() as f64)
         };
-        let token = median(
-            summaries()
-                .filter_map(|s| s.decode_probe.token_latency.as_ref().map(|t| t.p50_ms))
-                .collect(),
-        )
-        .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2}"));
-        let gpu = |realm: fn(&PageSummary) -> Option<u64>| mib(max(summaries().filter_map(realm)));
+        let token =
+            median(summaries().map(|s| s.decode_probe.token_latency.as_ref().map(|t| t.p50_ms)))
+                .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2}"));
+        let gpu = |realm: fn(&PageSummary) -> Option<u64>| {
+            mib_or_dash(max(summaries().filter_map(realm)), 0)
+        };
         let _ = writeln!(
             out,
             "| {} | {} | {cases} | {ncer} | {token} | {} | {} | {} |",
@@ -174,11 +163,12 @@ pub fn markdown(files: &[ResultsFile]) -> String {
             let peaks: Vec<String> = phases
                 .iter()
                 .map(|phase| {
-                    mib(max(group.runs.iter().filter_map(|run| {
+                    let peak = max(group.runs.iter().filter_map(|run| {
                         let memory = run.memory?;
                         let (_, p) = memory.phases.iter().find(|(name, _)| name == phase)?;
                         p.total.peak_pss
-                    })))
+                    }));
+                    mib_or_dash(peak, 0)
                 })
                 .collect();
             let _ = writeln!(out, "| {} | {} |", cell(&group.name), peaks.join(" | "));
@@ -250,7 +240,7 @@ fn other_pages_table(out: &mut String, files: &[ResultsFile]) {
                 ms(figures.case_p50(|c| c.prefill_ms)),
                 ms(figures.case_p50(|c| c.decode_ms)),
                 ms(figures.case_p50(|c| c.total_ms)),
-                mib(peak_rss),
+                mib_or_dash(peak_rss, 0),
                 figures.lacks().join(", "),
             )
         })
@@ -289,17 +279,10 @@ fn failed_verifications(out: &mut String, groups: &[Configuration<'_>]) {
     }
 }
 
-/// MiB with one decimal, or `-`.
-fn mib1(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "-".to_owned(), |b| format!("{:.1}", b as f64 / MIB))
-}
-
 /// measured / floor, or `-` where either is missing or the floor is zero.
 fn over_floor(measured: Option<u64>, floor: Option<u64>) -> String {
-    match (measured, floor) {
-        (Some(bytes), Some(floor)) if floor > 0 => format!("{:.1}x", bytes as f64 / floor as f64),
-        _ => "-".to_owned(),
-    }
+    let bytes = |b: Option<u64>| b.map(|b| b as f64);
+    ratio_or_dash(bytes(measured), bytes(floor), 1)
 }
 
 /// The run of a configuration whose decomposition a phase's row shows: the one with the
@@ -374,11 +357,9 @@ fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|");
         for (name, (run, share)) in rows {
-            let rest = share
-                .rest(run.placement)
-                .map_or_else(|| "-".to_owned(), |b| format!("{:.1}", b as f64 / MIB));
+            let rest = mib_or_dash(share.rest(run.placement), 1);
             let vram = if run.driver_read {
-                mib1(share.driver_vram)
+                mib_or_dash(share.driver_vram, 1)
             } else {
                 "n/a".to_owned()
             };
@@ -386,11 +367,11 @@ fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
                 out,
                 "| {} | {} | {} | {} | {rest} | {} | {vram} | {} | {} | {} |",
                 cell(name),
-                mib1(share.pss),
-                mib1(share.gpu),
-                mib1(share.wasm),
+                mib_or_dash(share.pss, 1),
+                mib_or_dash(share.gpu, 1),
+                mib_or_dash(share.wasm, 1),
                 run.placement.describe(),
-                mib1(share.floor),
+                mib_or_dash(share.floor, 1),
                 over_floor(share.pss, share.floor),
                 over_floor(share.gpu, share.floor),
             );
