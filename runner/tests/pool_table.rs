@@ -164,7 +164,7 @@ fn over_an_even_number_of_rounds_the_pool_table_and_the_decode_table_agree() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("1.jsonl");
     std::fs::write(&file, round_of_one(1, 10.0) + &round_of_one(2, 20.0)).unwrap();
-    let (code, pool, stderr) = table(&[file.clone()]);
+    let (code, pool, stderr) = table(std::slice::from_ref(&file));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(row(&pool, 1)[1], "2", "two rounds: {pool}");
     assert_eq!(row(&pool, 1)[5], "15.0 ms", "{pool}");
