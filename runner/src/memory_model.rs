@@ -1,6 +1,7 @@
 //! The pure models of a run's memory, beside the sampler that measures it (`memory`): the
 //! floor of each phase from the manifest (`floor`), the GPU bytes and WebAssembly heaps of
-//! every realm per phase from the page's memory samples (`page_gpu`), what each release
+//! every realm per phase from the page's memory samples (`page_gpu`), with every decoder realm of
+//! a pool counted (`pool_realms`), what each release
 //! step gave back (`given_back`), the rise above the idle browser split into its parts
 //! (`rise`), and the memory a configuration is expected to take (`predict`). They read files
 //! and records, never `/proc` or the driver.
@@ -8,6 +9,7 @@
 pub mod floor;
 pub mod given_back;
 pub mod page_gpu;
+pub mod pool_realms;
 pub mod predict;
 pub mod rise;
 

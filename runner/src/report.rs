@@ -112,13 +112,22 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
 /// The peak GPU bytes of each realm's device, for the realms the run had.
 fn gpu_line(summary: &PageSummary) -> Option<String> {
     let gpu = summary.gpu_memory.as_ref()?;
+    let peak =
+        |bytes: &Option<ocr_bench_core::record::GpuBytes>| bytes.as_ref().map(|g| g.peak_bytes);
+    let decoder_workers = match summary.pool.as_ref().filter(|p| p.realms > 1) {
+        Some(pool) if gpu.decoder_worker.is_some() => format!("decoder workers ({})", pool.realms),
+        _ => "decoder worker".to_owned(),
+    };
     let realms: Vec<String> = [
-        ("page", &gpu.page),
-        ("vision worker", &gpu.worker),
-        ("decoder worker", &gpu.decoder_worker),
+        ("page".to_owned(), peak(&gpu.page)),
+        ("vision worker".to_owned(), peak(&gpu.worker)),
+        (
+            decoder_workers,
+            crate::memory_model::pool_realms::decoder_workers_peak_bytes(summary),
+        ),
     ]
     .into_iter()
-    .filter_map(|(realm, bytes)| Some(format!("{realm} {}", mib(bytes.as_ref()?.peak_bytes, 0))))
+    .filter_map(|(realm, bytes)| Some(format!("{realm} {}", mib(bytes?, 0))))
     .collect();
     (!realms.is_empty()).then(|| format!("peak GPU MiB per device: {}", realms.join(", ")))
 }
@@ -174,7 +183,9 @@ fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, 
         let _ = writeln!(out, "floor: {reason}");
         return;
     }
-    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
+    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(
+        &crate::memory_model::pool_realms::samples_of_every_realm(summary),
+    );
     let _ = writeln!(
         out,
         "measured / floor per phase (floor: weights + one KV cache + the largest activation):"
@@ -256,8 +267,9 @@ fn prediction_lines(
             crate::report_html::gpu_placement(summary),
         )
     });
-    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
-    let wasm = crate::memory_model::page_gpu::wasm_bytes_by_phase(&summary.memory_samples);
+    let samples = crate::memory_model::pool_realms::samples_of_every_realm(summary);
+    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&samples);
+    let wasm = crate::memory_model::page_gpu::wasm_bytes_by_phase(&samples);
     let idle_pss = memory
         .phases
         .iter()

@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 
 use ocr_bench_core::record::PageSummary;
 use ocr_bench_core::stats::median;
-use serde_json::Value;
 
 use super::table::{load_combination, tokens_against, Round, Tokens};
 use super::InputError;
+use crate::memory_model::page_gpu::heap_bytes;
+use crate::memory_model::pool_realms;
 use crate::runs::{self, Run};
 use crate::units::{mib_with_unit, ratio_or_dash};
 
@@ -50,16 +51,6 @@ pub struct PoolSize {
     pub token_rounds: Vec<Round>,
 }
 
-fn sum_heaps(report: &Value) -> Option<u64> {
-    let heaps = report.get("wasmHeaps")?.as_array()?;
-    Some(heaps.iter().filter_map(|h| h.get("bytes")?.as_u64()).sum())
-}
-
-fn sum_over<F: Fn(&Value) -> Option<u64>>(reports: &[Value], figure: F) -> Option<u64> {
-    let figures: Option<Vec<u64>> = reports.iter().map(figure).collect();
-    figures.map(|f| f.iter().sum())
-}
-
 impl PoolRound {
     fn of(run: &Run, summary: &PageSummary) -> Self {
         let memory = run
@@ -78,31 +69,26 @@ impl PoolRound {
         // The realms' own reports: the pool's with K above 1; with one realm, the decoder
         // worker's device or the page's (which then also holds a resident vision session).
         let (gpu_peak_bytes, wasm_bytes, cases_per_realm) = match &summary.pool {
-            Some(pool) => (
-                sum_over(&pool.realm_memory, |r| {
-                    r.get("gpu")?.get("peakBytes")?.as_u64()
-                }),
-                sum_over(&pool.realm_memory, sum_heaps),
-                pool.cases_per_realm.clone(),
-            ),
+            Some(pool) => {
+                let reports = pool_realms::realm_reports(pool);
+                (
+                    reports.as_deref().and_then(pool_realms::gpu_peak_bytes),
+                    reports.as_deref().map(pool_realms::wasm_bytes),
+                    pool.cases_per_realm.clone(),
+                )
+            }
             None => {
                 let gpu = summary
                     .gpu_memory
                     .as_ref()
                     .and_then(|g| g.decoder_worker.as_ref().or(g.page.as_ref()));
                 // The last page sample of the phase holds the decoder realm's heaps.
-                let heaps = summary
-                    .memory_samples
-                    .iter()
-                    .rev()
-                    .filter_map(|s| {
-                        let sample = serde_json::to_value(s).ok()?;
-                        match sample.get("decoderWorker") {
-                            Some(worker) if !worker.is_null() => sum_heaps(worker),
-                            _ => sum_heaps(&sample),
-                        }
-                    })
-                    .next();
+                let heaps = summary.memory_samples.iter().rev().find_map(|sample| {
+                    match &sample.decoder_worker {
+                        Some(worker) => Some(heap_bytes(&worker.wasm_heaps)),
+                        None => sample.wasm_heaps.as_deref().map(heap_bytes),
+                    }
+                });
                 (
                     gpu.map(|g| g.peak_bytes),
                     heaps,

@@ -304,7 +304,11 @@ enum Moment {
 /// Every phase after `baseline` with PSS, in the order of a run; empty where `baseline` has
 /// no PSS (records older than its sampling).
 pub fn rises(memory: &ProcessMemory, summary: &PageSummary) -> Vec<PhaseRise> {
-    rises_with(memory, &summary.memory_samples, gpu_placement(summary))
+    rises_with(
+        memory,
+        &super::pool_realms::samples_of_every_realm(summary),
+        gpu_placement(summary),
+    )
 }
 
 /// [`rises`] from the page's samples and where its GPU bytes live.

@@ -129,8 +129,9 @@ impl Decomposition {
 /// The decomposition of one finished run; `None` without the runner's process memory.
 pub fn decompose(run: &FinishedRun<'_>) -> Option<Decomposition> {
     let memory = run.memory?;
-    let gpu = page_gpu::gpu_bytes_by_phase(&run.summary.memory_samples);
-    let wasm = page_gpu::wasm_bytes_by_phase(&run.summary.memory_samples);
+    let samples = crate::memory_model::pool_realms::samples_of_every_realm(run.summary);
+    let gpu = page_gpu::gpu_bytes_by_phase(&samples);
+    let wasm = page_gpu::wasm_bytes_by_phase(&samples);
     let floor = memory.beside.floor.as_ref().filter(|f| f.available);
     let driver_read = memory
         .beside

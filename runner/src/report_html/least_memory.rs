@@ -35,9 +35,11 @@ fn candidate<'a>(group: &'a Configuration<'_>) -> Option<Candidate<'a>> {
         .runs
         .iter()
         .flat_map(|run| {
-            gpu_bytes_by_phase(&run.summary.memory_samples)
-                .into_iter()
-                .map(move |(phase, bytes)| (run, phase, bytes))
+            gpu_bytes_by_phase(&crate::memory_model::pool_realms::samples_of_every_realm(
+                run.summary,
+            ))
+            .into_iter()
+            .map(move |(phase, bytes)| (run, phase, bytes))
         })
         .max_by_key(|(_, _, bytes)| *bytes)?;
     let floor_bytes = run

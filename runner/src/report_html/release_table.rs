@@ -26,7 +26,10 @@ pub(super) fn given_back_table(out: &mut String, groups: &[Configuration<'_>]) {
         .iter()
         .filter_map(|group| {
             let steps = group.runs.iter().rev().find_map(|run| {
-                let steps = given_back(run.memory?, &run.summary.memory_samples);
+                let steps = given_back(
+                    run.memory?,
+                    &crate::memory_model::pool_realms::samples_of_every_realm(run.summary),
+                );
                 (!steps.is_empty()).then_some(steps)
             })?;
             Some((group.name.as_str(), steps))

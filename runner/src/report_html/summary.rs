@@ -147,10 +147,8 @@ pub fn markdown(files: &[ResultsFile]) -> String {
             group.runs.len(),
             gpu(|s| s.gpu_memory.as_ref()?.page.as_ref().map(|g| g.peak_bytes)),
             gpu(|s| s.gpu_memory.as_ref()?.worker.as_ref().map(|g| g.peak_bytes)),
-            gpu(|s| {
-                let decoder_worker = s.gpu_memory.as_ref()?.decoder_worker.as_ref();
-                decoder_worker.map(|g| g.peak_bytes)
-            }),
+            // Every decoder worker of a pool, summed.
+            gpu(crate::memory_model::pool_realms::decoder_workers_peak_bytes),
         );
     }
     failed_verifications(&mut out, &groups);
