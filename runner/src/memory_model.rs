@@ -3,7 +3,8 @@
 //! every realm per phase from the page's memory samples (`page_gpu`), with every decoder realm of
 //! a pool counted (`pool_realms`), what each release
 //! step gave back (`given_back`), the rise above the idle browser split into its parts
-//! (`rise`), and the memory a configuration is expected to take (`predict`). They read files
+//! (`rise`), and the memory a configuration is expected to take (`predict`) and what each
+//! release step is expected to give back (`release_steps`). They read files
 //! and records, never `/proc` or the driver.
 
 pub mod floor;
@@ -11,6 +12,7 @@ pub mod given_back;
 pub mod page_gpu;
 pub mod pool_realms;
 pub mod predict;
+pub mod release_steps;
 pub mod rise;
 
 /// The phase before the page's first mark: the browser starting and loading the page. It is the
