@@ -691,6 +691,26 @@ pub(crate) mod tests {
         assert!(row.ends_with(" -"), "{text}");
     }
 
+    /// `tests/data/pool/2.jsonl`: Firefox on lavapipe, `realm=worker&pool=2`, two workers of
+    /// 202 MiB of buffers and 87 MiB of heaps each.
+    #[test]
+    fn a_pools_prediction_and_measurement_count_both_workers() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pool/2.jsonl");
+        let runs = crate::runs::read_runs(&file).unwrap();
+        let summary = runs[0].summary().unwrap();
+        let memory = runs[0].result().unwrap().1.measured.as_ref().unwrap();
+        let text = prediction_text(summary, memory);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap();
+        // Predicted / measured GPU bytes and heaps, every realm in both.
+        assert!(row.contains(" 401/404 -1% "), "{text}");
+        assert!(row.contains(" 177/177 0% "), "{text}");
+        let gpu = gpu_line(summary).unwrap();
+        assert!(gpu.contains("decoder workers (2) 404"), "{gpu}");
+    }
+
     #[test]
     fn the_floor_table_gives_measured_over_floor_per_phase() {
         let (summary, mut answer) = legacy();

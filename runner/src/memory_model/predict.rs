@@ -26,7 +26,10 @@
 //!   21-43 % under without the GPU bytes, -12 % to +14 % with them; vision-encode's -9 % to
 //!   +9 % with them; the phases that only load miss either way (docs/benchmark-protocol.md).
 //!
-//! The release phase's peak is what the run held going into it: decoder-run's prediction.
+//! The release phase's peak is what the run held going into it: decoder-run's prediction (but
+//! for the decoder workers' GPU bytes where release steps come first, `from_floor`). A pool of
+//! K decoder realms counts each realm's device, heaps and copy of the weights (`from_floor`);
+//! what each release step gives back is `release_steps`'.
 //!
 //! Error (predicted / measured - 1) per phase on the seven check runs, against the issue's
 //! targets of 15 % (GPU bytes, heaps, VRAM) and 25 % (PSS rise):
@@ -255,6 +258,7 @@ pub fn from_floor(
                 run.gpu_bytes
             };
             release.driver_vram_bytes = run.driver_vram_bytes;
+            release.pss_rise_bytes = run.pss_rise_bytes;
             release.wasm = run.wasm;
         }
     }
@@ -488,6 +492,7 @@ mod tests {
         assert!(close(run.wasm.page, 3.1 + 13.2 + 2.92 * 20.0), "{run:?}");
         // Release holds what decoder-run held; a phase without a session has no driver figure.
         assert_eq!(predictions["release"].gpu_bytes, run.gpu_bytes);
+        assert_eq!(predictions["release"].pss_rise_bytes, run.pss_rise_bytes);
         assert_eq!(predictions["probe"].driver_vram_bytes, None);
         assert_eq!(predictions["baseline"].gpu_bytes, 0);
     }
