@@ -11,13 +11,13 @@ use ocr_bench_core::record::{GpuBytes, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 use serde_json::{Map, Value};
 
+use crate::gpu_placement::{gpu_placement, GpuPlacement};
 use crate::memory::ProcessMemory;
 use crate::memory_model::given_back::given_back;
 use crate::memory_model::pool_realms::{decoder_workers_peak_bytes, samples_of_every_realm};
 use crate::memory_model::rise::{rises, total, Part, ReportRise, REALMS};
 use crate::memory_model::{page_gpu, STARTUP_PHASE};
 use crate::process_type::ProcessType;
-use crate::report_html::{gpu_placement, GpuPlacement};
 use crate::runs::Run;
 
 /// 2^53: every whole number below it is exact as an `f64`.

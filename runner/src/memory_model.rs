@@ -15,10 +15,7 @@ pub mod predict;
 pub mod release_steps;
 pub mod rise;
 
-/// The phase before the page's first mark: the browser starting and loading the page. It is the
-/// sampler's own, not an `ocr_bench_core::phase::Phase`: the page never marks it (the server
-/// refuses it as a mark), and a run's per-phase figures name it beside the page's phases.
-pub const STARTUP_PHASE: &str = "startup";
+pub use crate::memory_expected::STARTUP_PHASE;
 
 /// The sampler figures of a hand-made `processMemory` in the models' tests: one tick, no cost.
 #[cfg(test)]

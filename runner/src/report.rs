@@ -264,7 +264,7 @@ fn prediction_lines(
         crate::memory_model::predict::from_floor(
             &floor.phases,
             &summary.config,
-            crate::report_html::gpu_placement(summary),
+            crate::gpu_placement::gpu_placement(summary),
         )
     });
     let samples = crate::memory_model::pool_realms::samples_of_every_realm(summary);

@@ -5,6 +5,7 @@
 //! Reading the files is here, the markdown is `summary.rs`'s job; the charts are drawn by
 //! `www/report/charts.js`, the same code the served `www/report.html` runs.
 
+mod configuration;
 mod decomposition;
 mod finished_run;
 mod least_memory;
@@ -16,9 +17,10 @@ mod tests;
 
 #[cfg(test)]
 use crate::units::MIB;
-pub(crate) use decomposition::adapter_is_software;
-pub use decomposition::{decompose, gpu_placement, Decomposition, GpuPlacement, PhaseShare};
-pub use summary::{configurations, markdown, run_for_phase, Configuration, FinishedRun};
+pub use configuration::{configurations, Configuration};
+pub use decomposition::{decompose, Decomposition, PhaseShare};
+pub use finished_run::FinishedRun;
+pub use summary::{markdown, run_for_phase};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use ocr_bench::combos::plan::plan;
+use ocr_bench::gpu_placement::GpuPlacement;
 use ocr_bench::memory_model::predict::{
     adapter_limits, largest_buffer, over_limits, predict, recorded_placement, render, AdapterLimits,
 };
 use ocr_bench::memory_model::release_steps;
-use ocr_bench::report_html::GpuPlacement;
 
 use super::EXIT_USAGE;
 

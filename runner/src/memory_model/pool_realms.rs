@@ -213,7 +213,7 @@ mod tests {
         let one_realm = super::super::rise::rises_with(
             memory,
             &summary.memory_samples,
-            crate::report_html::gpu_placement(summary),
+            crate::gpu_placement::gpu_placement(summary),
         );
         let at_run = |rises: &[super::super::rise::PhaseRise]| {
             rises

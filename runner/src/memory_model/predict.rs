@@ -53,10 +53,10 @@ use std::collections::BTreeMap;
 use ocr_bench_core::config::{Realm, Release};
 use ocr_bench_core::manifest::Manifest;
 use ocr_bench_core::Config;
-use serde::{Deserialize, Serialize};
 
 use super::floor;
-use crate::report_html::GpuPlacement;
+use crate::gpu_placement::GpuPlacement;
+pub use crate::memory_expected::{PhasePrediction, Prediction, RealmHeaps};
 use crate::units::{in_mib, MIB};
 
 /// GPU bytes per byte of the largest activation, in a phase that runs a graph.
@@ -79,36 +79,6 @@ pub const PSS_PER_WEIGHT: f64 = 6.35;
 /// The tolerances the prediction is held to (the targets), as fractions.
 pub const GPU_WASM_VRAM_TOLERANCE: f64 = 0.15;
 pub const PSS_RISE_TOLERANCE: f64 = 0.25;
-
-/// Every phase's prediction, by phase name.
-pub type Prediction = BTreeMap<String, PhasePrediction>;
-
-/// The WebAssembly heaps of each realm, bytes; `None` for a realm the phase does not have.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RealmHeaps {
-    pub page: u64,
-    pub vision_worker: Option<u64>,
-    pub decoder_worker: Option<u64>,
-}
-
-impl RealmHeaps {
-    pub fn total(&self) -> u64 {
-        self.page + self.vision_worker.unwrap_or(0) + self.decoder_worker.unwrap_or(0)
-    }
-}
-
-/// One phase's expected figures, bytes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PhasePrediction {
-    pub floor: floor::PhaseFloor,
-    pub gpu_bytes: u64,
-    pub wasm: RealmHeaps,
-    /// `None` in a phase without a session (the driver's figure there is the browser's own).
-    pub driver_vram_bytes: Option<u64>,
-    pub pss_rise_bytes: Option<u64>,
-}
 
 fn bytes(mib: f64) -> u64 {
     (mib.max(0.0) * MIB).round() as u64
@@ -360,7 +330,7 @@ pub fn recorded_placement(results: &str) -> GpuPlacement {
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .find_map(|record| {
-            crate::report_html::adapter_is_software(&record["summary"]["environment"]["adapter"])
+            crate::gpu_placement::adapter_is_software(&record["summary"]["environment"]["adapter"])
         })
         .map_or(GpuPlacement::Unknown, |software| {
             if software {
@@ -639,7 +609,7 @@ mod tests {
             crate::model_manifest::read(&root(), "www/index.html", &config.manifest).unwrap();
         let summary = run.summary().unwrap();
         assert_eq!(
-            crate::report_html::gpu_placement(summary),
+            crate::gpu_placement::gpu_placement(summary),
             GpuPlacement::Software
         );
         let software = predict(&manifest, &config, GpuPlacement::Software).unwrap();

@@ -136,10 +136,10 @@ pub fn render(prediction: &Prediction, config: &Config, gpu_in_pss: bool) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu_placement::{gpu_placement, GpuPlacement};
     use crate::memory_model::given_back::{given_back, Returned};
     use crate::memory_model::predict::{predict, GPU_WASM_VRAM_TOLERANCE, PSS_RISE_TOLERANCE};
     use crate::memory_model::rise::TARGET_FLOOR_BYTES;
-    use crate::report_html::{gpu_placement, GpuPlacement};
     use std::path::{Path, PathBuf};
 
     fn root() -> PathBuf {

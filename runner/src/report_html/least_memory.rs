@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::summary::{cell, Configuration};
+use super::configuration::{cell, Configuration};
 use crate::memory_model::page_gpu::gpu_bytes_by_phase;
 use crate::units::{mib, mib_or_dash, ratio_or_dash};
 

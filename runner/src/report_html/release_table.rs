@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::summary::Configuration;
+use super::configuration::Configuration;
 use crate::memory_model::given_back::{given_back, Returned, StepReturn, HEAP_REALMS};
 use crate::units::mib;
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::summary::Configuration;
+use super::configuration::Configuration;
 use crate::memory_model::rise::{rises, total, Part, PhaseRise, ReportRise, Rise, REALMS};
 use crate::process_type::ProcessType;
 use crate::units::mib;
