@@ -133,7 +133,7 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn written(results: &Path) -> String {
+fn written_text(results: &Path) -> String {
     std::fs::read_to_string(results).unwrap_or_default()
 }
 
@@ -144,7 +144,7 @@ fn post(
     (path, kind): (&str, Option<&str>),
     body: &[u8],
 ) -> Result<(), TestCaseError> {
-    let before = written(&server.results).len();
+    let before = written_text(&server.results).len();
     let mut request = agent
         .post(format!("{}{path}", server.base))
         .header("Content-Type", "application/json");
@@ -154,7 +154,7 @@ fn post(
     let mut response = request.send(body).expect("the server answers");
     let status = response.status().as_u16();
     let answer = response.body_mut().read_to_string().unwrap_or_default();
-    let text = written(&server.results);
+    let text = written_text(&server.results);
     let new = &text[before..];
     let lines = parse_records(new).map_err(|bad| {
         TestCaseError::fail(format!("{path} wrote a line that is no record: {bad:?}"))
@@ -205,4 +205,43 @@ fn serve_answers_any_body_without_a_server_error() {
 #[test]
 fn a_run_answers_any_body_from_its_page_without_a_server_error() {
     fuzz(true, 500);
+}
+
+/// Found by the properties above: a start body whose adapter's `features` nested 124 arrays
+/// deep was taken (serde_json reads 128 levels), and its record, two levels deeper, was a line
+/// that no reader could read, so `export`, `compare` and `report` refused the whole file.
+#[test]
+fn a_body_nested_too_deep_for_its_record_is_refused() {
+    let server = server(false);
+    let agent = agent();
+    let real = |path: &str| -> Value {
+        let (_, body) = page_bodies()
+            .into_iter()
+            .find(|((p, _), _)| *p == path)
+            .unwrap();
+        serde_json::from_str(&body).unwrap()
+    };
+    let mut start = real("/benchmark-start");
+    start["adapter"]["features"] = mutate::nested(124);
+    let mut result = real("/benchmark-result");
+    result["results"][0]["tokenIds"] = mutate::nested(100);
+    for (path, body, written) in [
+        ("/benchmark-start", start, None),
+        ("/benchmark-result", result, Some("refused")),
+    ] {
+        let before = written_text(&server.results).len();
+        let mut response = agent
+            .post(format!("{}{path}", server.base))
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        let status = response.status().as_u16();
+        let answer = response.body_mut().read_to_string().unwrap();
+        assert_eq!(status, 400, "{path}: {answer}");
+        assert!(answer.contains("levels deep; at most 64"), "{answer}");
+        let text = written_text(&server.results);
+        let records = parse_records(&text[before..]).expect("every line reads back");
+        let kinds: Vec<&str> = records.lines.iter().map(|(_, l)| l.record.kind()).collect();
+        assert_eq!(kinds, written.into_iter().collect::<Vec<_>>(), "{path}");
+    }
 }

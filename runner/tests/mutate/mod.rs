@@ -47,7 +47,7 @@ const WORDS: [&str; 16] = [
 ];
 
 /// A value nested `depth` arrays deep (serde_json reads 128 at most).
-fn nested(depth: usize) -> Value {
+pub fn nested(depth: usize) -> Value {
     (0..depth).fold(json!(1), |inner, _| Value::Array(vec![inner]))
 }
 
