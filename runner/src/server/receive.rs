@@ -18,8 +18,9 @@ use crate::memory::firefox_report::AT_END;
 use crate::record::{Posted, Record, StartBody};
 
 /// How deep a body may nest. Its record holds it up to two levels further down, and serde_json
-/// reads 128 levels at most: a body of 127 was taken and written as a line that every reader
-/// then refused, and with it the whole results file. The page's bodies nest 6 deep.
+/// reads 128 levels at most: a start body whose adapter nested 124 arrays deep was taken and
+/// written as a line that every reader then refused, and with it the whole results file. The
+/// page's bodies nest 6 deep.
 const BODY_DEPTH_LIMIT: usize = 64;
 
 /// Every endpoint: the sender checked, the body typed into its record, appended, passed to
