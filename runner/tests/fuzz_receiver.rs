@@ -1,9 +1,10 @@
 //! The server's endpoints over bad bodies, through a real server on 127.0.0.1: any bytes, and
-//! the page's real reports mutated, to every endpoint, under `serve` and under `run` (the
-//! run's cookie sent, the benchmark page's summary required). Whatever arrives is answered
-//! 2xx with one record of the endpoint's kind written, or 4xx with a JSON error and at most a
-//! `refused` record; never a 5xx (the results file here is writable), never a panic, and every
-//! line written reads back as a record.
+//! the page's real reports mutated, to every endpoint, under `serve` and under `run` (under
+//! `run` the benchmark page's summary is required), mostly as the server's own page sends
+//! them and at times from a sender it refuses. Whatever arrives is answered 2xx with one
+//! record of the endpoint's kind written, or 4xx with a JSON error and at most a `refused`
+//! record (always one for a refused sender); never a 5xx (the results file here is writable),
+//! never a panic, and every line written reads back as a record.
 
 #[allow(dead_code)] // the file strategies are the readers'
 mod mutate;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ocr_bench::record::{parse_records, Line};
-use ocr_bench::server::{start_server, AppState, RunContext, DEFAULT_PAGE, RUN_COOKIE};
+use ocr_bench::server::{start_server, AppState, RunContext, Served, DEFAULT_PAGE, RUN_COOKIE};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::Value;
@@ -82,13 +83,12 @@ fn request() -> impl Strategy<Value = ((&'static str, Option<&'static str>), Vec
 struct Server {
     base: String,
     results: PathBuf,
-    cookie: Option<String>,
     _runtime: tokio::runtime::Runtime,
     _dir: tempfile::TempDir,
 }
 
-/// A real server on a free port of 127.0.0.1: under `serve`, or under `run` of the benchmark
-/// page with the cookie its launch URL would have set.
+/// A real server on a free port of 127.0.0.1, as `serve` starts it (with its token) or as
+/// `run` starts it for the benchmark page; requests carry the cookie the launch URL sets.
 fn server(guarded: bool) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.jsonl");
@@ -97,32 +97,82 @@ fn server(guarded: bool) -> Server {
         query: guarded.then(|| "cases=smoke2".to_owned()),
         ..RunContext::default()
     };
-    let mut state = AppState::new(&results, context, None, None).unwrap();
-    if guarded {
-        state = state.guarded(SECRET.to_owned(), format!("/{DEFAULT_PAGE}"));
-    }
+    let state = AppState::new(&results, context, None, None).unwrap();
+    let page = format!("/{DEFAULT_PAGE}");
+    let state = Arc::new(if guarded {
+        state.guarded(SECRET.to_owned(), page)
+    } else {
+        state.with_token(SECRET.to_owned(), page)
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let served = Served::new(dir.path(), &results);
     let (address, _) = runtime
-        .block_on(start_server(
-            localhost,
-            0,
-            dir.path(),
-            Arc::new(state),
-            None,
-        ))
+        .block_on(start_server(localhost, 0, served, state.clone(), None))
         .unwrap();
+    let base = format!("http://{address}");
+    state.accept_origins(vec![base.clone()]);
     Server {
-        base: format!("http://{address}"),
+        base,
         results,
-        cookie: guarded.then(|| format!("{RUN_COOKIE}={SECRET}")),
         _runtime: runtime,
         _dir: dir,
     }
+}
+
+/// Who sends a request: the server's own page (from its origin, as JSON, with its cookie), or
+/// one of the senders the server refuses whatever the body.
+#[derive(Debug, Clone, Copy)]
+enum Sender {
+    Page,
+    NoCookie,
+    AnotherCookie,
+    AnotherOrigin,
+    CrossSite,
+    NotJson(&'static str),
+}
+
+fn sender() -> impl Strategy<Value = Sender> {
+    prop_oneof![
+        12 => Just(Sender::Page),
+        1 => Just(Sender::NoCookie),
+        1 => Just(Sender::AnotherCookie),
+        1 => Just(Sender::AnotherOrigin),
+        1 => Just(Sender::CrossSite),
+        1 => prop::sample::select(vec!["text/plain", "multipart/form-data", "application/jsonx"])
+            .prop_map(Sender::NotJson),
+    ]
+}
+
+fn post_as(
+    server: &Server,
+    agent: &ureq::Agent,
+    path: &str,
+    sender: Sender,
+) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+    let (origin, content_type, cookie) = match sender {
+        Sender::Page => (server.base.as_str(), "application/json", Some(SECRET)),
+        Sender::NoCookie => (server.base.as_str(), "application/json", None),
+        Sender::AnotherCookie => (server.base.as_str(), "application/json", Some("not-it")),
+        Sender::AnotherOrigin => ("http://elsewhere.example", "application/json", Some(SECRET)),
+        Sender::CrossSite => (server.base.as_str(), "application/json", Some(SECRET)),
+        Sender::NotJson(content_type) => (server.base.as_str(), content_type, Some(SECRET)),
+    };
+    let mut request = agent
+        .post(format!("{}{path}", server.base))
+        .header("Origin", origin)
+        .header("Content-Type", content_type);
+    if let Some(secret) = cookie {
+        request = request.header("Cookie", format!("{RUN_COOKIE}={secret}"));
+    }
+    if matches!(sender, Sender::CrossSite) {
+        request = request.header("Sec-Fetch-Site", "cross-site");
+    }
+    request
 }
 
 fn agent() -> ureq::Agent {
@@ -137,21 +187,18 @@ fn written_text(results: &Path) -> String {
     std::fs::read_to_string(results).unwrap_or_default()
 }
 
-/// Posts `body` to `endpoint` and checks the answer and what was written.
+/// Posts `body` to `endpoint` as `sender` and checks the answer and what was written.
 fn post(
     server: &Server,
     agent: &ureq::Agent,
     (path, kind): (&str, Option<&str>),
+    sender: Sender,
     body: &[u8],
 ) -> Result<(), TestCaseError> {
     let before = written_text(&server.results).len();
-    let mut request = agent
-        .post(format!("{}{path}", server.base))
-        .header("Content-Type", "application/json");
-    if let Some(cookie) = &server.cookie {
-        request = request.header("Cookie", cookie);
-    }
-    let mut response = request.send(body).expect("the server answers");
+    let mut response = post_as(server, agent, path, sender)
+        .send(body)
+        .expect("the server answers");
     let status = response.status().as_u16();
     let answer = response.body_mut().read_to_string().unwrap_or_default();
     let text = written_text(&server.results);
@@ -161,6 +208,14 @@ fn post(
     })?;
     prop_assert!(lines.torn.is_empty(), "{path} tore a line: {new}");
     let kinds: Vec<&str> = lines.lines.iter().map(|(_, l)| l.record.kind()).collect();
+    if kind.is_some() && !matches!(sender, Sender::Page) {
+        let expected = match sender {
+            Sender::NotJson(_) => 415,
+            _ => 403,
+        };
+        prop_assert_eq!(status, expected, "{:?} to {}: {}", sender, path, answer);
+        prop_assert_eq!(kinds.clone(), ["refused"], "{:?} to {}", sender, path);
+    }
     match status {
         200..=299 => {
             prop_assert_eq!(kinds, kind.into_iter().collect::<Vec<_>>(), "{}", path);
@@ -191,8 +246,8 @@ fn fuzz(guarded: bool, cases: u32) {
     let server = server(guarded);
     let agent = agent();
     TestRunner::new(mutate::config(cases))
-        .run(&request(), |(endpoint, body)| {
-            post(&server, &agent, endpoint, &body)
+        .run(&(request(), sender()), |((endpoint, body), sender)| {
+            post(&server, &agent, endpoint, sender, &body)
         })
         .unwrap();
 }
@@ -230,9 +285,7 @@ fn a_body_nested_too_deep_for_its_record_is_refused() {
         ("/benchmark-result", result, Some("refused")),
     ] {
         let before = written_text(&server.results).len();
-        let mut response = agent
-            .post(format!("{}{path}", server.base))
-            .header("Content-Type", "application/json")
+        let mut response = post_as(&server, &agent, path, Sender::Page)
             .send(body.to_string())
             .unwrap();
         let status = response.status().as_u16();
