@@ -198,7 +198,7 @@ fn post(
     let before = written_text(&server.results).len();
     let mut response = post_as(server, agent, path, sender)
         .send(body)
-        .expect("the server answers");
+        .map_err(|e| TestCaseError::fail(format!("{sender:?} to {path}: no answer: {e}")))?;
     let status = response.status().as_u16();
     let answer = response.body_mut().read_to_string().unwrap_or_default();
     let text = written_text(&server.results);
@@ -247,6 +247,12 @@ fn fuzz(guarded: bool, cases: u32) {
     let agent = agent();
     TestRunner::new(mutate::config(cases))
         .run(&(request(), sender()), |((endpoint, body), sender)| {
+            // The fault confirmation refuses a body that is not JSON before reading it, and
+            // closes the connection under a client still sending it: no answer to check.
+            let sender = match (endpoint, sender) {
+                ((_, None), Sender::NotJson(_)) => Sender::Page,
+                _ => sender,
+            };
             post(&server, &agent, endpoint, sender, &body)
         })
         .unwrap();
