@@ -15,15 +15,23 @@ const calibrate = (run, batchMs) => {
 	return calls;
 };
 
-const median = (sorted) => sorted[Math.floor(sorted.length / 2)];
+// The core's definitions (crate/src/stats.rs, docs/benchmark-protocol.md "Medians and
+// percentiles"), written again here: this harness times the core and imports nothing, so
+// that it runs unchanged in Node and in browsers. The median is the mean of the two middle
+// values of an even count, a percentile the nearest rank. `sorted` is ascending, not empty.
+const median = (sorted) => {
+	const middle = Math.floor(sorted.length / 2);
+	return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const percentile = (sorted, p) => sorted[Math.min(Math.max(Math.ceil((p / 100) * sorted.length), 1), sorted.length) - 1];
 
 // Per contender: the median, p10 and p90 of its samples (ms per call), its batch size.
 const summarize = (names, samples, batches) => Object.fromEntries(names.map((name) => {
 	const sorted = samples[name].sort((left, right) => left - right);
 	return [name, {
 		medianMs: median(sorted),
-		p10Ms: sorted[Math.floor(sorted.length * 0.1)],
-		p90Ms: sorted[Math.floor(sorted.length * 0.9)],
+		p10Ms: percentile(sorted, 10),
+		p90Ms: percentile(sorted, 90),
 		batch: batches[name],
 		samples: sorted.length,
 	}];

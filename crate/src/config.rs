@@ -344,7 +344,10 @@ impl Given {
             return config.set(name, &text);
         }
         let (wanted, got) = if wants_number {
-            ("a number", format!("the string {text:?}"))
+            (
+                "a number",
+                format!("the string {}", crate::error::quoted(&text)),
+            )
         } else {
             ("a string", format!("the number {text}"))
         };

@@ -3,25 +3,53 @@
 
 use thiserror::Error;
 
+/// How many characters of a refused input a message repeats: enough to recognise it, never a
+/// 100 KB query echoed back whole.
+pub const EXCERPT_CHARS: usize = 200;
+
+/// `text` as a message repeats it: whole up to [`EXCERPT_CHARS`] characters, else its start
+/// and how long it was.
+pub fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
+/// `text` quoted as `{:?}` quotes it, cut as [`excerpt`] cuts it (the length outside the
+/// quotes).
+pub fn quoted(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}… ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CoreError {
-    #[error("unknown parameter `{name}`; the parameters are: {allowed}")]
+    #[error("unknown parameter `{}`; the parameters are: {allowed}", excerpt(name))]
     UnknownParameter { name: String, allowed: String },
 
-    #[error("parameter `{parameter}` has the value {value:?}; allowed: {allowed}")]
+    #[error(
+        "parameter `{parameter}` has the value {}; allowed: {allowed}",
+        quoted(value)
+    )]
     InvalidValue {
         parameter: &'static str,
         value: String,
         allowed: String,
     },
 
-    #[error("parameter `{name}` is given more than once; give it once")]
+    #[error("parameter `{}` is given more than once; give it once", excerpt(name))]
     DuplicateParameter { name: String },
 
     #[error("sweep parameter `{parameter}` has no values; give at least one")]
     EmptySweepAxis { parameter: &'static str },
 
-    #[error("sweep parameter `{parameter}` lists the value {value:?} twice")]
+    #[error(
+        "sweep parameter `{parameter}` lists the value {} twice",
+        quoted(value)
+    )]
     DuplicateSweepValue {
         parameter: &'static str,
         value: String,
@@ -78,3 +106,28 @@ pub enum CoreError {
 }
 
 pub type Result<T, E = CoreError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_input_is_repeated_cut_with_its_length() {
+        assert_eq!(excerpt("speed"), "speed");
+        assert_eq!(quoted("fast"), "\"fast\"");
+        let long = "é".repeat(100_000);
+        let cut = excerpt(&long);
+        assert_eq!(
+            cut,
+            format!("{}… (100000 characters)", "é".repeat(EXCERPT_CHARS))
+        );
+        let quoted = quoted(&long);
+        assert!(quoted.ends_with("\"… (100000 characters)"), "{quoted}");
+        let error = CoreError::InvalidValue {
+            parameter: "tier",
+            value: long,
+            allowed: "121, 242".to_owned(),
+        };
+        assert!(error.to_string().len() < 1024, "{error}");
+    }
+}

@@ -1,8 +1,7 @@
 //! Latency figures of the decode probe: distributions, whether the latencies are the browser's
 //! GPU-completion timer rather than the model's, and the spread across repeats.
 //!
-//! - Percentiles are by nearest rank, as `p90Ms` in [`crate::summary`]: the smallest value with
-//!   at least that share of the values at or below it, `sorted[ceil(q n) - 1]`.
+//! - Percentiles are by nearest rank ([`crate::stats`]), as `p90Ms` in [`crate::summary`].
 //! - A run is *completion-bound* when its GPU waits sit at whole multiples of the completion
 //!   floor (the round trip of an empty GPU queue). Firefox reports GPU completion on a 100 ms
 //!   timer (Mozilla bug 1870699): measured on an NVIDIA H200, an empty-queue
@@ -11,6 +10,8 @@
 //! - The interval across repeats is the mean ± Student's t (two-sided 95 %) × s / √n.
 
 use serde::{Deserialize, Serialize};
+
+use crate::stats::{percentile_of_sorted, sorted_finite};
 
 /// A floor below this is GPU work or IPC, not a polling timer: the kicked Firefox floor measured
 /// 0.5 ms and Chrome's 0.07 ms, the timer 100 ms. Below it nothing is called completion-bound.
@@ -42,23 +43,14 @@ fn finite(values: &[f64]) -> Vec<f64> {
     values.iter().copied().filter(|v| v.is_finite()).collect()
 }
 
-fn nearest_rank(sorted: &[f64], share: f64) -> f64 {
-    let rank = (share * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 /// `None` when there is no finite value.
 pub fn latency_stats(values: &[f64]) -> Option<LatencyStats> {
-    let mut sorted = finite(values);
-    if sorted.is_empty() {
-        return None;
-    }
-    sorted.sort_by(f64::total_cmp);
+    let sorted = sorted_finite(values.iter().copied());
     Some(LatencyStats {
         count: sorted.len(),
-        min_ms: sorted[0],
-        p50_ms: nearest_rank(&sorted, 0.5),
-        p90_ms: nearest_rank(&sorted, 0.9),
+        min_ms: *sorted.first()?,
+        p50_ms: percentile_of_sorted(&sorted, 50.0)?,
+        p90_ms: percentile_of_sorted(&sorted, 90.0)?,
         max_ms: sorted[sorted.len() - 1],
         mean_ms: sorted.iter().sum::<f64>() / sorted.len() as f64,
     })

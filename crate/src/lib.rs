@@ -20,6 +20,7 @@ pub mod preprocess;
 pub mod record;
 pub mod runtime;
 pub mod score;
+pub mod stats;
 pub mod summary;
 pub mod sweep_grid;
 #[cfg(test)]

@@ -2,10 +2,10 @@
 //!
 //! - `nCER` = total edit distance / total reference characters (null when there are none),
 //!   as the seed computed it.
-//! - `medianMs` is the seed's `sorted[floor(n / 2)]` (the upper median for even n) and
-//!   `peakCaseMs` the largest case time.
-//! - Added: `meanMs`, and `p90Ms` by nearest rank: the smallest case time with at least 90%
-//!   of the cases at or below it, `sorted[ceil(0.9 n) - 1]`.
+//! - `medianMs` is the seed's `sorted[floor(n / 2)]` (the upper middle for even n, not
+//!   [`crate::stats::median`]: a field the seed named keeps the seed's meaning, so that its
+//!   figures and this page's compare) and `peakCaseMs` the largest case time.
+//! - Added: `meanMs`, and `p90Ms` by nearest rank ([`crate::stats`]).
 //! - Added: `msPerToken` = Σ decodeMs / Σ tokens over the cases that give both (null when
 //!   there are no tokens).
 //! - When accuracy does not apply (the decoder-only scope), `nCER`, `distance` and `exact`
@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
 use crate::score::score_case;
+use crate::stats::percentile_of_sorted;
 
 /// One finished case as the page reports it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -94,18 +95,10 @@ fn check_ms(index: usize, case: &CaseInput, field: &str, value: f64) -> Result<(
     }
 }
 
-/// The seed's median: the element at `floor(n / 2)` of the sorted times.
+/// The seed's `medianMs`: the element at `floor(n / 2)` of the sorted times. Only that field
+/// keeps it; every other median is [`crate::stats::median`].
 pub fn seed_median(sorted: &[f64]) -> Option<f64> {
     sorted.get(sorted.len() / 2).copied()
-}
-
-/// Nearest-rank percentile `p` (0 < p <= 100) of sorted times.
-pub fn nearest_rank(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted.get(rank.clamp(1, sorted.len()) - 1).copied()
 }
 
 pub fn summarize(cases: &[CaseInput], options: SummaryOptions) -> Result<Summary> {
@@ -149,7 +142,7 @@ pub fn summarize(cases: &[CaseInput], options: SummaryOptions) -> Result<Summary
         median_ms: seed_median(&times),
         peak_case_ms: times.last().copied(),
         mean_ms,
-        p90_ms: nearest_rank(&times, 90.0),
+        p90_ms: percentile_of_sorted(&times, 90.0),
         ms_per_token: (tokens > 0).then(|| decode_ms / tokens as f64),
         per_case,
     })
@@ -258,9 +251,9 @@ mod tests {
     #[test]
     fn percentiles_by_definition() {
         let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(nearest_rank(&sorted, 90.0), Some(9.0));
-        assert_eq!(nearest_rank(&sorted[..1], 90.0), Some(1.0));
-        assert_eq!(nearest_rank(&sorted[..3], 90.0), Some(3.0));
+        assert_eq!(percentile_of_sorted(&sorted, 90.0), Some(9.0));
+        assert_eq!(percentile_of_sorted(&sorted[..1], 90.0), Some(1.0));
+        assert_eq!(percentile_of_sorted(&sorted[..3], 90.0), Some(3.0));
         assert_eq!(seed_median(&sorted[..3]), Some(2.0));
         assert_eq!(seed_median(&sorted[..2]), Some(2.0));
     }
@@ -270,7 +263,7 @@ mod tests {
         fn p90_is_the_nearest_rank(times in prop::collection::vec(0.0f64..1e6, 1..50)) {
             let mut sorted = times.clone();
             sorted.sort_by(f64::total_cmp);
-            let p90 = nearest_rank(&sorted, 90.0).unwrap();
+            let p90 = percentile_of_sorted(&sorted, 90.0).unwrap();
             // At least 90% of the cases are at or below it, and fewer below any smaller one.
             let at_or_below = times.iter().filter(|&&t| t <= p90).count();
             prop_assert!(at_or_below * 10 >= times.len() * 9);

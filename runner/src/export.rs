@@ -12,12 +12,13 @@ use ocr_bench_core::record::{GpuBytes, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 use serde_json::{Map, Value};
 
+use crate::gpu_placement::{gpu_placement, GpuPlacement};
 use crate::memory::ProcessMemory;
 use crate::memory_model::given_back::given_back;
+use crate::memory_model::pool_realms::{decoder_workers_peak_bytes, samples_of_every_realm};
 use crate::memory_model::rise::{rises, total, Part, ReportRise, REALMS};
 use crate::memory_model::{page_gpu, STARTUP_PHASE};
 use crate::process_type::ProcessType;
-use crate::report_html::{gpu_placement, GpuPlacement};
 use crate::runs::Run;
 
 /// 2^53: every whole number below it is exact as an `f64`.
@@ -364,16 +365,18 @@ fn latency_cells(row: &mut Row, f: &Facts<'_>) {
 
 fn gpu_cells(row: &mut Row, f: &Facts<'_>) {
     let gpu = f.summary.and_then(|s| s.gpu_memory.as_ref());
-    let realms: [(&str, Option<&GpuBytes>); 3] = [
-        ("page", gpu.and_then(|g| g.page.as_ref())),
-        ("worker", gpu.and_then(|g| g.worker.as_ref())),
-        ("decoderWorker", gpu.and_then(|g| g.decoder_worker.as_ref())),
+    let peak = |bytes: Option<&GpuBytes>| bytes.map(|b| b.peak_bytes);
+    let realms: [(&str, Option<u64>); 3] = [
+        ("page", peak(gpu.and_then(|g| g.page.as_ref()))),
+        ("worker", peak(gpu.and_then(|g| g.worker.as_ref()))),
+        // Every decoder worker of a pool.
+        (
+            "decoderWorker",
+            f.summary.and_then(decoder_workers_peak_bytes),
+        ),
     ];
     for (realm, bytes) in realms {
-        row.push(
-            format!("gpu.{realm}.peakBytes"),
-            count(bytes.map(|b| b.peak_bytes)),
-        );
+        row.push(format!("gpu.{realm}.peakBytes"), count(bytes));
     }
     row.push(
         "gpu.leakVerdict",
@@ -382,12 +385,9 @@ fn gpu_cells(row: &mut Row, f: &Facts<'_>) {
 }
 
 fn phase_cells(row: &mut Row, f: &Facts<'_>) {
-    let samples = f
-        .summary
-        .map(|s| s.memory_samples.as_slice())
-        .unwrap_or_default();
-    let gpu = page_gpu::gpu_bytes_by_phase(samples);
-    let wasm = page_gpu::wasm_bytes_by_phase(samples);
+    let samples = f.summary.map(samples_of_every_realm).unwrap_or_default();
+    let gpu = page_gpu::gpu_bytes_by_phase(&samples);
+    let wasm = page_gpu::wasm_bytes_by_phase(&samples);
     let memory = f.memory;
     let floor = memory
         .and_then(|m| m.beside.floor.as_ref())
@@ -443,7 +443,7 @@ fn phase_cells(row: &mut Row, f: &Facts<'_>) {
 /// a share of the rise, and the driver VRAM's share; empty for a step the run did not take.
 fn release_cells(row: &mut Row, f: &Facts<'_>) {
     let returns = match (f.memory, f.summary) {
-        (Some(memory), Some(summary)) => given_back(memory, &summary.memory_samples),
+        (Some(memory), Some(summary)) => given_back(memory, &samples_of_every_realm(summary)),
         _ => Vec::new(),
     };
     for step in RELEASE_STEPS {

@@ -34,8 +34,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::memory_model::floor::FloorAnswer;
-use crate::memory_model::predict::Prediction;
+use crate::memory_expected::{FloorAnswer, Prediction};
 
 pub use driver_gpu::{DriverGpu, DriverGpuMemory, GpuProcessMemory, NvmlProcesses};
 use firefox_report_dump::Ask;
@@ -48,7 +47,7 @@ use crate::browser_processes::{BrowserProcesses, BrowserTag};
 use crate::process_type::{classify, Classified, ProcessType};
 use crate::procfs::{page_size, read_cmdline, read_rollup, read_rss, thread_cpu_time};
 
-pub use crate::memory_model::STARTUP_PHASE;
+pub use crate::memory_expected::STARTUP_PHASE;
 
 /// The share of one core that PSS reading may take: the gap after a PSS pass is stretched to
 /// keep within it (except right after a mark). Measured with `examples/sampler_cost.rs`: a
@@ -301,17 +300,9 @@ impl Sampler {
         self.shared.current_phase()
     }
 
-    /// The run's floor per phase ([`crate::memory_model::floor::for_run`]) and the memory
-    /// predicted from it ([`crate::memory_model::predict::for_run`]), carried in every answer
-    /// from now on, so the record holds the prediction beside what was measured; `placement`:
-    /// where the run's GPU bytes are expected to live (its GPU route).
-    pub fn set_floor(
-        &self,
-        floor: FloorAnswer,
-        query: &str,
-        placement: crate::report_html::GpuPlacement,
-    ) {
-        let prediction = crate::memory_model::predict::for_run(&floor, query, placement);
+    /// The run's floor per phase and the memory predicted from it, carried in every answer
+    /// from now on, so the record holds the prediction beside what was measured.
+    pub fn set_floor(&self, floor: FloorAnswer, prediction: Option<Prediction>) {
         *self.shared.floor.lock().unwrap_or_else(|e| e.into_inner()) = Some((floor, prediction));
     }
 

@@ -1,20 +1,21 @@
 //! The pure models of a run's memory, beside the sampler that measures it (`memory`): the
 //! floor of each phase from the manifest (`floor`), the GPU bytes and WebAssembly heaps of
-//! every realm per phase from the page's memory samples (`page_gpu`), what each release
+//! every realm per phase from the page's memory samples (`page_gpu`), with every decoder realm of
+//! a pool counted (`pool_realms`), what each release
 //! step gave back (`given_back`), the rise above the idle browser split into its parts
-//! (`rise`), and the memory a configuration is expected to take (`predict`). They read files
+//! (`rise`), and the memory a configuration is expected to take (`predict`) and what each
+//! release step is expected to give back (`release_steps`). They read files
 //! and records, never `/proc` or the driver.
 
 pub mod floor;
 pub mod given_back;
 pub mod page_gpu;
+pub mod pool_realms;
 pub mod predict;
+pub mod release_steps;
 pub mod rise;
 
-/// The phase before the page's first mark: the browser starting and loading the page. It is the
-/// sampler's own, not an `ocr_bench_core::phase::Phase`: the page never marks it (the server
-/// refuses it as a mark), and a run's per-phase figures name it beside the page's phases.
-pub const STARTUP_PHASE: &str = "startup";
+pub use crate::memory_expected::STARTUP_PHASE;
 
 /// The sampler figures of a hand-made `processMemory` in the models' tests: one tick, no cost.
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! named by `lacks`, never made up. `docs/benchmark-protocol.md` ("Another page's result")
 //! lists the fields read.
 
+use ocr_bench_core::stats::median;
 use serde_json::Value;
 
 /// One case as another page reported it.
@@ -58,20 +59,6 @@ fn count(value: &Value, key: &str) -> Option<usize> {
         .and_then(|v| usize::try_from(v).ok())
 }
 
-/// The median of the values (the mean of the middle two of an even count), or `None`.
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[middle]
-    } else {
-        (values[middle - 1] + values[middle]) / 2.0
-    })
-}
-
 impl OtherCase {
     fn read(case: &Value) -> Option<Self> {
         let id = match case.get("id")? {
@@ -118,7 +105,7 @@ impl OtherFigures {
             run_id: text(posted, "runId"),
             ncer: number(posted, "nCER").or(scored_ncer),
             median_case_ms: number(posted, "medianMs")
-                .or_else(|| median(cases.iter().filter_map(|c| c.total_ms).collect())),
+                .or_else(|| median(cases.iter().map(|c| c.total_ms))),
             memory_samples: posted
                 .get("memorySamples")
                 .and_then(Value::as_array)
@@ -146,7 +133,7 @@ impl OtherFigures {
 
     /// The median over the cases of one per-case time.
     pub fn case_p50(&self, time: impl Fn(&OtherCase) -> Option<f64>) -> Option<f64> {
-        median(self.cases.iter().filter_map(time).collect())
+        median(self.cases.iter().map(time))
     }
 
     /// What this page's summary has and these figures do not, for the reader.

@@ -369,8 +369,24 @@ impl Records {
     }
 }
 
-/// Every record of JSONL text. A line that is not complete JSON is torn and skipped; a line
-/// that is JSON but not a record is an error (`Err`), since it is no crash's doing.
+/// Whether a line that is not complete JSON can be what a crash or a full disk left of a
+/// record: the start of one (every record begins with `{`), or the zeros a file system may
+/// leave where an append was lost. Any other line is no record's remains.
+fn may_be_torn(line: &str) -> bool {
+    let rest = line.trim_start_matches(|c: char| c.is_whitespace() || c == '\0');
+    rest.is_empty() || rest.starts_with('{')
+}
+
+fn is_json(line: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok()
+}
+
+/// How much of a line that is not JSON its error repeats.
+const SHOWN_LINE_CHARS: usize = 60;
+
+/// Every record of JSONL text. A line that is not complete JSON but begins as a record does
+/// is torn and skipped; a line that is JSON but not a record, or that is not JSON and never
+/// began as a record (a README, a log), is an error (`Err`), since it is no crash's doing.
 pub fn parse_records(text: &str) -> Result<Records, BadLine> {
     let mut records = Records::default();
     for (index, line) in text.lines().enumerate() {
@@ -380,18 +396,25 @@ pub fn parse_records(text: &str) -> Result<Records, BadLine> {
         let number = index + 1;
         match serde_json::from_str::<Line>(line) {
             Ok(record) => records.lines.push((number, record)),
-            Err(e) if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() => {
-                records.torn.push(BadLine {
-                    line: number,
-                    message: format!("not complete JSON: {e}"),
-                });
-            }
-            Err(e) => {
+            Err(e) if is_json(line) => {
                 return Err(BadLine {
                     line: number,
                     message: format!("not a results record: {e}"),
                 })
             }
+            Err(_) if !may_be_torn(line) => {
+                let shown: String = line.chars().take(SHOWN_LINE_CHARS).collect();
+                return Err(BadLine {
+                    line: number,
+                    message: format!(
+                        "not JSON lines: a results file holds one JSON object per line, and this line begins {shown:?}"
+                    ),
+                });
+            }
+            Err(e) => records.torn.push(BadLine {
+                line: number,
+                message: format!("not complete JSON: {e}"),
+            }),
         }
     }
     Ok(records)
@@ -520,6 +543,24 @@ pub(crate) mod tests {
         assert!(
             warning.contains("r.jsonl:2: skipped a torn line"),
             "{warning}"
+        );
+    }
+
+    #[test]
+    fn a_line_that_never_began_as_a_record_is_no_torn_line() {
+        let first = LEGACY.lines().next().unwrap();
+        // What a crash or a lost append leaves is skipped: a record's start, or zeros.
+        let text = format!("{first}\n{}\n\0\0\0\0\n{first}\n", &first[..40]);
+        let records = parse_records(&text).unwrap();
+        assert_eq!(records.lines.len(), 2);
+        assert_eq!(records.torn.len(), 2);
+        // Anything else means the file is not JSON lines: refused at that line.
+        let text = format!("{first}\n\n## Results\n{first}\nmore prose\n");
+        let bad = parse_records(&text).unwrap_err();
+        assert_eq!(bad.line, 3);
+        assert_eq!(
+            bad.message,
+            "not JSON lines: a results file holds one JSON object per line, and this line begins \"## Results\""
         );
     }
 

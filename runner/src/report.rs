@@ -10,8 +10,8 @@ use crate::memory::ProcessMemory;
 use crate::other_page::OtherFigures;
 use crate::process_type::ProcessType;
 use crate::record::{Posted, ProcessMemoryAnswer};
+use crate::units::{mib, mib_or_dash, ratio_or_dash};
 
-const MIB: f64 = 1024.0 * 1024.0;
 const TYPES: [ProcessType; 5] = [
     ProcessType::Browser,
     ProcessType::Gpu,
@@ -19,13 +19,6 @@ const TYPES: [ProcessType; 5] = [
     ProcessType::Utility,
     ProcessType::Other,
 ];
-
-fn mib(value: Option<u64>) -> String {
-    value.map_or_else(
-        || "-".to_owned(),
-        |bytes| format!("{:.0}", bytes as f64 / MIB),
-    )
-}
 
 fn ms(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
@@ -119,13 +112,22 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
 /// The peak GPU bytes of each realm's device, for the realms the run had.
 fn gpu_line(summary: &PageSummary) -> Option<String> {
     let gpu = summary.gpu_memory.as_ref()?;
+    let peak =
+        |bytes: &Option<ocr_bench_core::record::GpuBytes>| bytes.as_ref().map(|g| g.peak_bytes);
+    let decoder_workers = match summary.pool.as_ref().filter(|p| p.realms > 1) {
+        Some(pool) if gpu.decoder_worker.is_some() => format!("decoder workers ({})", pool.realms),
+        _ => "decoder worker".to_owned(),
+    };
     let realms: Vec<String> = [
-        ("page", &gpu.page),
-        ("vision worker", &gpu.worker),
-        ("decoder worker", &gpu.decoder_worker),
+        ("page".to_owned(), peak(&gpu.page)),
+        ("vision worker".to_owned(), peak(&gpu.worker)),
+        (
+            decoder_workers,
+            crate::memory_model::pool_realms::decoder_workers_peak_bytes(summary),
+        ),
     ]
     .into_iter()
-    .filter_map(|(realm, bytes)| Some(format!("{realm} {}", mib(Some(bytes.as_ref()?.peak_bytes)))))
+    .filter_map(|(realm, bytes)| Some(format!("{realm} {}", mib(bytes?, 0))))
     .collect();
     (!realms.is_empty()).then(|| format!("peak GPU MiB per device: {}", realms.join(", ")))
 }
@@ -166,11 +168,8 @@ fn overall_peak(
 }
 
 /// measured / floor, or "-" where either is missing or the floor is zero.
-fn ratio(measured: Option<u64>, floor: u64) -> String {
-    match measured {
-        Some(bytes) if floor > 0 => format!("{:.2}x", bytes as f64 / floor as f64),
-        _ => "-".to_owned(),
-    }
+fn over_floor(measured: Option<u64>, floor: u64) -> String {
+    ratio_or_dash(measured.map(|b| b as f64), Some(floor as f64), 2)
 }
 
 /// Each phase's floor and what the run held over it: PSS, the GPU bytes of every realm's
@@ -184,7 +183,9 @@ fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, 
         let _ = writeln!(out, "floor: {reason}");
         return;
     }
-    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
+    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(
+        &crate::memory_model::pool_realms::samples_of_every_realm(summary),
+    );
     let _ = writeln!(
         out,
         "measured / floor per phase (floor: weights + one KV cache + the largest activation):"
@@ -199,7 +200,7 @@ fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, 
             continue;
         };
         let vram = if driver_read {
-            ratio(phase.total.peak_driver_gpu, f.bytes)
+            over_floor(phase.total.peak_driver_gpu, f.bytes)
         } else {
             "n/a".to_owned()
         };
@@ -207,9 +208,9 @@ fn floor_lines(out: &mut String, summary: &PageSummary, memory: &ProcessMemory, 
             out,
             "  {:<16} {:>9} {:>8} {:>8} {:>11}",
             name,
-            mib(Some(f.bytes)),
-            ratio(phase.total.peak_pss, f.bytes),
-            ratio(gpu.get(name.as_str()).copied(), f.bytes),
+            mib(f.bytes, 0),
+            over_floor(phase.total.peak_pss, f.bytes),
+            over_floor(gpu.get(name.as_str()).copied(), f.bytes),
             vram,
         );
     }
@@ -263,11 +264,12 @@ fn prediction_lines(
         crate::memory_model::predict::from_floor(
             &floor.phases,
             &summary.config,
-            crate::report_html::gpu_placement(summary),
+            crate::gpu_placement::gpu_placement(summary),
         )
     });
-    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&summary.memory_samples);
-    let wasm = crate::memory_model::page_gpu::wasm_bytes_by_phase(&summary.memory_samples);
+    let samples = crate::memory_model::pool_realms::samples_of_every_realm(summary);
+    let gpu = crate::memory_model::page_gpu::gpu_bytes_by_phase(&samples);
+    let wasm = crate::memory_model::page_gpu::wasm_bytes_by_phase(&samples);
     let idle_pss = memory
         .phases
         .iter()
@@ -283,7 +285,14 @@ fn prediction_lines(
         "  {:<16} {:>17} {:>17} {:>17} {:>17}",
         "phase", "GPU", "wasm heaps", "driver VRAM", "PSS rise"
     );
-    let cell = |p: Option<u64>, m: Option<u64>| format!("{}/{} {}", mib(p), mib(m), error(p, m));
+    let cell = |p: Option<u64>, m: Option<u64>| {
+        format!(
+            "{}/{} {}",
+            mib_or_dash(p, 0),
+            mib_or_dash(m, 0),
+            error(p, m)
+        )
+    };
     for (name, phase) in &memory.phases {
         let Some(p) = predicted.get(name) else {
             continue;
@@ -373,7 +382,7 @@ pub fn run_table(
     for (name, phase) in &memory.phases {
         let by_type = |t: ProcessType| phase.by_type.get(&t).map(|e| e.peak_rss);
         let vram = if driver_read {
-            mib(phase.total.peak_driver_gpu)
+            mib_or_dash(phase.total.peak_driver_gpu, 0)
         } else {
             "n/a".to_owned()
         };
@@ -382,13 +391,13 @@ pub fn run_table(
             "  {:<16} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>11}",
             name,
             phase.samples,
-            mib(by_type(TYPES[0])),
-            mib(by_type(TYPES[1])),
-            mib(by_type(TYPES[2])),
-            mib(by_type(TYPES[3])),
-            mib(by_type(TYPES[4])),
-            mib(Some(phase.total.peak_rss)),
-            mib(phase.total.peak_pss),
+            mib_or_dash(by_type(TYPES[0]), 0),
+            mib_or_dash(by_type(TYPES[1]), 0),
+            mib_or_dash(by_type(TYPES[2]), 0),
+            mib_or_dash(by_type(TYPES[3]), 0),
+            mib_or_dash(by_type(TYPES[4]), 0),
+            mib(phase.total.peak_rss, 0),
+            mib_or_dash(phase.total.peak_pss, 0),
             vram,
         );
     }
@@ -451,7 +460,7 @@ fn other_page_table(
             let _ = writeln!(
                 out,
                 "peak process memory: RSS {} MiB (per phase in the result record's processMemory)",
-                mib(peak)
+                mib_or_dash(peak, 0)
             );
         }
         None => {
@@ -565,8 +574,8 @@ pub fn sweep_table(rows: &[SweepRow]) -> String {
             } else {
                 token
             },
-            mib(peak(|e| Some(e.peak_rss))),
-            mib(peak(|e| e.peak_pss)),
+            mib_or_dash(peak(|e| Some(e.peak_rss)), 0),
+            mib_or_dash(peak(|e| e.peak_pss), 0),
         );
     }
     let _ = writeln!(out, "(memory in MiB: the largest total over all phases; per-phase figures are in the results file)");
@@ -680,6 +689,26 @@ pub(crate) mod tests {
         // A phase without a driver sample shows "-", not zero.
         let row = text.lines().find(|l| l.starts_with("  startup")).unwrap();
         assert!(row.ends_with(" -"), "{text}");
+    }
+
+    /// `tests/data/pool/2.jsonl`: Firefox on lavapipe, `realm=worker&pool=2`, two workers of
+    /// 202 MiB of buffers and 87 MiB of heaps each.
+    #[test]
+    fn a_pools_prediction_and_measurement_count_both_workers() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pool/2.jsonl");
+        let runs = crate::runs::read_runs(&file).unwrap();
+        let summary = runs[0].summary().unwrap();
+        let memory = runs[0].result().unwrap().1.measured.as_ref().unwrap();
+        let text = prediction_text(summary, memory);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("  decoder-run"))
+            .unwrap();
+        // Predicted / measured GPU bytes and heaps, every realm in both.
+        assert!(row.contains(" 401/404 -1% "), "{text}");
+        assert!(row.contains(" 177/177 0% "), "{text}");
+        let gpu = gpu_line(summary).unwrap();
+        assert!(gpu.contains("decoder workers (2) 404"), "{gpu}");
     }
 
     #[test]
@@ -971,7 +1000,10 @@ pub(crate) mod tests {
         ];
         let text = sweep_table(&rows);
         assert!(text.contains("(default)"), "{text}");
-        assert!(text.contains(&format!(" {} ", mib(peak_rss))), "{text}");
+        assert!(
+            text.contains(&format!(" {} ", mib_or_dash(peak_rss, 0))),
+            "{text}"
+        );
         assert!(
             text.contains("tier=242") && text.contains("error: needs shader-f16"),
             "{text}"

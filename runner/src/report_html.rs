@@ -6,6 +6,7 @@
 //! summary as HTML tables (`tables_html.rs`), readable before and without its charts; the
 //! charts are drawn by `www/report/charts.js`, the same code the served `www/report.html` runs.
 
+mod configuration;
 mod decomposition;
 mod finished_run;
 mod least_memory;
@@ -16,11 +17,12 @@ mod tables_html;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use decomposition::adapter_is_software;
-pub use decomposition::{decompose, gpu_placement, Decomposition, GpuPlacement, PhaseShare};
 #[cfg(test)]
-use summary::MIB;
-pub use summary::{configurations, markdown, run_for_phase, Configuration, FinishedRun};
+use crate::units::MIB;
+pub use configuration::{configurations, Configuration};
+pub use decomposition::{decompose, Decomposition, PhaseShare};
+pub use finished_run::FinishedRun;
+pub use summary::{markdown, run_for_phase};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -236,14 +236,14 @@ async fn run_attempt(
         // The route says before any page whether the adapter will be software, whose GPU
         // bytes are process memory.
         let placement = match route.route {
-            Route::Software => crate::report_html::GpuPlacement::Software,
-            Route::Gpu => crate::report_html::GpuPlacement::Device,
+            Route::Software => crate::gpu_placement::GpuPlacement::Software,
+            Route::Gpu => crate::gpu_placement::GpuPlacement::Device,
         };
-        sampler.set_floor(
-            crate::memory_model::floor::for_run(&options.root, &options.page, &options.query),
-            &options.query,
-            placement,
-        );
+        // The run predicts; the sampler only carries the prediction beside what it measures.
+        let floor =
+            crate::memory_model::floor::for_run(&options.root, &options.page, &options.query);
+        let prediction = crate::memory_model::predict::for_run(&floor, &options.query, placement);
+        sampler.set_floor(floor, prediction);
     }
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let context = RunContext {

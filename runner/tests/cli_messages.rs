@@ -1,7 +1,8 @@
 //! Messages of the command line for what is missing or not allowed, each naming what was
 //! wrong and what is allowed, all before a browser starts: a missing evaluation set, a
-//! browser variable naming no file, an unknown fault, and the test-only fault switch refused
-//! under `serve`.
+//! browser variable naming no file, an unknown fault, the test-only fault switch refused
+//! under `serve`, a very long query quoted once and cut, and a file that is not JSON lines
+//! refused in one line.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -157,4 +158,101 @@ fn serve_never_confirms_a_fault() {
         body.contains("started by `serve`") && body.contains("OCR_BENCH_INJECT"),
         "{body}"
     );
+}
+
+fn plain(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn plan_refuses_a_missing_evaluation_set_as_run_does() {
+    let (code, stderr) = plain(&[
+        "plan",
+        "--base",
+        "maxTokens=2",
+        "cases=smoke2",
+        "cases=nosuchset",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("combination 2 \"cases=nosuchset\"")
+            && stderr.contains("there is no evaluation set \"nosuchset\"")
+            && ["hayai13", "smoke2", "synth200"]
+                .iter()
+                .all(|set| stderr.contains(&format!(" {set}"))),
+        "{stderr}"
+    );
+    // The decoder alone reads no images: no set is needed.
+    let (code, stderr) = plain(&["plan", "scope=decoder&cases=nosuchset"]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A 100 KB query was answered with 300 KB: the query echoed three times.
+#[test]
+fn a_very_long_query_is_quoted_once_and_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let long = "x".repeat(100_000);
+    let value = format!("tier={}", "y".repeat(100_000));
+    for (code, stderr) in [
+        plain(&["plan", &long]),
+        plain(&["plan", "--base", &long, "poll=kick"]),
+        plain(&["plan", &value]),
+        ocr_bench(&["run", &long], &[], &results),
+        ocr_bench(
+            &["sweep", "--param", &format!("cases={long}")],
+            &[],
+            &results,
+        ),
+    ] {
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.len() < 2048, "{} bytes: {stderr}", stderr.len());
+        assert!(stderr.contains("… (100"), "the length it had: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    assert!(!results.exists(), "nothing ran");
+}
+
+/// `export` and `compare` of a file that is not JSON lines (a README) stop at its first line,
+/// once; a results file whose last line was cut off mid-write still reads, with one warning.
+#[test]
+fn a_file_that_is_not_json_lines_is_refused_in_one_line() {
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let smoke2 = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smoke2.jsonl");
+    for args in [
+        &["export", "--results", readme][..],
+        &["compare", readme, smoke2],
+        &["compare", smoke2, readme],
+    ] {
+        let (code, stderr) = plain(args);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("README.md:1: not JSON lines: a results file holds one JSON object per line, and this line begins \"# "),
+            "{stderr}"
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let cut_off = dir.path().join("cut-off.jsonl");
+    let text = std::fs::read_to_string(smoke2).unwrap();
+    let last = text.lines().last().unwrap();
+    std::fs::write(&cut_off, format!("{text}{}", &last[..last.len() / 2])).unwrap();
+    let cut_off = cut_off.to_str().unwrap();
+    let (code, stderr) = plain(&["export", "--results", cut_off]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, compared) = plain(&["compare", cut_off, smoke2]);
+    assert_eq!(code, Some(0), "{compared}");
+    for stderr in [stderr, compared] {
+        let torn = format!(
+            "{cut_off}:{}: skipped a torn line",
+            text.lines().count() + 1
+        );
+        assert!(stderr.contains(&torn), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
 }

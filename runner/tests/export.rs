@@ -342,6 +342,43 @@ fn firefox_report_parts_are_columns_that_close_the_rise() {
 }
 
 #[test]
+fn a_pools_row_counts_every_decoder_workers_bytes() {
+    // Firefox on lavapipe, cases=smoke2&maxTokens=4&realm=worker&pool=2: each realm's last
+    // report is in the summary's pool.realmMemory; the page's samples carry realm 0's.
+    let file = data("pool/2.jsonl");
+    let result = records(&file)
+        .into_iter()
+        .find(|l| l["kind"] == "result")
+        .unwrap();
+    let realms = result["summary"]["pool"]["realmMemory"].as_array().unwrap();
+    assert_eq!(realms.len(), 2);
+    let sum = |figure: &dyn Fn(&Value) -> u64| realms.iter().map(figure).sum::<u64>() as f64;
+    let peaks = sum(&|r| r["gpu"]["peakBytes"].as_u64().unwrap());
+    let live = sum(&|r| r["gpu"]["liveBytes"].as_u64().unwrap());
+    let heaps = sum(&|r| {
+        r["wasmHeaps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["bytes"].as_u64().unwrap())
+            .sum()
+    });
+    let written = both(&file);
+    let row = &written.objects[0];
+    let cell = |name: &str| {
+        row[name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name} is empty: {row:?}"))
+    };
+    assert_eq!(cell("gpu.decoderWorker.peakBytes"), peaks);
+    assert_eq!(cell("phase.decoder-run.gpuBytes"), peaks);
+    // decoder-run's end, above baseline (where no worker stood): both devices' live bytes
+    // (a software adapter's are process memory) and both workers' heaps.
+    assert_eq!(cell("rise.decoder-run.gpuBytes"), live);
+    assert_eq!(cell("rise.decoder-run.wasmDecoderWorkerBytes"), heaps);
+}
+
+#[test]
 fn empty_columns_are_left_out_unless_all_are_asked_for() {
     let file = data("smoke2.jsonl");
     let header = |args: &[&str]| -> Vec<String> {

@@ -137,6 +137,49 @@ fn each_pool_size_gets_its_set_time_rate_tokens_and_memory() {
     );
 }
 
+/// The K=1 fixture's run as round `n`: a new run id and the per-token p50 `p50_ms`.
+fn round_of_one(n: usize, p50_ms: f64) -> String {
+    let text = std::fs::read_to_string(fixture(1)).unwrap();
+    let old = result(1)["summary"]["runId"].as_str().unwrap().to_owned();
+    let new = format!("{old}-round-{n}");
+    text.lines()
+        .map(|l| {
+            let mut record: Value = serde_json::from_str(l).unwrap();
+            if record["runId"] == old.as_str() {
+                record["runId"] = new.as_str().into();
+            }
+            if record["kind"] == "result" {
+                record["summary"]["runId"] = new.as_str().into();
+                record["summary"]["decodeProbe"]["tokenLatency"]["p50Ms"] = p50_ms.into();
+            }
+            record.to_string() + "\n"
+        })
+        .collect()
+}
+
+/// Both tables take the median over the rounds from the core's `stats`: over two rounds the
+/// mean of the two, where `pool-table` once took the lower one.
+#[test]
+fn over_an_even_number_of_rounds_the_pool_table_and_the_decode_table_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("1.jsonl");
+    std::fs::write(&file, round_of_one(1, 10.0) + &round_of_one(2, 20.0)).unwrap();
+    let (code, pool, stderr) = table(std::slice::from_ref(&file));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(row(&pool, 1)[1], "2", "two rounds: {pool}");
+    assert_eq!(row(&pool, 1)[5], "15.0 ms", "{pool}");
+    let decode = Command::new(BIN)
+        .arg("table")
+        .arg("--against")
+        .arg(&file)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let decode_text = String::from_utf8_lossy(&decode.stdout);
+    assert_eq!(decode.status.code(), Some(0), "{decode_text}");
+    assert!(decode_text.contains("| 2 | 15.00 |"), "{decode_text}");
+}
+
 #[test]
 fn tokens_that_differ_from_the_first_size_are_counted() {
     let dir = std::env::temp_dir().join(format!("pool-table-{}", std::process::id()));

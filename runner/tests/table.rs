@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ocr_bench::combos::table::{
-    load_combination, median, parse_combination, table, Combination, Tokens, DEFAULT_NCER_TOLERANCE,
+    load_combination, parse_combination, table, Combination, Tokens, DEFAULT_NCER_TOLERANCE,
 };
 use ocr_bench_core::build_summary::token_latencies;
 use ocr_bench_core::latency::latency_stats;
 use ocr_bench_core::record::CaseProbe;
+use ocr_bench_core::stats::median;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");

@@ -1,6 +1,7 @@
 //! `ocr-bench plan --base QUERY COMBINATION...`: each combination's parameters over the base's,
 //! parsed and checked by the core, as the queries to run (canonical, one per configuration).
 
+use ocr_bench_core::error::quoted;
 use ocr_bench_core::parse_query;
 
 use super::InputError;
@@ -57,8 +58,10 @@ pub fn plan(base: &str, combinations: &[String]) -> Result<Plan, InputError> {
         let merged = merge(base, given);
         let config = parse_query(&merged).map_err(|e| {
             InputError(format!(
-                "combination {} {given:?} over the base {base:?} (together {merged:?}): {e}",
-                index + 1
+                "combination {} {} over the base {}: {e}",
+                index + 1,
+                quoted(given),
+                quoted(base)
             ))
         })?;
         let query = config.to_query();

@@ -8,13 +8,15 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use ocr_bench_core::latency::latency_stats;
 use ocr_bench_core::record::PageSummary;
-use serde_json::Value;
+use ocr_bench_core::stats::median;
 
 use super::table::{load_combination, tokens_against, Round, Tokens};
 use super::InputError;
+use crate::memory_model::page_gpu::heap_bytes;
+use crate::memory_model::pool_realms;
 use crate::runs::{self, Run};
+use crate::units::{mib_with_unit, ratio_or_dash};
 
 /// The phase a set is read in: its duration is the whole set's time for every K alike (the
 /// page's own `pool.wallMs`, from the first case taken to the last read, exists only above 1).
@@ -49,16 +51,6 @@ pub struct PoolSize {
     pub token_rounds: Vec<Round>,
 }
 
-fn sum_heaps(report: &Value) -> Option<u64> {
-    let heaps = report.get("wasmHeaps")?.as_array()?;
-    Some(heaps.iter().filter_map(|h| h.get("bytes")?.as_u64()).sum())
-}
-
-fn sum_over<F: Fn(&Value) -> Option<u64>>(reports: &[Value], figure: F) -> Option<u64> {
-    let figures: Option<Vec<u64>> = reports.iter().map(figure).collect();
-    figures.map(|f| f.iter().sum())
-}
-
 impl PoolRound {
     fn of(run: &Run, summary: &PageSummary) -> Self {
         let memory = run
@@ -77,31 +69,26 @@ impl PoolRound {
         // The realms' own reports: the pool's with K above 1; with one realm, the decoder
         // worker's device or the page's (which then also holds a resident vision session).
         let (gpu_peak_bytes, wasm_bytes, cases_per_realm) = match &summary.pool {
-            Some(pool) => (
-                sum_over(&pool.realm_memory, |r| {
-                    r.get("gpu")?.get("peakBytes")?.as_u64()
-                }),
-                sum_over(&pool.realm_memory, sum_heaps),
-                pool.cases_per_realm.clone(),
-            ),
+            Some(pool) => {
+                let reports = pool_realms::realm_reports(pool);
+                (
+                    reports.as_deref().and_then(pool_realms::gpu_peak_bytes),
+                    reports.as_deref().map(pool_realms::wasm_bytes),
+                    pool.cases_per_realm.clone(),
+                )
+            }
             None => {
                 let gpu = summary
                     .gpu_memory
                     .as_ref()
                     .and_then(|g| g.decoder_worker.as_ref().or(g.page.as_ref()));
                 // The last page sample of the phase holds the decoder realm's heaps.
-                let heaps = summary
-                    .memory_samples
-                    .iter()
-                    .rev()
-                    .filter_map(|s| {
-                        let sample = serde_json::to_value(s).ok()?;
-                        match sample.get("decoderWorker") {
-                            Some(worker) if !worker.is_null() => sum_heaps(worker),
-                            _ => sum_heaps(&sample),
-                        }
-                    })
-                    .next();
+                let heaps = summary.memory_samples.iter().rev().find_map(|sample| {
+                    match &sample.decoder_worker {
+                        Some(worker) => Some(heap_bytes(&worker.wasm_heaps)),
+                        None => sample.wasm_heaps.as_deref().map(heap_bytes),
+                    }
+                });
                 (
                     gpu.map(|g| g.peak_bytes),
                     heaps,
@@ -153,11 +140,6 @@ pub fn load_pool_size(file: &Path) -> Result<PoolSize, InputError> {
     })
 }
 
-fn median(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let known: Vec<f64> = values.flatten().collect();
-    latency_stats(&known).map(|s| s.p50_ms)
-}
-
 fn median_bytes(values: impl Iterator<Item = Option<u64>>) -> Option<f64> {
     median(values.map(|v| v.map(|b| b as f64)))
 }
@@ -171,18 +153,9 @@ fn ms(value: Option<f64>) -> String {
     }
 }
 
-fn mib(value: Option<f64>) -> String {
-    value.map_or_else(
-        || "-".to_owned(),
-        |v| format!("{:.0} MiB", v / (1024.0 * 1024.0)),
-    )
-}
-
-fn ratio(numerator: Option<f64>, denominator: Option<f64>) -> String {
-    match (numerator, denominator) {
-        (Some(n), Some(d)) if d > 0.0 => format!("{:.2}x", n / d),
-        _ => "-".to_owned(),
-    }
+/// Whole MiB with the unit, `-` where unknown.
+fn bytes_cell(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| mib_with_unit(v, 0))
 }
 
 /// The table in markdown, the first size the reference of the ratios and the tokens.
@@ -230,16 +203,16 @@ pub fn render(sizes: &[PoolSize]) -> String {
             size.realms,
             size.rounds.len(),
             ms(this_set),
-            ratio(reference_set, this_set),
+            ratio_or_dash(reference_set, this_set, 2),
             median(size.rounds.iter().map(PoolRound::steps_per_second))
                 .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
             ms(median(size.rounds.iter().map(|r| r.token_p50_ms))),
             tokens,
             per_realm,
-            mib(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.wasm_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.vram_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.wasm_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.vram_peak_bytes))),
         );
     }
     let best = sizes
@@ -252,11 +225,11 @@ pub fn render(sizes: &[PoolSize]) -> String {
             "\nBest whole-set time: pool={} at {} ({} the first row's), GPU bytes {} and PSS {} against the first row's {} and {}.",
             size.realms,
             ms(Some(time)),
-            ratio(reference_set, Some(time)),
-            mib(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            mib(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
-            mib(median_bytes(reference.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            mib(median_bytes(reference.rounds.iter().map(|r| r.pss_peak_bytes))),
+            ratio_or_dash(reference_set, Some(time), 2),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
+            bytes_cell(median_bytes(reference.rounds.iter().map(|r| r.gpu_peak_bytes))),
+            bytes_cell(median_bytes(reference.rounds.iter().map(|r| r.pss_peak_bytes))),
         );
     }
     out

@@ -8,9 +8,11 @@ use std::path::PathBuf;
 
 use ocr_bench_core::config::PARAMETER_NAMES;
 use ocr_bench_core::record::DispatchMedians;
+use ocr_bench_core::stats::median;
 use ocr_bench_core::Config;
 
 use crate::other_page::OtherFigures;
+use crate::units::ratio;
 
 pub use super::combination::{load_combination, parse_combination, Combination, FirstToken, Round};
 
@@ -67,25 +69,6 @@ pub fn tokens_against(reference: &Round, rounds: &[Round]) -> Tokens {
     }
 }
 
-/// The median of the values present (the mean of the middle two for an even count).
-pub fn median(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
-    let mut values: Vec<f64> = values
-        .into_iter()
-        .flatten()
-        .filter(|v| v.is_finite())
-        .collect();
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[middle]
-    } else {
-        (values[middle - 1] + values[middle]) / 2.0
-    })
-}
-
 /// One combination's row: medians over its rounds, against the reference.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -126,14 +109,6 @@ pub struct Table {
     pub common: String,
     pub browsers: Vec<String>,
     pub ncer_tolerance: f64,
-}
-
-/// The reference's figure over this one's.
-fn ratio(seed: Option<f64>, this: Option<f64>) -> Option<f64> {
-    match (seed, this) {
-        (Some(seed), Some(this)) if this > 0.0 => Some(seed / this),
-        _ => None,
-    }
 }
 
 /// Each first-token figure's median over the rounds.

@@ -7,6 +7,7 @@ use ocr_bench::combos::plan::{plan, Planned};
 use ocr_bench::combos::pool_sizes::{load_pool_size, render};
 use ocr_bench::combos::table::{load_combination, table};
 use ocr_bench::combos::InputError;
+use ocr_bench_core::error::quoted;
 
 use super::EXIT_USAGE;
 
@@ -92,8 +93,8 @@ pub fn parse_ncer_tolerance(text: &str) -> Result<f64, String> {
 }
 
 /// The manifest a planned combination names, read under `root` as the benchmark page fetches
-/// it, must offer its tier and decoder (and allow its capture and verify), as `run` and
-/// `sweep` check before a browser starts.
+/// it, must offer its tier and decoder (and allow its capture and verify), and its evaluation
+/// set must be there, as `run` and `sweep` check before a browser starts.
 fn check_planned_manifest(
     root: &Path,
     base: &str,
@@ -102,10 +103,13 @@ fn check_planned_manifest(
 ) -> Result<(), InputError> {
     let refused = |e: String| {
         InputError(format!(
-            "combination {number} {:?} over the base {base:?}: {e}",
-            planned.given
+            "combination {number} {} over the base {}: {e}",
+            quoted(&planned.given),
+            quoted(base)
         ))
     };
     let config = ocr_bench_core::parse_query(&planned.query).map_err(|e| refused(e.to_string()))?;
-    ocr_bench::run::check_manifest(root, ocr_bench::run::DEFAULT_PAGE, &config).map_err(refused)
+    ocr_bench::run::check_manifest(root, ocr_bench::run::DEFAULT_PAGE, &config)
+        .map_err(&refused)?;
+    super::run::check_evaluation_set(root, &config).map_err(refused)
 }

@@ -5,10 +5,11 @@
 use std::path::Path;
 
 use ocr_bench::combos::plan::plan;
+use ocr_bench::gpu_placement::GpuPlacement;
 use ocr_bench::memory_model::predict::{
     adapter_limits, largest_buffer, over_limits, predict, recorded_placement, render, AdapterLimits,
 };
-use ocr_bench::report_html::GpuPlacement;
+use ocr_bench::memory_model::release_steps;
 
 use super::EXIT_USAGE;
 
@@ -69,6 +70,11 @@ fn run(
             }
         ));
         out.push_str(&render(&predictions));
+        out.push_str(&release_steps::render(
+            &predictions,
+            &config,
+            placement == GpuPlacement::Software,
+        ));
         let largest_line = format!("largest buffer {largest} bytes ({tensor})");
         match &limits {
             None => out.push_str(&format!(

@@ -15,6 +15,7 @@ use ocr_bench::{machine, procfs, report};
 
 use ocr_bench::exit::Cause;
 use ocr_bench::server::{Hold, Injection};
+use ocr_bench_core::error::quoted;
 
 /// `--webdriver URL [--capabilities FILE|JSON]` of `run` and `sweep`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -180,11 +181,11 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
             // The canonical spelling: the same configuration always has one key.
             Ok(config) => {
                 ocr_bench::run::check_manifest(&options.root, &options.page, &config)
-                    .map_err(|e| format!("query {query:?}: {e}"))?;
+                    .map_err(|e| format!("query {}: {e}", quoted(query)))?;
                 check_evaluation_set(&options.root, &config)?;
                 config.to_query()
             }
-            Err(e) => return Err(format!("invalid query {query:?}: {e}")),
+            Err(e) => return Err(format!("invalid query {}: {e}", quoted(query))),
         }
     } else {
         query.to_owned()

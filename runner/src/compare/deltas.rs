@@ -13,8 +13,7 @@ use ocr_bench_core::latency::MeanInterval;
 use ocr_bench_core::record::PageSummary;
 
 use crate::memory::ProcessMemory;
-
-const MIB: f64 = 1024.0 * 1024.0;
+use crate::units::mib_with_unit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -26,7 +25,7 @@ impl Unit {
     fn show(self, value: f64) -> String {
         match self {
             Unit::Ms => format!("{value:.2} ms"),
-            Unit::Bytes => format!("{:.1} MiB", value / MIB),
+            Unit::Bytes => mib_with_unit(value, 1),
         }
     }
 }

@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::driver_gpu::DriverGpuMemory;
 use super::stats::{Extent, Measured};
 use super::step::StepMemory;
-use crate::memory_model::floor::FloorAnswer;
-use crate::memory_model::predict::PhasePrediction;
+use crate::memory_expected::{FloorAnswer, PhasePrediction};
 use crate::process_type::ProcessType;
 
 /// How the sampler reads memory, carried in every answer.

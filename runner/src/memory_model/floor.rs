@@ -7,57 +7,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use crate::memory_expected::{FloorAnswer, PhaseFloor, STARTUP_PHASE};
 use ocr_bench_core::manifest::{Graph, Manifest};
 use ocr_bench_core::phase::Phase;
 use ocr_bench_core::Config;
-use serde::{Deserialize, Serialize};
-
-use super::STARTUP_PHASE;
 
 /// fp32 keys and values.
 const KV_BYTES_PER_VALUE: u64 = 4;
-
-/// One phase's floor and what it is made of.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PhaseFloor {
-    pub bytes: u64,
-    pub weights_bytes: u64,
-    pub kv_cache_bytes: u64,
-    pub activation_bytes: u64,
-    /// The sessions alive in the phase: `vision`, `decoder`.
-    pub sessions: Vec<String>,
-}
-
-/// `processMemory.floor`: the floor of every phase the run's schedule has, or why none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FloorAnswer {
-    pub available: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The manifest file it was computed from, under the served root.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manifest: Option<String>,
-    /// By phase name.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub phases: BTreeMap<String, PhaseFloor>,
-}
-
-impl FloorAnswer {
-    pub fn unavailable(reason: String) -> Self {
-        Self {
-            available: false,
-            reason: Some(reason),
-            manifest: None,
-            phases: BTreeMap::new(),
-        }
-    }
-
-    pub fn phase(&self, name: &str) -> Option<&PhaseFloor> {
-        self.phases.get(name)
-    }
-}
 
 /// Which sessions are alive in `phase`, and which of them run there (their activation counts).
 fn sessions(

@@ -26,7 +26,10 @@
 //!   21-43 % under without the GPU bytes, -12 % to +14 % with them; vision-encode's -9 % to
 //!   +9 % with them; the phases that only load miss either way (docs/benchmark-protocol.md).
 //!
-//! The release phase's peak is what the run held going into it: decoder-run's prediction.
+//! The release phase's peak is what the run held going into it: decoder-run's prediction (but
+//! for the decoder workers' GPU bytes where release steps come first, `from_floor`). A pool of
+//! K decoder realms counts each realm's device, heaps and copy of the weights (`from_floor`);
+//! what each release step gives back is `release_steps`'.
 //!
 //! Error (predicted / measured - 1) per phase on the seven check runs, against the issue's
 //! targets of 15 % (GPU bytes, heaps, VRAM) and 25 % (PSS rise):
@@ -47,14 +50,14 @@
 
 use std::collections::BTreeMap;
 
+use ocr_bench_core::config::{Realm, Release};
 use ocr_bench_core::manifest::Manifest;
 use ocr_bench_core::Config;
-use serde::{Deserialize, Serialize};
 
 use super::floor;
-use crate::report_html::GpuPlacement;
-
-const MIB: f64 = (1u64 << 20) as f64;
+use crate::gpu_placement::GpuPlacement;
+pub use crate::memory_expected::{PhasePrediction, Prediction, RealmHeaps};
+use crate::units::{in_mib, MIB};
 
 /// GPU bytes per byte of the largest activation, in a phase that runs a graph.
 pub const ACTIVATION_FACTOR: f64 = 6.1;
@@ -77,53 +80,19 @@ pub const PSS_PER_WEIGHT: f64 = 6.35;
 pub const GPU_WASM_VRAM_TOLERANCE: f64 = 0.15;
 pub const PSS_RISE_TOLERANCE: f64 = 0.25;
 
-/// Every phase's prediction, by phase name.
-pub type Prediction = BTreeMap<String, PhasePrediction>;
-
-/// The WebAssembly heaps of each realm, bytes; `None` for a realm the phase does not have.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RealmHeaps {
-    pub page: u64,
-    pub vision_worker: Option<u64>,
-    pub decoder_worker: Option<u64>,
-}
-
-impl RealmHeaps {
-    pub fn total(&self) -> u64 {
-        self.page + self.vision_worker.unwrap_or(0) + self.decoder_worker.unwrap_or(0)
-    }
-}
-
-/// One phase's expected figures, bytes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PhasePrediction {
-    pub floor: floor::PhaseFloor,
-    pub gpu_bytes: u64,
-    pub wasm: RealmHeaps,
-    /// `None` in a phase without a session (the driver's figure there is the browser's own).
-    pub driver_vram_bytes: Option<u64>,
-    pub pss_rise_bytes: Option<u64>,
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / MIB
-}
-
 fn bytes(mib: f64) -> u64 {
     (mib.max(0.0) * MIB).round() as u64
 }
 
 fn ort_heap(weights: u64) -> u64 {
-    bytes(ORT_HEAP_FIXED_MIB + ORT_HEAP_PER_WEIGHT * mib(weights))
+    bytes(ORT_HEAP_FIXED_MIB + ORT_HEAP_PER_WEIGHT * in_mib(weights))
 }
 
 fn gpu_bytes(f: &floor::PhaseFloor) -> u64 {
     if f.activation_bytes > 0 {
-        f.weights_bytes + f.kv_cache_bytes + bytes(ACTIVATION_FACTOR * mib(f.activation_bytes))
+        f.weights_bytes + f.kv_cache_bytes + bytes(ACTIVATION_FACTOR * in_mib(f.activation_bytes))
     } else {
-        bytes(HELD_WEIGHTS_FACTOR * mib(f.weights_bytes))
+        bytes(HELD_WEIGHTS_FACTOR * in_mib(f.weights_bytes))
     }
 }
 
@@ -159,6 +128,14 @@ pub fn predict(
 /// `processMemory.floor`): each session's weights are those of the phase that loads it. On a
 /// software adapter (`placement`) the GPU bytes are process memory: the PSS rise holds them
 /// too.
+///
+/// `pool=K` (`docs/benchmark-protocol.md`, "A pool of decoder realms"): with `realm=worker`
+/// each of the K workers has a device, an onnxruntime-web heap and a core heap of its own, so
+/// each adds one decoder's GPU bytes (its weights, KV cache and buffer cache), heaps and share
+/// of the process (its copy of the weights); what they share is the browser, the page and the
+/// driver's fixed part. With `realm=page` the K sessions share the page's one device, heap
+/// and buffer cache: each adds its weights and KV cache on the device and its weights in the
+/// heap and the process.
 pub fn from_floor(
     floors: &BTreeMap<String, floor::PhaseFloor>,
     config: &Config,
@@ -166,11 +143,10 @@ pub fn from_floor(
 ) -> BTreeMap<String, PhasePrediction> {
     let gpu_in_pss = placement == GpuPlacement::Software;
     let vision_weights = floors.get("vision-load").map_or(0, |f| f.weights_bytes);
-    let decoder_weights = floors.get("decoder-load").map_or(0, |f| {
-        let with_vision = f.sessions.iter().any(|s| s == "vision");
-        f.weights_bytes - if with_vision { vision_weights } else { 0 }
-    });
-    let in_worker = config.get("realm").is_ok_and(|r| r == "worker");
+    let decoder_weights = decoder_weights(|name| floors.get(name));
+    let in_worker = config.realm == Realm::Worker;
+    // The decoder realms beside the one the floor counts.
+    let more_realms = u64::from(config.pool.max(1) - 1);
     let mut out = BTreeMap::new();
     for (name, f) in floors {
         let vision_alive = f.sessions.iter().any(|s| s == "vision");
@@ -185,20 +161,46 @@ pub fn from_floor(
             CORE_HEAP_MIB
         });
         let decoder_heap = decoder_alive.then(|| ort_heap(decoder_weights));
+        // What each decoder realm beyond the first adds: on the device, in the heaps and in
+        // the weights the process holds.
+        let (more_gpu, more_heap, more_weights) = if decoder_alive {
+            let runs_graph = f.activation_bytes > 0;
+            let gpu = match (in_worker, runs_graph) {
+                (true, true) => {
+                    decoder_weights
+                        + f.kv_cache_bytes
+                        + bytes(ACTIVATION_FACTOR * in_mib(f.activation_bytes))
+                }
+                (false, true) => decoder_weights + f.kv_cache_bytes,
+                (_, false) => bytes(HELD_WEIGHTS_FACTOR * in_mib(decoder_weights)),
+            };
+            let heap = if in_worker {
+                ort_heap(decoder_weights) + bytes(CORE_HEAP_MIB)
+            } else {
+                bytes(ORT_HEAP_PER_WEIGHT * in_mib(decoder_weights))
+            };
+            (
+                more_realms * gpu,
+                more_realms * heap,
+                more_realms * decoder_weights,
+            )
+        } else {
+            (0, 0, 0)
+        };
         let wasm = RealmHeaps {
             page: core
                 + if in_worker {
                     0
                 } else {
-                    decoder_heap.unwrap_or(0)
+                    decoder_heap.map_or(0, |heap| heap + more_heap)
                 },
             // The vision session runs in its worker, as in every recorded run.
             vision_worker: vision_alive.then(|| ort_heap(vision_weights)),
             decoder_worker: decoder_heap
                 .filter(|_| in_worker)
-                .map(|heap| heap + bytes(CORE_HEAP_MIB)),
+                .map(|heap| heap + bytes(CORE_HEAP_MIB) + more_heap),
         };
-        let gpu = gpu_bytes(f);
+        let gpu = gpu_bytes(f) + more_gpu;
         let alive = !f.sessions.is_empty();
         out.insert(
             name.clone(),
@@ -206,24 +208,60 @@ pub fn from_floor(
                 floor: f.clone(),
                 gpu_bytes: gpu,
                 wasm,
-                driver_vram_bytes: alive
-                    .then(|| bytes(VRAM_FIXED_MIB + VRAM_PER_GPU_BYTE * mib(gpu))),
+                driver_vram_bytes: alive.then(|| driver_vram(gpu)),
                 pss_rise_bytes: alive.then(|| {
-                    bytes(PSS_FIXED_MIB + PSS_PER_WEIGHT * mib(f.weights_bytes))
+                    bytes(PSS_FIXED_MIB + PSS_PER_WEIGHT * in_mib(f.weights_bytes + more_weights))
                         + if gpu_in_pss { gpu } else { 0 }
                 }),
             },
         );
     }
-    // Release's peak is what the run held going into it.
     if let Some(run) = out.get("decoder-run").cloned() {
         if let Some(release) = out.get_mut("release") {
-            release.gpu_bytes = run.gpu_bytes;
+            // Release's peak is what the run held going into it; but the decoder workers'
+            // GPU bytes in `release` are each one's window after its answer to the step
+            // before, and with steps the first step has let go of every session's buffers.
+            let steps_in_workers = in_worker && config.release != Release::All;
+            release.gpu_bytes = if steps_in_workers {
+                run.gpu_bytes - decoder_workers_gpu(floors, &run, decoder_weights)
+            } else {
+                run.gpu_bytes
+            };
             release.driver_vram_bytes = run.driver_vram_bytes;
+            release.pss_rise_bytes = run.pss_rise_bytes;
             release.wasm = run.wasm;
         }
     }
     out
+}
+
+/// The decoder session's weights: those of the phase that loads it, less the vision
+/// session's where that phase holds it too; from each phase's floor.
+pub(super) fn decoder_weights<'a>(floor: impl Fn(&str) -> Option<&'a floor::PhaseFloor>) -> u64 {
+    let vision_weights = floor("vision-load").map_or(0, |f| f.weights_bytes);
+    floor("decoder-load").map_or(0, |f| {
+        let with_vision = f.sessions.iter().any(|s| s == "vision");
+        f.weights_bytes - if with_vision { vision_weights } else { 0 }
+    })
+}
+
+/// Driver VRAM for the GPU bytes of every realm: the browser's fixed part once.
+fn driver_vram(gpu: u64) -> u64 {
+    bytes(VRAM_FIXED_MIB + VRAM_PER_GPU_BYTE * in_mib(gpu))
+}
+
+/// The part of `decoder-run`'s GPU bytes on the decoder workers' devices: all of them but the
+/// vision session's where it stays alive beside the decoder (the resident schedule's page).
+fn decoder_workers_gpu(
+    floors: &BTreeMap<String, floor::PhaseFloor>,
+    run: &PhasePrediction,
+    decoder_weights: u64,
+) -> u64 {
+    let vision_alive = floors
+        .get("decoder-run")
+        .is_some_and(|f| f.sessions.iter().any(|s| s == "vision"));
+    let vision_weights = run.floor.weights_bytes.saturating_sub(decoder_weights);
+    run.gpu_bytes - if vision_alive { vision_weights } else { 0 }
 }
 
 /// The largest single buffer a run of `config` asks for: the largest initializer or
@@ -292,7 +330,7 @@ pub fn recorded_placement(results: &str) -> GpuPlacement {
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .find_map(|record| {
-            crate::report_html::adapter_is_software(&record["summary"]["environment"]["adapter"])
+            crate::gpu_placement::adapter_is_software(&record["summary"]["environment"]["adapter"])
         })
         .map_or(GpuPlacement::Unknown, |software| {
             if software {
@@ -321,7 +359,7 @@ pub fn over_limits(largest: u64, limits: &AdapterLimits) -> Vec<String> {
 /// The prediction's table for one configuration.
 pub fn render(predictions: &BTreeMap<String, PhasePrediction>) -> String {
     use std::fmt::Write;
-    let m = |b: u64| format!("{:.1}", mib(b));
+    let m = |b: u64| crate::units::mib(b, 1);
     let o = |b: Option<u64>| b.map_or("-".to_owned(), m);
     let mut out = String::new();
     let _ = writeln!(
@@ -424,6 +462,7 @@ mod tests {
         assert!(close(run.wasm.page, 3.1 + 13.2 + 2.92 * 20.0), "{run:?}");
         // Release holds what decoder-run held; a phase without a session has no driver figure.
         assert_eq!(predictions["release"].gpu_bytes, run.gpu_bytes);
+        assert_eq!(predictions["release"].pss_rise_bytes, run.pss_rise_bytes);
         assert_eq!(predictions["probe"].driver_vram_bytes, None);
         assert_eq!(predictions["baseline"].gpu_bytes, 0);
     }
@@ -446,6 +485,90 @@ mod tests {
             worker.wasm.decoder_worker.unwrap() + worker.wasm.page,
             page.wasm.page + (1.8 * MIB as f64).round() as u64
         );
+    }
+
+    #[test]
+    fn each_decoder_realm_of_a_pool_adds_its_own_device_and_heaps_but_a_page_pool_one_cache() {
+        let manifest = round_manifest();
+        let at_run = |query: &str| {
+            predict(&manifest, &config(query), GpuPlacement::Device).unwrap()["decoder-run"].clone()
+        };
+        let one = at_run("maxTokens=2&realm=worker");
+        let three = at_run("maxTokens=2&realm=worker&pool=3");
+        assert_eq!(three.gpu_bytes, 3 * one.gpu_bytes);
+        let workers = |p: &PhasePrediction| p.wasm.decoder_worker.unwrap();
+        assert_eq!(workers(&three), 3 * workers(&one));
+        assert_eq!(three.wasm.page, one.wasm.page);
+        // The page's K sessions: their weights and KV caches, one buffer cache, one heap.
+        let page_one = at_run("maxTokens=2");
+        let page_three = at_run("maxTokens=2&pool=3");
+        let kv = page_one.floor.kv_cache_bytes;
+        assert_eq!(
+            page_three.gpu_bytes,
+            page_one.gpu_bytes + 2 * (20 * MIB + kv)
+        );
+        let close = |bytes: u64, mib: f64| (mib_of(bytes) - mib).abs() < 0.01;
+        assert!(close(
+            page_three.wasm.page - page_one.wasm.page,
+            2.0 * 2.92 * 20.0
+        ));
+        // Both hold three copies of the weights in the process.
+        for p in [&three, &page_three] {
+            assert!(
+                close(p.pss_rise_bytes.unwrap(), 107.5 + 6.35 * 60.0),
+                "{p:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn with_release_steps_the_workers_devices_hold_nothing_in_release() {
+        let manifest = round_manifest();
+        let release = |query: &str| {
+            predict(&manifest, &config(query), GpuPlacement::Device).unwrap()["release"].gpu_bytes
+        };
+        let held = release("maxTokens=2&realm=worker&pool=2");
+        assert!(held > 0);
+        assert_eq!(
+            release("maxTokens=2&realm=worker&pool=2&release=sessions"),
+            0
+        );
+        // The page's device is read at the first step, before it lets go.
+        assert_eq!(
+            release("maxTokens=2&release=sessions"),
+            release("maxTokens=2")
+        );
+    }
+
+    /// `tests/data/pool/{1,2}.jsonl`: Firefox ESR 153 on lavapipe,
+    /// `cases=smoke2&maxTokens=4&realm=worker` with pool=1 and pool=2.
+    #[test]
+    fn a_recorded_pool_of_two_workers_is_predicted_with_both_realms() {
+        for k in [1, 2] {
+            let file = root().join(format!("runner/tests/data/pool/{k}.jsonl"));
+            let runs = crate::runs::read_runs(&file).unwrap();
+            let run = &runs[0];
+            let config = config(run.query().unwrap());
+            assert_eq!(config.pool, k);
+            let (_, manifest) =
+                crate::model_manifest::read(&root(), "www/index.html", &config.manifest).unwrap();
+            let summary = run.summary().unwrap();
+            let predicted =
+                &predict(&manifest, &config, GpuPlacement::Software).unwrap()["decoder-run"];
+            let samples = super::super::pool_realms::samples_of_every_realm(summary);
+            let gpu = super::super::page_gpu::gpu_bytes_by_phase(&samples)["decoder-run"];
+            let wasm = super::super::page_gpu::wasm_bytes_by_phase(&samples)["decoder-run"];
+            let error = |p: u64, m: u64| p as f64 / m as f64 - 1.0;
+            let seen = format!("pool={k}: {predicted:?}, measured GPU {gpu}, wasm {wasm}");
+            assert!(
+                error(predicted.gpu_bytes, gpu).abs() <= GPU_WASM_VRAM_TOLERANCE,
+                "{seen}"
+            );
+            assert!(
+                error(predicted.wasm.total(), wasm).abs() <= GPU_WASM_VRAM_TOLERANCE,
+                "{seen}"
+            );
+        }
     }
 
     #[test]
@@ -486,7 +609,7 @@ mod tests {
             crate::model_manifest::read(&root(), "www/index.html", &config.manifest).unwrap();
         let summary = run.summary().unwrap();
         assert_eq!(
-            crate::report_html::gpu_placement(summary),
+            crate::gpu_placement::gpu_placement(summary),
             GpuPlacement::Software
         );
         let software = predict(&manifest, &config, GpuPlacement::Software).unwrap();

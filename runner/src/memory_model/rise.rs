@@ -32,11 +32,11 @@ use ocr_bench_core::record::{MemorySample, PageSummary, RealmMemory};
 
 use super::given_back::{phase_memory, type_end_pss, PageReadings};
 use super::page_gpu;
+use crate::gpu_placement::{gpu_placement, GpuPlacement};
 use crate::memory::firefox_report::{PhaseReport, ReportParts, AT_END};
 use crate::memory::MINIMIZE_PHASE;
 use crate::memory::{Extent, PhaseMemory, ProcessMemory};
 use crate::process_type::ProcessType;
-use crate::report_html::{gpu_placement, GpuPlacement};
 
 /// The target on the unexplained part: at most this share of the rise, or
 /// [`TARGET_FLOOR_BYTES`], whichever is larger.
@@ -304,7 +304,11 @@ enum Moment {
 /// Every phase after `baseline` with PSS, in the order of a run; empty where `baseline` has
 /// no PSS (records older than its sampling).
 pub fn rises(memory: &ProcessMemory, summary: &PageSummary) -> Vec<PhaseRise> {
-    rises_with(memory, &summary.memory_samples, gpu_placement(summary))
+    rises_with(
+        memory,
+        &super::pool_realms::samples_of_every_realm(summary),
+        gpu_placement(summary),
+    )
 }
 
 /// [`rises`] from the page's samples and where its GPU bytes live.

@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::summary::{cell, Configuration, MIB};
+use super::configuration::{cell, Configuration};
 use crate::memory_model::page_gpu::gpu_bytes_by_phase;
+use crate::units::{mib, mib_or_dash, ratio_or_dash};
 
 /// How far above the best nCER of a case set a configuration still reads "as well": the
 /// tolerance the decode paths are held to against the seed's loop.
@@ -34,9 +35,11 @@ fn candidate<'a>(group: &'a Configuration<'_>) -> Option<Candidate<'a>> {
         .runs
         .iter()
         .flat_map(|run| {
-            gpu_bytes_by_phase(&run.summary.memory_samples)
-                .into_iter()
-                .map(move |(phase, bytes)| (run, phase, bytes))
+            gpu_bytes_by_phase(&crate::memory_model::pool_realms::samples_of_every_realm(
+                run.summary,
+            ))
+            .into_iter()
+            .map(move |(phase, bytes)| (run, phase, bytes))
         })
         .max_by_key(|(_, _, bytes)| *bytes)?;
     let floor_bytes = run
@@ -112,20 +115,19 @@ pub fn least_memory_section(out: &mut String, groups: &[Configuration<'_>]) {
     );
     let _ = writeln!(out, "|---|---|---:|---:|---|---:|---:|---:|");
     for (set, (least, count)) in chosen {
-        let floor = least
-            .floor_bytes
-            .map_or_else(|| "-".to_owned(), |b| format!("{:.1}", b as f64 / MIB));
-        let ratio = least.floor_bytes.filter(|b| *b > 0).map_or_else(
-            || "-".to_owned(),
-            |b| format!("{:.2}x", least.gpu_bytes as f64 / b as f64),
+        let floor = mib_or_dash(least.floor_bytes, 1);
+        let ratio = ratio_or_dash(
+            Some(least.gpu_bytes as f64),
+            least.floor_bytes.map(|b| b as f64),
+            2,
         );
         let _ = writeln!(
             out,
-            "| {set} | {} | {count} | {:.4} | {} | {:.1} | {floor} | {ratio} |",
+            "| {set} | {} | {count} | {:.4} | {} | {} | {floor} | {ratio} |",
             cell(least.name),
             least.ncer,
             least.phase,
-            least.gpu_bytes as f64 / MIB,
+            mib(least.gpu_bytes, 1),
         );
     }
 }

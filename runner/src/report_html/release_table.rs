@@ -3,15 +3,16 @@
 
 use std::fmt::Write;
 
-use super::summary::{Configuration, MIB};
+use super::configuration::Configuration;
 use crate::memory_model::given_back::{given_back, Returned, StepReturn, HEAP_REALMS};
+use crate::units::mib;
 
 /// `MiB (share %)`, or `-`.
 fn returned(figure: Option<Returned>) -> String {
     let Some(figure) = figure else {
         return "-".to_owned();
     };
-    let bytes = format!("{:.1}", figure.bytes as f64 / MIB);
+    let bytes = mib(figure.bytes, 1);
     match figure.share_of_rise {
         // `+ 0.0` turns the -0 of a share that rounds to zero from below into 0.
         Some(share) => format!("{bytes} ({:.0} %)", (share * 100.0).round() + 0.0),
@@ -25,7 +26,10 @@ pub(super) fn given_back_table(out: &mut String, groups: &[Configuration<'_>]) {
         .iter()
         .filter_map(|group| {
             let steps = group.runs.iter().rev().find_map(|run| {
-                let steps = given_back(run.memory?, &run.summary.memory_samples);
+                let steps = given_back(
+                    run.memory?,
+                    &crate::memory_model::pool_realms::samples_of_every_realm(run.summary),
+                );
                 (!steps.is_empty()).then_some(steps)
             })?;
             Some((group.name.as_str(), steps))

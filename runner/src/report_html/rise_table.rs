@@ -4,18 +4,14 @@
 
 use std::fmt::Write;
 
-use super::summary::{Configuration, MIB};
+use super::configuration::Configuration;
 use crate::memory_model::rise::{rises, total, Part, PhaseRise, ReportRise, Rise, REALMS};
 use crate::process_type::ProcessType;
-
-fn mib(bytes: i64) -> String {
-    // `+ 0.0` turns a -0.0 into 0.0.
-    format!("{:.1}", (bytes as f64 / MIB * 10.0).round() / 10.0 + 0.0)
-}
+use crate::units::mib;
 
 fn part(part: Part) -> String {
     match part {
-        Part::Measured(bytes) => mib(bytes),
+        Part::Measured(bytes) => mib(bytes, 1),
         Part::OutsidePss => "0 (outside PSS)".to_owned(),
         Part::NotAvailable => "n/a".to_owned(),
         Part::Unknown => "-".to_owned(),
@@ -33,7 +29,7 @@ fn type_name(kind: &ProcessType) -> String {
 fn by_type(figures: &std::collections::BTreeMap<ProcessType, i64>) -> String {
     let parts: Vec<String> = figures
         .iter()
-        .map(|(kind, bytes)| (type_name(kind), mib(*bytes)))
+        .map(|(kind, bytes)| (type_name(kind), mib(*bytes, 1)))
         .filter(|(_, bytes)| bytes != "0.0")
         .map(|(kind, bytes)| format!("{kind} {bytes}"))
         .collect();
@@ -54,18 +50,18 @@ fn report(report: Option<&ReportRise>) -> String {
     let parts: Vec<String> = names
         .iter()
         .zip(report.parts())
-        .map(|(name, part)| format!("{name} {}", mib(total(part))))
+        .map(|(name, part)| format!("{name} {}", mib(total(part), 1)))
         .collect();
     let held = if report.held_as_gpu > 0 {
-        format!(" (less {} as GPU)", mib(report.held_as_gpu))
+        format!(" (less {} as GPU)", mib(report.held_as_gpu, 1))
     } else {
         String::new()
     };
     format!(
         "{}: {}{held}; wasm memory {} (the WASM heaps')",
-        mib(report.taken()),
+        mib(report.taken(), 1),
         parts.join(", "),
-        mib(total(&report.wasm_memory))
+        mib(total(&report.wasm_memory), 1)
     )
 }
 
@@ -74,7 +70,7 @@ fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
         Part::Measured(_) if rise.shmem_held_as_gpu > 0 => format!(
             "{} (less {} as GPU; {})",
             part(rise.shmem),
-            mib(rise.shmem_held_as_gpu),
+            mib(rise.shmem_held_as_gpu, 1),
             by_type(&rise.shmem_by_type)
         ),
         Part::Measured(_) if by_type(&rise.shmem_by_type) == "-" => part(rise.shmem),
@@ -84,9 +80,9 @@ fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
     // Per type at the end only: there every type is read in one pass and the types add up.
     let unexplained = match (rise.unexplained(), rise.unexplained_by_type()) {
         (Some(bytes), Some(types)) if at == "end" => {
-            format!("{} ({})", mib(bytes), by_type(&types))
+            format!("{} ({})", mib(bytes, 1), by_type(&types))
         }
-        (Some(bytes), _) => mib(bytes),
+        (Some(bytes), _) => mib(bytes, 1),
         (None, _) => "-".to_owned(),
     };
     let share = rise.unexplained_share().map_or_else(
@@ -103,7 +99,7 @@ fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
         out,
         "| {} | {at} | {} | {} | {} | {} | {} | {shared} | {unexplained} | {share} | {target} | {} |",
         name.replace('|', "\\|"),
-        mib(rise.pss),
+        mib(rise.pss, 1),
         by_type(&rise.pss_by_type),
         part(rise.gpu),
         wasm.join(" | "),

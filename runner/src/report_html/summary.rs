@@ -8,101 +8,16 @@
 use std::fmt::Write;
 
 use ocr_bench_core::record::PageSummary;
+use ocr_bench_core::stats::median;
 
+use super::configuration::{cell, configurations, Configuration};
 use super::decomposition::{self, Decomposition, PhaseShare};
-pub use super::finished_run::FinishedRun;
 use super::ResultsFile;
-use crate::record::{Line, Record};
-
-pub(super) const MIB: f64 = 1024.0 * 1024.0;
-
-/// The runs of one configuration: one browser on one target and one query, in file order.
-#[derive(Debug, Clone)]
-pub struct Configuration<'a> {
-    /// `firefox · cases=smoke2&maxTokens=2`, as the charts name it too.
-    pub name: String,
-    pub runs: Vec<FinishedRun<'a>>,
-}
-
-/// The browser, its target where it is not local (`chromium @ webdriver:http://…`) and the
-/// query of a result record; under `serve` (none recorded) the browser from the user agent and
-/// the run id less its timestamp (`tier-121-lean-…-full`).
-pub fn configuration_name(line: &Line, summary: &PageSummary) -> String {
-    let agent = &summary.environment.user_agent;
-    let browser = match &line.browser {
-        Some(info) => info.name.name(),
-        None if agent.contains("Firefox/") => "firefox",
-        None if agent.contains("Chrome/") => "chromium",
-        None => "browser?",
-    };
-    let query = match &line.query {
-        Some(query) => query.clone(),
-        None => {
-            let id = summary.run_id.as_str();
-            match id.rsplit_once('-') {
-                Some((stem, stamp)) if stamp.chars().all(|c| c.is_ascii_digit()) => stem.into(),
-                _ => id.into(),
-            }
-        }
-    };
-    let query = if query.is_empty() {
-        "(default)".to_owned()
-    } else {
-        query
-    };
-    match line.target() {
-        Some(target) if target != crate::target::LOCAL => format!("{browser} @ {target} · {query}"),
-        _ => format!("{browser} · {query}"),
-    }
-}
-
-/// Every finished run of the files grouped by configuration, in order of first appearance.
-pub fn configurations(files: &[ResultsFile]) -> Vec<Configuration<'_>> {
-    let mut groups: Vec<Configuration<'_>> = Vec::new();
-    for line in files.iter().flat_map(|f| f.finished()) {
-        let Record::Result {
-            summary,
-            process_memory,
-        } = &line.record
-        else {
-            continue;
-        };
-        let Some(summary) = summary.benchmark() else {
-            continue;
-        };
-        let run = FinishedRun {
-            summary,
-            memory: process_memory.measured.as_ref(),
-        };
-        let name = configuration_name(line, summary);
-        match groups.iter_mut().find(|g| g.name == name) {
-            Some(group) => group.runs.push(run),
-            None => groups.push(Configuration {
-                name,
-                runs: vec![run],
-            }),
-        }
-    }
-    groups
-}
-
-fn mib(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "-".to_owned(), |b| format!("{:.0}", b as f64 / MIB))
-}
-
-/// The median of the values (the lower middle one of an even count), or `None`.
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len().saturating_sub(1) / 2).copied()
-}
+use crate::record::Record;
+use crate::units::{mib_or_dash, ratio_or_dash};
 
 fn max(values: impl Iterator<Item = u64>) -> Option<u64> {
     values.max()
-}
-
-/// `|`-escaped for a markdown cell.
-pub(super) fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
 }
 
 /// The phase names of every run, in order of first appearance.
@@ -144,13 +59,12 @@ pub fn markdown(files: &[ResultsFile]) -> String {
         } else {
             format!("{:.4}", ncers.iter().sum::<f64>() / ncers.len() as f64)
         };
-        let token = median(
-            summaries()
-                .filter_map(|s| s.decode_probe.token_latency.as_ref().map(|t| t.p50_ms))
-                .collect(),
-        )
-        .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2}"));
-        let gpu = |realm: fn(&PageSummary) -> Option<u64>| mib(max(summaries().filter_map(realm)));
+        let token =
+            median(summaries().map(|s| s.decode_probe.token_latency.as_ref().map(|t| t.p50_ms)))
+                .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2}"));
+        let gpu = |realm: fn(&PageSummary) -> Option<u64>| {
+            mib_or_dash(max(summaries().filter_map(realm)), 0)
+        };
         let _ = writeln!(
             out,
             "| {} | {} | {cases} | {ncer} | {token} | {} | {} | {} |",
@@ -158,10 +72,8 @@ pub fn markdown(files: &[ResultsFile]) -> String {
             group.runs.len(),
             gpu(|s| s.gpu_memory.as_ref()?.page.as_ref().map(|g| g.peak_bytes)),
             gpu(|s| s.gpu_memory.as_ref()?.worker.as_ref().map(|g| g.peak_bytes)),
-            gpu(|s| {
-                let decoder_worker = s.gpu_memory.as_ref()?.decoder_worker.as_ref();
-                decoder_worker.map(|g| g.peak_bytes)
-            }),
+            // Every decoder worker of a pool, summed.
+            gpu(crate::memory_model::pool_realms::decoder_workers_peak_bytes),
         );
     }
     failed_verifications(&mut out, &groups);
@@ -174,11 +86,12 @@ pub fn markdown(files: &[ResultsFile]) -> String {
             let peaks: Vec<String> = phases
                 .iter()
                 .map(|phase| {
-                    mib(max(group.runs.iter().filter_map(|run| {
+                    let peak = max(group.runs.iter().filter_map(|run| {
                         let memory = run.memory?;
                         let (_, p) = memory.phases.iter().find(|(name, _)| name == phase)?;
                         p.total.peak_pss
-                    })))
+                    }));
+                    mib_or_dash(peak, 0)
                 })
                 .collect();
             let _ = writeln!(out, "| {} | {} |", cell(&group.name), peaks.join(" | "));
@@ -250,7 +163,7 @@ fn other_pages_table(out: &mut String, files: &[ResultsFile]) {
                 ms(figures.case_p50(|c| c.prefill_ms)),
                 ms(figures.case_p50(|c| c.decode_ms)),
                 ms(figures.case_p50(|c| c.total_ms)),
-                mib(peak_rss),
+                mib_or_dash(peak_rss, 0),
                 figures.lacks().join(", "),
             )
         })
@@ -289,17 +202,10 @@ fn failed_verifications(out: &mut String, groups: &[Configuration<'_>]) {
     }
 }
 
-/// MiB with one decimal, or `-`.
-fn mib1(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "-".to_owned(), |b| format!("{:.1}", b as f64 / MIB))
-}
-
 /// measured / floor, or `-` where either is missing or the floor is zero.
 fn over_floor(measured: Option<u64>, floor: Option<u64>) -> String {
-    match (measured, floor) {
-        (Some(bytes), Some(floor)) if floor > 0 => format!("{:.1}x", bytes as f64 / floor as f64),
-        _ => "-".to_owned(),
-    }
+    let bytes = |b: Option<u64>| b.map(|b| b as f64);
+    ratio_or_dash(bytes(measured), bytes(floor), 1)
 }
 
 /// The run of a configuration whose decomposition a phase's row shows: the one with the
@@ -374,11 +280,9 @@ fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|");
         for (name, (run, share)) in rows {
-            let rest = share
-                .rest(run.placement)
-                .map_or_else(|| "-".to_owned(), |b| format!("{:.1}", b as f64 / MIB));
+            let rest = mib_or_dash(share.rest(run.placement), 1);
             let vram = if run.driver_read {
-                mib1(share.driver_vram)
+                mib_or_dash(share.driver_vram, 1)
             } else {
                 "n/a".to_owned()
             };
@@ -386,11 +290,11 @@ fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
                 out,
                 "| {} | {} | {} | {} | {rest} | {} | {vram} | {} | {} | {} |",
                 cell(name),
-                mib1(share.pss),
-                mib1(share.gpu),
-                mib1(share.wasm),
+                mib_or_dash(share.pss, 1),
+                mib_or_dash(share.gpu, 1),
+                mib_or_dash(share.wasm, 1),
                 run.placement.describe(),
-                mib1(share.floor),
+                mib_or_dash(share.floor, 1),
                 over_floor(share.pss, share.floor),
                 over_floor(share.gpu, share.floor),
             );

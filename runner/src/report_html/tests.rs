@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::gpu_placement::GpuPlacement;
 use crate::record::Record;
 
 const TWO_CONFIGS: &str = include_str!("../../tests/data/two-configs.jsonl");

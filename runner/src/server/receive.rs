@@ -17,6 +17,12 @@ use super::{AppState, Event, BODY_LIMIT_BYTES};
 use crate::memory::firefox_report::AT_END;
 use crate::record::{Posted, Record, StartBody};
 
+/// How deep a body may nest. Its record holds it up to two levels further down, and serde_json
+/// reads 128 levels at most: a start body whose adapter nested 124 arrays deep was taken and
+/// written as a line that every reader then refused, and with it the whole results file. The
+/// page's bodies nest 6 deep.
+const BODY_DEPTH_LIMIT: usize = 64;
+
 /// Every endpoint: the sender checked, the body typed into its record, appended, passed to
 /// the waiting run, and answered (`/benchmark-result` with the process memory, the others
 /// with `ok`). A result the run's own page posted that cannot be taken (not JSON, not an
@@ -68,6 +74,13 @@ pub(super) async fn receive(
             return state.refuse(endpoint, refusal, None, posted, ends_run);
         }
     };
+    let depth = nesting(&body);
+    if depth > BODY_DEPTH_LIMIT {
+        let refusal = unreadable(format!(
+            "the body nests {depth} levels deep; at most {BODY_DEPTH_LIMIT}"
+        ));
+        return state.refuse(endpoint, refusal, claimed, posted, ends_run);
+    }
     let Value::Object(body) = body else {
         let refusal = unreadable(format!(
             "the body must be a JSON object, got {}",
@@ -270,6 +283,15 @@ impl AppState {
 
 fn claimed_run_id(body: &Value) -> Option<String> {
     body.get("runId").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// How many arrays and objects deep `value` goes (serde_json has read it, so at most 128).
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// What a JSON value is, for a message that must not repeat a whole body.

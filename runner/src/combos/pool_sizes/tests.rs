@@ -16,18 +16,8 @@ fn the_rate_is_every_step_over_the_whole_set() {
 }
 
 #[test]
-fn heaps_and_realms_sum_only_when_every_realm_reported() {
-    let realm = |bytes: u64| serde_json::json!({ "wasmHeaps": [{ "label": "onnxruntime", "bytes": bytes }, { "label": "core", "bytes": 1 }] });
-    assert_eq!(sum_over(&[realm(10), realm(20)], sum_heaps), Some(32));
-    let silent = serde_json::json!({ "gpu": null });
-    assert_eq!(sum_over(&[realm(10), silent], sum_heaps), None);
-}
-
-#[test]
-fn ratios_and_figures_say_dash_where_unknown() {
-    assert_eq!(ratio(Some(10.0), Some(4.0)), "2.50x");
-    assert_eq!(ratio(Some(10.0), None), "-");
-    assert_eq!(ratio(Some(10.0), Some(0.0)), "-");
-    assert_eq!(mib(Some(3.0 * 1024.0 * 1024.0)), "3 MiB");
+fn figures_say_dash_where_unknown() {
+    assert_eq!(bytes_cell(Some(3.0 * 1024.0 * 1024.0)), "3 MiB");
+    assert_eq!(bytes_cell(None), "-");
     assert_eq!(ms(None), "-");
 }
