@@ -30,7 +30,17 @@ fn read_every_way(text: &str) {
                 assert!(numbered(run.first_line()));
                 let row = ocr_bench::export::row(run);
                 assert_eq!(row.len(), ocr_bench::export::columns().len());
-                ocr_bench::export::json_row(run);
+            }
+            // What `export` writes: every column, and only those some run holds.
+            for all_columns in [true, false] {
+                let table = ocr_bench::export::Table::of(&runs, all_columns);
+                assert!(table
+                    .rows
+                    .iter()
+                    .all(|row| row.len() == table.columns.len()));
+                for row in &table.rows {
+                    table.json_row(row);
+                }
             }
         }
         Err(bad) => assert!(numbered(bad.line) && !bad.message.is_empty(), "{bad:?}"),
