@@ -6,14 +6,14 @@ mod commands;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use ocr_bench::browser::BrowserKind;
+use ocr_bench::exit::{Cause, Failure};
 use ocr_bench::gpu_route::GpuRouteRequest;
-use ocr_bench::run::{RunOptions, TimeLimit, DEFAULT_PAGE};
+use ocr_bench::run::DEFAULT_PAGE;
 use ocr_bench::sweep;
 
 use commands::combos::{plan_command, table_command};
@@ -25,7 +25,7 @@ use commands::run::run_command;
 use commands::serve::serve_command;
 use commands::sweep::sweep_command;
 
-const DEFAULT_RESULTS: &str = "results/results.jsonl";
+use commands::run::DEFAULT_RESULTS;
 
 #[derive(Parser)]
 #[command(
@@ -75,43 +75,12 @@ enum Command {
     Run {
         #[arg(long, default_value = "chromium")]
         browser: BrowserKind,
-        #[arg(long, default_value = DEFAULT_RESULTS)]
-        results: PathBuf,
-        /// Seconds before the run is abandoned and the browser stopped. By default the limit
-        /// follows the work the query asks for: 15 min, and 10 s for every token it may decode
-        /// (cases x repeat, warm-ups and verify=wasm's decodes, times maxTokens), so the
-        /// default configuration gets 4 h 52 min; another page gets an hour.
-        #[arg(long)]
-        timeout: Option<u64>,
         /// The page, relative to the root; its query is checked against the benchmark's
         /// parameters only for the default page.
         #[arg(long, default_value = DEFAULT_PAGE)]
         page: String,
-        /// Memory sampling interval in milliseconds.
-        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
-        sample_ms: u64,
-        /// How the browser reaches WebGPU: `gpu` starts Chromium with the switches that reach a
-        /// hardware Vulkan driver and stops a run whose adapter is a fallback; `software` keeps
-        /// the switches of a machine without a GPU; `auto` takes the GPU route when a hardware
-        /// Vulkan driver is found (see `ocr-bench gpu-route`).
-        #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
-        gpu_route: GpuRouteRequest,
-        /// Ask Firefox for its own memory reports (those of about:memory) as the page enters
-        /// each phase and once at the end, recorded as `processMemory.reports` and named in the
-        /// rise above the idle browser. Each report costs the browser seconds, so it is off by
-        /// default. Firefox started here only.
-        #[arg(long)]
-        memory_reports: bool,
-        /// Start the browser on a profile kept in DIR/<browser> across runs (made by the first),
-        /// instead of a fresh one removed after the run: its caches, the shader and pipeline
-        /// caches among them, stay warm for the next run (the closing record's `keptProfile`
-        /// says whether it was reused). A browser started here only.
-        #[arg(long, value_name = "DIR")]
-        keep_profile: Option<PathBuf>,
         #[command(flatten)]
-        webdriver: commands::run::WebDriverArgs,
-        #[command(flatten)]
-        reach: commands::run::ReachArgs,
+        settings: commands::run::RunSettings,
         /// The page's query string, such as `tier=242&schedule=resident` (a leading `?` is fine).
         query: Option<String>,
     },
@@ -131,12 +100,6 @@ enum Command {
         /// A parameter and its values, such as `decoder=baseline,fixed-kv`; repeat for more.
         #[arg(long = "param", value_name = "NAME=V1,V2", value_parser = sweep::parse_param)]
         params: Vec<(String, Vec<String>)>,
-        #[arg(long, default_value = DEFAULT_RESULTS)]
-        results: PathBuf,
-        /// Seconds before one combination is abandoned; by default each combination's limit
-        /// follows its work, as `run`'s does.
-        #[arg(long)]
-        timeout: Option<u64>,
         /// Run again the combinations whose page reported an error.
         #[arg(long)]
         retry_failed: bool,
@@ -149,29 +112,12 @@ enum Command {
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
         jobs: u32,
         /// Of those, runs of a browser started on this machine at once: two local browsers
-        /// share its GPU and cores, which is what they measure.
+        /// share its GPU and cores, which is what they measure (their timings are a loaded
+        /// machine's; each run's process memory is its own browser's).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
         local_jobs: u32,
-        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
-        sample_ms: u64,
-        /// How the browser reaches WebGPU: `gpu` starts Chromium with the switches that reach a
-        /// hardware Vulkan driver and stops a run whose adapter is a fallback; `software` keeps
-        /// the switches of a machine without a GPU; `auto` takes the GPU route when a hardware
-        /// Vulkan driver is found (see `ocr-bench gpu-route`).
-        #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
-        gpu_route: GpuRouteRequest,
-        /// Firefox's own memory reports in every run, as `run --memory-reports` (local
-        /// Firefox only).
-        #[arg(long)]
-        memory_reports: bool,
-        /// Every local run's browser on the profile kept in DIR/<browser>, as `run
-        /// --keep-profile` (refused with --local-jobs above 1: one profile, one browser at once).
-        #[arg(long, value_name = "DIR")]
-        keep_profile: Option<PathBuf>,
         #[command(flatten)]
-        webdriver: commands::run::WebDriverArgs,
-        #[command(flatten)]
-        reach: commands::run::ReachArgs,
+        settings: commands::run::RunSettings,
         /// Where each browser runs, repeatable: `local:BROWSER` or `webdriver:URL#BROWSER`
         /// (that endpoint's default capabilities); instead of --browser and --webdriver.
         #[arg(
@@ -360,6 +306,8 @@ fn parameters_help() -> String {
 
 /// The checkout to serve: `--root`, else the current directory if it holds the page, else
 /// the workspace this binary was built in.
+/// The checkout to serve: `--root`, else the current directory if it holds the page, else
+/// the checkout this binary was built from. A root that does not exist is a usage error.
 fn resolve_root(root: Option<PathBuf>) -> Result<PathBuf> {
     let root = match root {
         Some(root) => root,
@@ -372,8 +320,13 @@ fn resolve_root(root: Option<PathBuf>) -> Result<PathBuf> {
             }
         }
     };
-    root.canonicalize()
-        .with_context(|| format!("the root {} does not exist", root.display()))
+    root.canonicalize().map_err(|e| {
+        Failure::new(
+            Cause::Usage,
+            format!("the root {} does not exist: {e}", root.display()),
+        )
+        .into()
+    })
 }
 
 fn main() -> ExitCode {
@@ -384,93 +337,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    if let Command::GpuRoute { browser, gpu_route } = &cli.command {
-        print!(
-            "{}",
-            ocr_bench::browser::gpu_route(*gpu_route, *browser).describe()
-        );
-        return ExitCode::SUCCESS;
-    }
-    // Reads two files: no root, no runtime.
-    if let Command::Compare { a, b, run_a, run_b } = &cli.command {
-        return ExitCode::from(compare_command(a, b, run_a.as_deref(), run_b.as_deref()));
-    }
-    if let Command::Plan { base, combinations } = &cli.command {
-        // Each combination is checked against the manifest it names, under the root.
-        return match resolve_root(cli.root.clone()) {
-            Ok(root) => ExitCode::from(plan_command(&root, base, combinations)),
-            Err(e) => {
-                eprintln!("ocr-bench: {e:#}");
-                ExitCode::from(commands::EXIT_USAGE)
-            }
-        };
-    }
-    if let Command::Predict {
-        base,
-        adapter,
-        queries,
-    } = &cli.command
-    {
-        return match resolve_root(cli.root.clone()) {
-            Ok(root) => ExitCode::from(predict_command(&root, base, queries, adapter.as_deref())),
-            Err(e) => {
-                eprintln!("ocr-bench: {e:#}");
-                ExitCode::from(commands::EXIT_USAGE)
-            }
-        };
-    }
-    if let Command::Export {
-        results,
-        format,
-        out,
-        all_columns,
-    } = &cli.command
-    {
-        return ExitCode::from(export_command(
-            results,
-            *format,
-            out.as_deref(),
-            *all_columns,
-        ));
-    }
-    if let Command::Table {
-        against,
-        ncer_within,
-        files,
-    } = &cli.command
-    {
-        return ExitCode::from(table_command(against, files, *ncer_within));
-    }
-    if let Command::PoolTable { files } = &cli.command {
-        return ExitCode::from(commands::combos::pool_table_command(files));
-    }
-    if let Command::Report { files, out } = &cli.command {
-        // The page and Chart.js come from the root only when a page is written.
-        let root = match out
-            .as_ref()
-            .map(|_| resolve_root(cli.root.clone()))
-            .transpose()
-        {
-            Ok(root) => root,
-            Err(e) => {
-                eprintln!("ocr-bench: {e:#}");
-                return ExitCode::from(commands::EXIT_USAGE);
-            }
-        };
-        return ExitCode::from(report_command(root.as_deref(), files, out.as_deref()));
-    }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("ocr-bench: starting the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(dispatch(cli)) {
+    match execute(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("ocr-bench: {e:#}");
@@ -479,9 +346,55 @@ fn main() -> ExitCode {
     }
 }
 
-async fn dispatch(cli: Cli) -> Result<u8> {
-    let root = resolve_root(cli.root)?;
+/// Every command, once: those that read files answer at once, those that serve or drive a
+/// browser run on the async runtime.
+fn execute(cli: Cli) -> Result<u8> {
+    let root = cli.root;
     match cli.command {
+        Command::GpuRoute { browser, gpu_route } => {
+            let route = ocr_bench::browser::gpu_route(gpu_route, browser);
+            print!("{}", route.describe());
+            Ok(0)
+        }
+        Command::Compare { a, b, run_a, run_b } => {
+            Ok(compare_command(&a, &b, run_a.as_deref(), run_b.as_deref()))
+        }
+        // Each combination is checked against the manifest it names, under the root.
+        Command::Plan { base, combinations } => {
+            Ok(plan_command(&resolve_root(root)?, &base, &combinations))
+        }
+        Command::Predict {
+            base,
+            adapter,
+            queries,
+        } => Ok(predict_command(
+            &resolve_root(root)?,
+            &base,
+            &queries,
+            adapter.as_deref(),
+        )),
+        Command::Export {
+            results,
+            format,
+            out,
+            all_columns,
+        } => Ok(export_command(
+            &results,
+            format,
+            out.as_deref(),
+            all_columns,
+        )),
+        Command::Table {
+            against,
+            ncer_within,
+            files,
+        } => Ok(table_command(&against, &files, ncer_within)),
+        Command::PoolTable { files } => Ok(commands::combos::pool_table_command(&files)),
+        Command::Report { files, out } => {
+            // The page and Chart.js come from the root only when a page is written.
+            let root = out.as_ref().map(|_| resolve_root(root)).transpose()?;
+            Ok(report_command(root.as_deref(), &files, out.as_deref()))
+        }
         Command::Serve {
             port,
             host,
@@ -489,74 +402,40 @@ async fn dispatch(cli: Cli) -> Result<u8> {
             serve_dirs,
             origin,
         } => {
+            let root = resolve_root(root)?;
             // Without --port: 8000, unless the public URL names the port.
             let port = port.or(origin.public_url.is_none().then_some(8000));
-            let reach = match origin.reach(Some(host), port) {
-                Ok(reach) => reach,
-                Err(message) => {
-                    eprintln!("ocr-bench: {message}");
-                    return Ok(commands::EXIT_USAGE);
-                }
-            };
-            serve_command(&root, &reach, &results, &serve_dirs).await
+            let reach = usage(origin.reach(Some(host), port))?;
+            on_runtime(serve_command(&root, &reach, &results, &serve_dirs))
         }
         Command::Run {
             browser,
-            results,
-            timeout,
             page,
-            sample_ms,
-            gpu_route,
-            memory_reports,
-            keep_profile,
-            webdriver,
-            reach,
+            settings,
             query,
         } => {
-            let reach = match reach.reach() {
-                Ok(reach) => reach,
-                Err(message) => {
-                    eprintln!("ocr-bench: {message}");
-                    return Ok(commands::EXIT_USAGE);
-                }
-            };
-            let options = RunOptions {
-                root,
-                page,
-                query: query.unwrap_or_default(),
-                results,
-                timeout: TimeLimit::from_seconds(timeout),
-                sample_interval: Duration::from_millis(sample_ms),
-                gpu_route,
-                reach,
-            };
-            run_command(browser, webdriver, memory_reports, keep_profile, options).await
+            let options =
+                usage(settings.run_options(resolve_root(root)?, page, query.unwrap_or_default()))?;
+            on_runtime(run_command(
+                browser,
+                settings.webdriver,
+                settings.local,
+                options,
+            ))
         }
         Command::Sweep {
             browser,
             params,
-            results,
-            timeout,
             retry_failed,
             runs,
             jobs,
             local_jobs,
-            sample_ms,
-            gpu_route,
-            memory_reports,
-            keep_profile,
-            webdriver,
-            reach,
+            settings,
             targets,
         } => {
-            let checked = webdriver.spec().and_then(|spec| Ok((spec, reach.reach()?)));
-            let (webdriver, reach) = match checked {
-                Ok(checked) => checked,
-                Err(message) => {
-                    eprintln!("ocr-bench: {message}");
-                    return Ok(commands::EXIT_USAGE);
-                }
-            };
+            let root = resolve_root(root)?;
+            let webdriver = usage(settings.webdriver.spec())?;
+            let run = usage(settings.run_options(root, DEFAULT_PAGE.to_owned(), String::new()))?;
             let options = sweep::SweepOptions {
                 webdriver,
                 targets,
@@ -566,40 +445,34 @@ async fn dispatch(cli: Cli) -> Result<u8> {
                 runs,
                 jobs,
                 local_jobs,
-                memory_reports,
-                keep_profile,
-                run: RunOptions {
-                    root,
-                    page: DEFAULT_PAGE.to_owned(),
-                    query: String::new(),
-                    results,
-                    timeout: TimeLimit::from_seconds(timeout),
-                    sample_interval: Duration::from_millis(sample_ms),
-                    gpu_route,
-                    reach,
-                },
+                memory_reports: settings.local.memory_reports,
+                keep_profile: settings.local.keep_profile,
+                run,
             };
-            sweep_command(options).await
+            on_runtime(sweep_command(options))
         }
-        Command::Compare { a, b, run_a, run_b } => {
-            Ok(compare_command(&a, &b, run_a.as_deref(), run_b.as_deref()))
+        Command::WebdriverWatchdog => {
+            on_runtime(async { Ok(ocr_bench::target::webdriver::watchdog_main().await) })
         }
-        Command::Report { files, out } => Ok(report_command(Some(&root), &files, out.as_deref())),
-        Command::GpuRoute { .. } => unreachable!("answered before the runtime starts"),
-        Command::WebdriverWatchdog => Ok(ocr_bench::target::webdriver::watchdog_main().await),
-        Command::Plan { .. } => unreachable!("answered before the runtime starts"),
-        Command::Predict { .. } => unreachable!("answered before the runtime starts"),
-        Command::Export { .. } => unreachable!("answered before the runtime starts"),
-        Command::PoolTable { .. } => unreachable!("answered before the runtime starts"),
-        Command::Table {
-            against,
-            ncer_within,
-            files,
-        } => Ok(table_command(&against, &files, ncer_within)),
     }
 }
 
-/// `sweep --target SPEC` (`TargetSpec::parse`).
+/// A refused option's message as a usage failure (exit 2).
+fn usage<T>(checked: Result<T, String>) -> Result<T> {
+    checked.map_err(|message| Failure::new(Cause::Usage, message).into())
+}
+
+/// Runs a command that serves or drives a browser on two worker threads (the server and the
+/// run's own tasks; the machine's cores are the browser's).
+fn on_runtime(command: impl std::future::Future<Output = Result<u8>>) -> Result<u8> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?
+        .block_on(command)
+}
+
 fn parse_target(text: &str) -> Result<ocr_bench::target::TargetSpec, String> {
     ocr_bench::target::TargetSpec::parse(text)
 }

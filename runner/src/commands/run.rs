@@ -2,12 +2,14 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use ocr_bench::browser::{self, BrowserKind};
+use ocr_bench::gpu_route::GpuRouteRequest;
 use ocr_bench::reach::Reach;
-use ocr_bench::run::{run_once, Outcome, RunOptions, DEFAULT_PAGE};
+use ocr_bench::run::{run_once, Outcome, RunOptions, TimeLimit, DEFAULT_PAGE};
 use ocr_bench::target::local::{self, LocalTarget};
 use ocr_bench::target::webdriver::WebDriverSpec;
 use ocr_bench::target::BrowserTarget;
@@ -16,6 +18,78 @@ use ocr_bench::{machine, procfs, report};
 use ocr_bench::exit::Cause;
 use ocr_bench::server::{Hold, Injection};
 use ocr_bench_core::error::quoted;
+
+/// Where results go unless `--results` says otherwise.
+pub const DEFAULT_RESULTS: &str = "results/results.jsonl";
+
+/// The options `run` and `sweep` share, defined once (a sweep applies them to every run).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunSettings {
+    /// The JSONL file every record is appended to.
+    #[arg(long, default_value = DEFAULT_RESULTS)]
+    pub results: PathBuf,
+    /// Seconds before a run is abandoned and its browser stopped. By default the limit
+    /// follows the work the query asks for: 15 min, and 10 s for every token it may decode
+    /// (cases x repeat, warm-ups and verify=wasm's decodes, times maxTokens), so the default
+    /// configuration gets 4 h 52 min; another page gets an hour.
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Memory sampling interval in milliseconds.
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(5..=1000))]
+    pub sample_ms: u64,
+    /// How the browser reaches WebGPU: `gpu` starts Chromium with the switches that reach a
+    /// hardware Vulkan driver and stops a run whose adapter is a fallback; `software` keeps
+    /// the switches of a machine without a GPU; `auto` takes the GPU route when a hardware
+    /// Vulkan driver is found (see `ocr-bench gpu-route`).
+    #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
+    pub gpu_route: GpuRouteRequest,
+    #[command(flatten)]
+    pub local: LocalArgs,
+    #[command(flatten)]
+    pub webdriver: WebDriverArgs,
+    #[command(flatten)]
+    pub reach: ReachArgs,
+}
+
+impl RunSettings {
+    /// The options of one run of `page` with `query` under `root`; `Err` says which option was
+    /// refused and why.
+    pub fn run_options(
+        &self,
+        root: PathBuf,
+        page: String,
+        query: String,
+    ) -> Result<RunOptions, String> {
+        Ok(RunOptions {
+            root,
+            page,
+            query,
+            results: self.results.clone(),
+            timeout: TimeLimit::from_seconds(self.timeout),
+            sample_interval: Duration::from_millis(self.sample_ms),
+            gpu_route: self.gpu_route,
+            reach: self.reach.reach()?,
+        })
+    }
+}
+
+/// What only a browser started here offers, for `run` and every local run of a `sweep`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LocalArgs {
+    /// Ask Firefox for its own memory reports (those of about:memory) as the page enters
+    /// each phase and once at the end, recorded as `processMemory.reports` and named in the
+    /// rise above the idle browser. Each report costs the browser seconds, so it is off by
+    /// default. Firefox started here only.
+    #[arg(long)]
+    pub memory_reports: bool,
+    /// Start the browser on a profile kept in DIR/<browser> across runs (made by the first),
+    /// instead of a fresh one removed after the run: its caches, the shader and pipeline
+    /// caches among them, stay warm for the next run (the closing record's `keptProfile`
+    /// says whether it was reused). A browser started here only; a sweep refuses it with
+    /// --local-jobs above 1 (one profile, one browser at once).
+    #[arg(long, value_name = "DIR")]
+    pub keep_profile: Option<PathBuf>,
+}
 
 /// `--webdriver URL [--capabilities FILE|JSON]` of `run` and `sweep`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -108,10 +182,13 @@ impl OriginArgs {
 pub async fn run_command(
     kind: BrowserKind,
     webdriver: WebDriverArgs,
-    memory_reports: bool,
-    keep_profile: Option<std::path::PathBuf>,
+    local: LocalArgs,
     options: RunOptions,
 ) -> Result<u8> {
+    let LocalArgs {
+        memory_reports,
+        keep_profile,
+    } = local;
     let checked = canonical(options).and_then(|options| {
         let target = match webdriver.spec()? {
             Some(_) if memory_reports => return Err(local::MEMORY_REPORTS_LOCAL_ONLY.to_owned()),
