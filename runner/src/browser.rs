@@ -24,7 +24,7 @@ pub(crate) use options::FIREFOX_PREFS;
 pub use options::{chromium_switches, gpu_route};
 use watchdog::Watchdog;
 
-use crate::browser_processes::{BrowserProcesses, BrowserTag, TAG_VARIABLE};
+use crate::browser_processes::{BrowserProcesses, BrowserTag, LiveBrowser, TAG_VARIABLE};
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::GpuRoute;
 use crate::procfs::{self, describe_process, is_alive, process_group_members};
@@ -34,6 +34,8 @@ pub struct Browser {
     child: Child,
     /// The browser's processes: its tag, and those recognised so far.
     processes: BrowserProcesses,
+    /// Counts it among the runner's live browsers until it is stopped.
+    live: Option<LiveBrowser>,
     /// Kills the browser's process group and removes the profile if the runner dies first.
     watchdog: Option<Watchdog>,
     /// The fresh profile and the browser log beside it, removed on drop.
@@ -181,6 +183,7 @@ impl Browser {
         let mut browser = Browser {
             child,
             processes,
+            live: Some(LiveBrowser::register()),
             watchdog: None,
             workdir,
             log_path,
@@ -274,16 +277,33 @@ impl Browser {
             watchdog.dismiss();
         }
         let left = self.present().into_iter().map(describe_process).collect();
+        self.live = None;
         StopReport { killed, left }
     }
 
+    /// This browser's processes, zombies included: those [`BrowserProcesses::scan`]
+    /// recognises, and where it is the runner's only live browser every other descendant of
+    /// the runner but its watchdog.
+    fn candidates(&mut self) -> Vec<u32> {
+        let mut pids = self.processes.scan();
+        if self.live.as_ref().is_some_and(LiveBrowser::alone) {
+            let watchdog = self.watchdog.as_ref().map(Watchdog::pid);
+            for pid in procfs::descendants(std::process::id()) {
+                if Some(pid) != watchdog && !pids.contains(&pid) {
+                    pids.push(pid);
+                }
+            }
+        }
+        pids
+    }
+
     /// Live processes of this browser: those carrying its tag or descending from one that
-    /// does (the runner is a subreaper, so orphans stay in its tree), and members of its
+    /// does (the runner is a subreaper, so orphans stay in its tree), the rest of the runner's
+    /// tree where it is the only live browser ([`Browser::candidates`]), and members of its
     /// process group.
     fn remaining(&mut self) -> Vec<u32> {
         let mut pids: Vec<u32> = self
-            .processes
-            .scan()
+            .candidates()
             .into_iter()
             .filter(|pid| is_alive(*pid))
             .collect();
@@ -298,7 +318,7 @@ impl Browser {
     /// [`Browser::remaining`] with the zombies not reaped yet, once the main process has been
     /// waited for (while it runs, it is the browser itself).
     fn present(&mut self) -> Vec<u32> {
-        let mut pids = self.processes.scan();
+        let mut pids = self.candidates();
         for pid in process_group_members(self.child.id()) {
             if !pids.contains(&pid) {
                 pids.push(pid);
@@ -313,7 +333,7 @@ impl Browser {
     /// then never sees (its `try_wait` fails), and it would wait out its timeout.
     fn reap_orphans(&mut self) {
         let main = self.child.id();
-        for pid in self.processes.scan() {
+        for pid in self.candidates() {
             if pid == main {
                 continue;
             }

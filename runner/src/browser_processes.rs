@@ -14,7 +14,7 @@
 //! browser's to reap.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::procfs;
 
@@ -52,6 +52,33 @@ impl BrowserTag {
 impl Default for BrowserTag {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The browsers of this runner that have started and not yet been stopped.
+static LIVE_BROWSERS: AtomicUsize = AtomicUsize::new(0);
+
+/// One browser counted among the runner's live ones while this is held.
+#[derive(Debug)]
+pub struct LiveBrowser(());
+
+impl LiveBrowser {
+    pub fn register() -> Self {
+        LIVE_BROWSERS.fetch_add(1, Ordering::SeqCst);
+        LiveBrowser(())
+    }
+
+    /// Whether this is the runner's only live browser (a `run`, a sweep of one job at a time):
+    /// then every other descendant of the runner is its own too, as a safety net for a process
+    /// that neither carries the tag nor was seen under one that does before its parent ended.
+    pub fn alone(&self) -> bool {
+        LIVE_BROWSERS.load(Ordering::SeqCst) == 1
+    }
+}
+
+impl Drop for LiveBrowser {
+    fn drop(&mut self) {
+        LIVE_BROWSERS.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -43,6 +43,10 @@ impl Watchdog {
         Ok(Watchdog { child })
     }
 
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The browser is stopped: tell the watchdog to leave it, and reap it.
     pub(super) fn dismiss(mut self) {
         if let Some(mut pipe) = self.child.stdin.take() {
