@@ -95,6 +95,9 @@ impl Browser {
         tag: &BrowserTag,
     ) -> Result<Browser> {
         let disabled = Disabled::from_env().map_err(|m| Failure::new(Cause::Usage, m))?;
+        // Counted before its first process exists, so that another browser's stop never
+        // takes this one's processes for strays of its own.
+        let live = LiveBrowser::register();
         let workdir = tempfile::Builder::new()
             .prefix(&format!("ocr-bench-{}-", info.name))
             .tempdir()
@@ -183,7 +186,7 @@ impl Browser {
         let mut browser = Browser {
             child,
             processes,
-            live: Some(LiveBrowser::register()),
+            live: Some(live),
             watchdog: None,
             workdir,
             log_path,
