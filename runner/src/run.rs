@@ -430,6 +430,7 @@ async fn run_attempt(
     .await
     .context("stopping the browser")?;
     let (stop, instance) = stop;
+    state.browser_stopped();
     let browser_log_tail = instance.log_tail(40);
     let remote = Remote {
         reported_capabilities: instance.reported_capabilities(),

@@ -1,9 +1,11 @@
 //! The test-only hold: with `OCR_BENCH_TEST_HOLD=PHASE:OTHER` in the runner's environment, a
 //! run whose page marks PHASE is answered only once another run of the same runner (a
-//! sweep's other job) has marked OTHER, or after [`HOLD_LIMIT`]. The page waits for each
-//! mark's answer, so a test can make two jobs overlap for certain (one held in `release`
-//! until the other is in `decoder-run`) rather than by luck of timing. A benchmark never sets
-//! it; `runner/README.md` lists it with the other test switches.
+//! sweep's other job) has marked OTHER, and the result of a run is answered only once every
+//! other run held at PHASE has ended (its browser stopped); each wait lasts at most
+//! [`HOLD_LIMIT`]. The page waits for each answer, so a test can make two jobs overlap for
+//! certain (one held in `release` until the other is in `decoder-run`, and the other's result
+//! held until the first's browser is stopped) rather than by luck of timing. A benchmark never
+//! sets it; `runner/README.md` lists it with the other test switches.
 
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
@@ -25,14 +27,19 @@ pub struct Hold {
     until: Phase,
 }
 
-/// Every phase each run of this runner has marked, and a wake-up for the held ones.
+/// Every phase each run of this runner has marked, the runs that were held, those whose
+/// browser has stopped, and a wake-up for the waiting ones.
 struct Board {
     reached: Mutex<Vec<(u64, Phase)>>,
+    held: Mutex<Vec<(u64, Phase)>>,
+    ended: Mutex<Vec<u64>>,
     changed: Notify,
 }
 
 static BOARD: LazyLock<Board> = LazyLock::new(|| Board {
     reached: Mutex::new(Vec::new()),
+    held: Mutex::new(Vec::new()),
+    ended: Mutex::new(Vec::new()),
     changed: Notify::new(),
 });
 
@@ -71,39 +78,72 @@ impl Hold {
             return;
         }
         let other_reached = || {
-            BOARD
-                .reached
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+            lock(&BOARD.reached)
                 .iter()
                 .any(|(other, p)| *other != run && *p == self.until)
         };
-        let wait = async {
-            loop {
-                let changed = BOARD.changed.notified();
-                if other_reached() {
-                    return;
-                }
-                changed.await;
-            }
-        };
-        if tokio::time::timeout(HOLD_LIMIT, wait).await.is_err() {
-            eprintln!(
-                "ocr-bench: {HOLD_VARIABLE}: no other run marked {} within {} s; going on",
-                self.until.as_str(),
-                HOLD_LIMIT.as_secs()
-            );
+        if other_reached() {
+            return;
         }
+        lock(&BOARD.held).push((run, phase));
+        let waited_for = format!("no other run marked {}", self.until.as_str());
+        wait_until(other_reached, &waited_for).await;
+    }
+
+    /// Before `run`'s result is answered: waits until every other run that was held has
+    /// ended, so that run's browser is stopped while this one's is still mid-run. A held run
+    /// waits for no one at its result (only those that went on unheld do), so two runs never
+    /// wait for each other.
+    pub async fn at_result(&self, run: u64) {
+        if lock(&BOARD.held).contains(&(run, self.at)) {
+            return;
+        }
+        let held_ones_ended = || {
+            let ended = lock(&BOARD.ended);
+            lock(&BOARD.held)
+                .iter()
+                .filter(|(held, at)| *held != run && *at == self.at)
+                .all(|(held, _)| ended.contains(held))
+        };
+        let waited_for = format!("a run held in {} did not end", self.at.as_str());
+        wait_until(held_ones_ended, &waited_for).await;
+    }
+}
+
+/// Notes that `run` has ended (its browser is stopped), waking the results held for it.
+pub fn run_ended(run: u64) {
+    lock(&BOARD.ended).push(run);
+    BOARD.changed.notify_waiters();
+}
+
+/// A list of the board; a panic elsewhere leaves it readable.
+fn lock<T>(list: &Mutex<Vec<T>>) -> std::sync::MutexGuard<'_, Vec<T>> {
+    list.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits until `done` holds, looking again on every change of the board; past
+/// [`HOLD_LIMIT`] says `waited_for` and goes on, so a sweep whose other job never comes ends.
+async fn wait_until(done: impl Fn() -> bool, waited_for: &str) {
+    let wait = async {
+        loop {
+            let changed = BOARD.changed.notified();
+            if done() {
+                return;
+            }
+            changed.await;
+        }
+    };
+    if tokio::time::timeout(HOLD_LIMIT, wait).await.is_err() {
+        eprintln!(
+            "ocr-bench: {HOLD_VARIABLE}: {waited_for} within {} s; going on",
+            HOLD_LIMIT.as_secs()
+        );
     }
 }
 
 /// Notes that `run` marked `phase`, waking the held runs.
 fn reached(run: u64, phase: Phase) {
-    BOARD
-        .reached
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((run, phase));
+    lock(&BOARD.reached).push((run, phase));
     BOARD.changed.notify_waiters();
 }
 
@@ -147,6 +187,38 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("released once the other run marked decoder-run")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_result_waits_for_the_held_run_to_end() {
+        // Phases the other test does not mark: the board is one for the whole process.
+        let hold = Hold::parse("vision-load:probe").unwrap();
+        let (held, other) = (9_101, 9_102);
+        let held_mark = tokio::spawn({
+            let hold = hold.clone();
+            async move { hold.at_mark(held, Phase::VisionLoad).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        hold.at_mark(other, Phase::Probe).await;
+        tokio::time::timeout(Duration::from_secs(5), held_mark)
+            .await
+            .expect("released once the other run marked probe")
+            .unwrap();
+        let waiting = tokio::spawn({
+            let hold = hold.clone();
+            async move { hold.at_result(other).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "answered while the held run lives");
+        // The held run's own result is not held for itself.
+        tokio::time::timeout(Duration::from_secs(5), hold.at_result(held))
+            .await
+            .expect("a held run's result waits for no one");
+        run_ended(held);
+        tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("answered once the held run ended")
             .unwrap();
     }
 }

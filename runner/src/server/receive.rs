@@ -92,6 +92,9 @@ pub(super) async fn receive(
     if matches!(endpoint, Endpoint::Result) {
         state.take_memory_report(AT_END.to_owned()).await;
         state.minimize_and_report().await;
+        if let Some(hold) = &state.hold {
+            hold.at_result(state.run_number).await;
+        }
     }
     let record = match state.record(endpoint, body) {
         Ok(record) => record,

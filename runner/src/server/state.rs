@@ -118,6 +118,14 @@ impl AppState {
         self
     }
 
+    /// Notes that this run's browser is stopped, answering the results a test-only hold keeps
+    /// waiting for it ([`Hold::at_result`]).
+    pub fn browser_stopped(&self) {
+        if self.hold.is_some() {
+            super::hold::run_ended(self.run_number);
+        }
+    }
+
     /// Under `serve`: accepts reports only with `secret`, which the launch URL sets as a cookie
     /// every time it is opened before it sends the browser on to `page` (a path).
     pub fn with_token(mut self, secret: String, page: String) -> Self {

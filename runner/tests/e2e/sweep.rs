@@ -105,8 +105,9 @@ fn sweep_records_every_combination_and_resumes() {
 }
 
 /// Two jobs of one sweep whose runs overlap for certain: the test-only hold keeps the first
-/// run to reach `release` there until the other has entered `decoder-run`, so the first ends
-/// (and its browser is stopped) while the other's browser is mid-run. Both end with their
+/// run to reach `release` there until the other has entered `decoder-run`, and the other's
+/// result unanswered until the first's browser is stopped, so the first ends (and its browser
+/// is stopped) while the other's browser is mid-run. Both end with their
 /// results, each with its own marks, and each run's process memory is its own browser's: as
 /// many processes as the same configuration run alone, not the two browsers together (as
 /// when every descendant of the runner was sampled, stopped and reaped by each job).
