@@ -263,7 +263,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
-    /// Write one flat row per run of a results file, as CSV or JSON lines, for a notebook.
+    /// Write one flat row per run of results files, as CSV or JSON lines, for a notebook.
     ///
     /// A run is every record of one page run (start, marks, progress, result, closing record),
     /// finished or not (error, timeout, refused). The columns are fixed, the same names in one
@@ -276,9 +276,13 @@ enum Command {
     /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record), 6 the
     /// rows could not be written.
     Export {
-        /// The results file (JSONL).
-        #[arg(long, value_name = "FILE")]
-        results: PathBuf,
+        /// Results files (JSONL), read in order, as `report` takes them.
+        #[arg(required_unless_present = "results", value_name = "RESULTS")]
+        files: Vec<PathBuf>,
+        /// The results file named as an option, as earlier versions took it (kept so that
+        /// scripts written for them still run).
+        #[arg(long, value_name = "FILE", hide = true)]
+        results: Vec<PathBuf>,
         /// `csv` (a header line, then a line per run) or `jsonl` (an object per run).
         #[arg(long, default_value = "csv", value_name = "csv|jsonl")]
         format: commands::export::Format,
@@ -374,16 +378,15 @@ fn execute(cli: Cli) -> Result<u8> {
             adapter.as_deref(),
         )),
         Command::Export {
+            mut files,
             results,
             format,
             out,
             all_columns,
-        } => Ok(export_command(
-            &results,
-            format,
-            out.as_deref(),
-            all_columns,
-        )),
+        } => {
+            files.extend(results);
+            Ok(export_command(&files, format, out.as_deref(), all_columns))
+        }
         Command::Table {
             against,
             ncer_within,

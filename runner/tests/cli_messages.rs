@@ -224,7 +224,7 @@ fn a_file_that_is_not_json_lines_is_refused_in_one_line() {
     let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
     let smoke2 = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smoke2.jsonl");
     for args in [
-        &["export", "--results", readme][..],
+        &["export", readme][..],
         &["compare", readme, smoke2],
         &["compare", smoke2, readme],
     ] {

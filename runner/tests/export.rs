@@ -17,7 +17,6 @@ fn data(name: &str) -> PathBuf {
 fn export(results: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .arg("export")
-        .arg("--results")
         .arg(results)
         .args(args)
         .output()
@@ -266,6 +265,30 @@ fn rows_go_to_stdout_without_out() {
     assert!(rows.iter().all(|r| r["userAgent"]
         .as_str()
         .is_some_and(|a| a.contains("Firefox"))));
+}
+
+#[test]
+fn several_files_are_rows_in_the_order_given_as_report_takes_them() {
+    let (a, b) = (data("smoke2.jsonl"), data("sweep17-decomposition.jsonl"));
+    let rows = |args: &[&std::ffi::OsStr]| -> Vec<String> {
+        let output = Command::new(BIN)
+            .arg("export")
+            .args(args)
+            .args(["--format", "jsonl"])
+            .output()
+            .expect("running ocr-bench export");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["runId"].to_string())
+            .collect()
+    };
+    let (of_a, of_b) = (rows(&[a.as_os_str()]), rows(&[b.as_os_str()]));
+    let both = rows(&[a.as_os_str(), b.as_os_str()]);
+    assert_eq!(both, [of_a.clone(), of_b].concat());
+    // The option earlier versions took still names a file.
+    assert_eq!(rows(&["--results".as_ref(), a.as_os_str()]), of_a);
 }
 
 #[test]

@@ -1,9 +1,9 @@
-//! `export`: one flat row per run of a results file, as CSV or JSON lines, for a notebook.
+//! `export`: one flat row per run of results files, as CSV or JSON lines, for a notebook.
 //! The columns and cells are `ocr_bench::export`'s; this file writes them.
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ocr_bench::exit::Cause;
 use ocr_bench::export::{Cell, Table};
@@ -51,16 +51,25 @@ fn write(table: &Table, format: Format, out: impl Write) -> std::io::Result<()> 
     }
 }
 
-/// Writes the rows to `out` (stdout without it), every column with `all_columns`, else those
-/// some run holds; 0 done, 2 bad input, 6 the rows could not be written.
-pub fn export_command(results: &Path, format: Format, out: Option<&Path>, all_columns: bool) -> u8 {
-    let runs = match read_runs(results) {
-        Ok(runs) => runs,
-        Err(e) => {
-            eprintln!("ocr-bench: {e}");
-            return Cause::Usage.code();
+/// Writes the rows of every file's runs, in file order, to `out` (stdout without it), every
+/// column with `all_columns`, else those some run holds; 0 done, 2 bad input (nothing is
+/// written then), 6 the rows could not be written.
+pub fn export_command(
+    files: &[PathBuf],
+    format: Format,
+    out: Option<&Path>,
+    all_columns: bool,
+) -> u8 {
+    let mut runs = Vec::new();
+    for file in files {
+        match read_runs(file) {
+            Ok(of_file) => runs.extend(of_file),
+            Err(e) => {
+                eprintln!("ocr-bench: {e}");
+                return Cause::Usage.code();
+            }
         }
-    };
+    }
     let table = Table::of(&runs, all_columns);
     let written = match out {
         Some(path) => File::create(path)
