@@ -69,6 +69,21 @@ pub const VERIFICATION_FAILED: &str = "verification failed: the WebGPU run left 
      reference (verify=wasm); its figures are not a result of the configuration";
 
 impl Outcome {
+    /// Every `outcome` a closing record can hold, in the order of the variants (the docs are
+    /// held to this list by `tests/prose_lists.rs`; a unit test holds it to [`Outcome::label`]).
+    pub const LABELS: [&'static str; 10] = [
+        "software-adapter",
+        "result",
+        "error",
+        "timeout",
+        "not-reached",
+        "browser-exited",
+        "not-started",
+        "interrupted",
+        "write-failed",
+        "result-refused",
+    ];
+
     /// The `outcome` field of the closing record; sweeps skip `result` and `error` on resume.
     pub fn label(&self) -> &'static str {
         match self {
@@ -204,6 +219,80 @@ fn not_reached_message(origin: &str, limit: Duration, refusal: Option<&str>, tls
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One outcome of each variant, in the order of the enum: adding a variant breaks the
+    /// match below until it is listed here and in [`Outcome::LABELS`].
+    fn one_of_each() -> Vec<Outcome> {
+        let phase = || "decoder-run".to_owned();
+        let all = vec![
+            Outcome::SoftwareAdapter {
+                phase: phase(),
+                adapter: String::new(),
+                reason: String::new(),
+            },
+            Outcome::Finished {
+                summary: Posted::Other(serde_json::Value::Null),
+                process_memory: ProcessMemoryAnswer {
+                    measured: None,
+                    available: false,
+                    reason: None,
+                },
+            },
+            Outcome::PageError {
+                phase: phase(),
+                message: String::new(),
+            },
+            Outcome::TimedOut {
+                phase: phase(),
+                cases_done: 0,
+            },
+            Outcome::NotReached {
+                origin: String::new(),
+                limit: Duration::ZERO,
+                tls_refusal: None,
+                tls: false,
+            },
+            Outcome::BrowserExited {
+                status: String::new(),
+                phase: phase(),
+            },
+            Outcome::NotStarted {
+                message: String::new(),
+            },
+            Outcome::Interrupted { phase: phase() },
+            Outcome::WriteFailed {
+                phase: phase(),
+                message: String::new(),
+            },
+            Outcome::ResultRefused {
+                phase: phase(),
+                reason: String::new(),
+                cases_done: 0,
+            },
+        ];
+        for (i, outcome) in all.iter().enumerate() {
+            let position = match outcome {
+                Outcome::SoftwareAdapter { .. } => 0,
+                Outcome::Finished { .. } => 1,
+                Outcome::PageError { .. } => 2,
+                Outcome::TimedOut { .. } => 3,
+                Outcome::NotReached { .. } => 4,
+                Outcome::BrowserExited { .. } => 5,
+                Outcome::NotStarted { .. } => 6,
+                Outcome::Interrupted { .. } => 7,
+                Outcome::WriteFailed { .. } => 8,
+                Outcome::ResultRefused { .. } => 9,
+            };
+            assert_eq!(position, i, "one_of_each is out of the enum's order");
+        }
+        all
+    }
+
+    #[test]
+    fn the_list_of_labels_is_every_variants_label() {
+        let labels: Vec<&str> = one_of_each().iter().map(Outcome::label).collect();
+        assert_eq!(labels, Outcome::LABELS);
+    }
 
     #[test]
     fn a_page_never_reached_says_whether_the_certificate_or_the_address_is_at_fault() {
