@@ -1,3 +1,4 @@
+// @ts-check
 // The completion floor of a realm's device: how long the browser takes to say
 // that GPU work is done when there is (almost) none. Decode steps that take a
 // whole multiple of it are the browser's completion timer, not the model

@@ -1,3 +1,4 @@
+// @ts-check
 // The model files checked against the contract, the manifest's I/O names and its
 // capability numbers before any run, in the page and the workers: layers from the
 // past_k*/past_v* inputs, the KV slot count of the fixed-KV variant, the
@@ -84,10 +85,11 @@ export function checkDecoder(session, capability, entry, maxTokens) {
 	if (kvHeads !== capability.kvHeads || headDim !== capability.headDim) {
 		throw new Error(`The decoder "${entry.name}" takes ${firstPast} [${pastShape}], but the manifest says ${capability.kvHeads} KV heads of ${capability.headDim}.`);
 	}
+	/** @type {number | null} */
 	let kvSlots = null;
 	if (entry.fixedKv) {
 		kvSlots = staticDim(pastShape, 2);
-		if (kvSlots !== capability.kvSlots) {
+		if (kvSlots === null || kvSlots !== capability.kvSlots) {
 			throw new Error(`The fixed-KV decoder "${entry.name}" has ${kvSlots ?? "dynamic"} KV slots, but the manifest's capability.kvSlots says ${capability.kvSlots}.`);
 		}
 		const needed = capability.visionTokens + 1 + maxTokens - 1;

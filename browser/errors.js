@@ -1,3 +1,4 @@
+// @ts-check
 // Errors as they cross realms and the wire: the plain { name, message, stack }
 // that postMessage and JSON keep, and onnxruntime-web's own messages rewritten
 // where the cause is known. Shared by the page and the workers.
@@ -7,6 +8,9 @@ export function serializeError(error) {
 	if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack ?? "" };
 	return { name: "Error", message: String(error), stack: "" };
 }
+
+/** A thrown value's message: an Error's own, anything else as text. */
+export const messageOf = (error) => (error instanceof Error ? error.message : String(error));
 
 /** The Error that a serialized one stood for, on the receiving side. */
 export function rebuildError(payload, fallback) {
@@ -44,7 +48,7 @@ export function explainOrtError(error, what) {
 
 /** withCause, marked so that explainOrtError leaves it as it is. */
 export function explained(message, cause) {
-	const error = withCause(message, cause);
+	const error = /** @type {Error & { explained?: boolean }} */ (withCause(message, cause));
 	error.explained = true;
 	return error;
 }

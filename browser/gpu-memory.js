@@ -1,3 +1,4 @@
+// @ts-check
 // GPU bytes as the device sees them: the page and the workers wrap the
 // GPUDevice they hand to onnxruntime-web. The native WebGPU EP allocates every
 // buffer through that device's createBuffer and frees it with destroy()
@@ -28,6 +29,8 @@ function textureBytes({ size, format, mipLevelCount = 1, sampleCount = 1 }) {
 	for (let level = 0; level < mipLevelCount; level += 1) bytes += Math.max(1, width >> level) * Math.max(1, height >> level) * depth;
 	return bytes * (TEXEL_BYTES[format] ?? 4) * sampleCount;
 }
+
+/** @typedef {ReturnType<typeof trackGpuMemory>} GpuMemoryTracker */
 
 /** Wraps device in place; returns { snapshot(), takePeak() }. */
 export function trackGpuMemory(device) {

@@ -1,3 +1,4 @@
+// @ts-check
 // The WebGPU device this harness hands to onnxruntime-web, and the words for
 // what the adapter cannot do. Shared by the page and the workers.
 

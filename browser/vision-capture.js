@@ -1,3 +1,4 @@
+// @ts-check
 // capture=all: the vision encoder as one graph that onnxruntime-web's WebGPU EP
 // records once and replays (enableGraphCapture), as the decoder's steps and
 // prefill are (browser/decoding/decode-capture.js). A captured run binds the
@@ -11,6 +12,8 @@
 //   a buffer of their own (detach).
 import { ort } from "./ort.js";
 import { createTensorBuffer } from "./gpu.js";
+
+/** @typedef {ReturnType<typeof capturedVisionIo>} CapturedVisionIo */
 
 /**
  * device: the GPUDevice the vision session runs on; dims: the pixels' [1, 3,

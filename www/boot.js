@@ -1,3 +1,4 @@
+// @ts-check
 // Loads the benchmark. A module that fails to load (the core not built into
 // pkg/, node_modules missing) never runs its own error handling, so the
 // failure is reported from here with the same hooks: the page, the server

@@ -1,3 +1,4 @@
+// @ts-check
 // pool=K (docs/benchmark-protocol.md, "A pool of decoder realms"): K decoder
 // realms read the set's cases at once from one queue, as a reader app reads
 // a page of 10-20 balloons. realm=worker: K dedicated workers
@@ -12,6 +13,7 @@
 // decode two cases at once.
 import { createDecoderRun } from "../browser/decoding/decoder-run.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
+import { messageOf } from "../browser/errors.js";
 
 /**
  * The K realms, their sessions created one after another. inputs: what one
@@ -31,7 +33,7 @@ export async function loadDecoderPool(inputs, page) {
 		}
 	} catch (error) {
 		for (const realm of realms) realm.terminate();
-		throw new Error(`Decoder realm ${realms.length} of pool=${config.pool} (decoder "${decoderEntry.name}") could not start: ${error.message}`, { cause: error });
+		throw new Error(`Decoder realm ${realms.length} of pool=${config.pool} (decoder "${decoderEntry.name}") could not start: ${messageOf(error)}`, { cause: error });
 	}
 	return realms;
 }
@@ -62,15 +64,24 @@ async function workerRealm(index, { config, capability, tokens, decoderEntry, vo
 	return realm;
 }
 
+/** @typedef {import("../browser/gpu-wait.js").GpuWaiter} GpuWaiter */
+
 /**
  * The page's waiter with its waits made one at a time, in the order asked:
  * each decode step's run() and readback wait on it, so the K sessions' calls
  * into the one onnxruntime-web alternate and never overlap.
+ * @param {GpuWaiter} waiter
+ * @returns {GpuWaiter}
  */
 export function oneAtATime(waiter) {
+	/** @type {Promise<unknown>} */
 	let last = Promise.resolve();
 	return {
 		...waiter,
+		/**
+		 * @template T
+		 * @param {() => Promise<T>} start
+		 */
 		wait(start) {
 			const turn = last.then(() => waiter.wait(start));
 			last = turn.catch(() => {});

@@ -1,3 +1,4 @@
+// @ts-check
 // realm=worker: the page's proxy of worker/decoder-worker.js, which holds the
 // decoder session, its decode loop and the token choice. The page hands it each
 // case's vision embeddings as a transferred Float32Array (staged: the array the

@@ -1,3 +1,4 @@
+// @ts-check
 // Test-only fault injection (docs/benchmark-protocol.md, "Fault injection").
 // `inject=KIND@POINT[:N]` in the page's URL arms one fault. It is read here and
 // cut out of the query before the core parses it, so it never appears in the
@@ -49,6 +50,7 @@ export function parseInjection(spec) {
 /** The query without its inject= pair (spelled as given), and that pair's value. */
 export function splitQuery(search) {
 	const body = search.startsWith("?") ? search.slice(1) : search;
+	/** @type {string | null} */
 	let spec = null;
 	const kept = body.split("&").filter((pair) => {
 		const [key, value = ""] = pair.split("=");
@@ -60,7 +62,20 @@ export function splitQuery(search) {
 	return { configSearch: rest ? `?${rest}` : "", spec };
 }
 
-const NO_FAULTS = {
+/**
+ * The page's faults: one armed from inject= (createFaults), or none (NO_FAULTS).
+ * @typedef {object} Faults
+ * @property {string | null} spec
+ * @property {boolean} fired
+ * @property {(point: string, caseNumber: number, where?: { device?: GPUDevice | null }) => Promise<string | null>} at
+ * @property {(config: import("../pkg/ocr_bench_core.js").Config) => void} checkConfig
+ * @property {(caseNumber: number, next: (logits: Float32Array, step: number) => number, device: () => GPUDevice | null) => (logits: Float32Array, step: number) => number} duringDecode
+ * @property {(caseNumber: number) => string | null} divergence
+ * @property {(error: Error) => Error} annotate
+ */
+
+/** @type {Faults} */
+export const NO_FAULTS = {
 	spec: null,
 	fired: false,
 	at: async () => null,
@@ -92,13 +107,18 @@ export async function armFaults(search, log) {
 	return { configSearch, faults: createFaults(spec, fault, log) };
 }
 
+/** @returns {Faults} */
 function createFaults(spec, fault, log) {
+	/** @type {Faults} */
 	const faults = {
 		spec,
 		fired: false,
 		/**
 		 * The hook at `point` for case `caseNumber`: fires the fault if it is this
 		 * one's. Returns the kind a worker has to carry out itself, else null.
+		 * @param {string} point
+		 * @param {number} caseNumber
+		 * @param {{ device?: GPUDevice | null }} [where] the device a GPU fault acts on
 		 */
 		async at(point, caseNumber, { device } = {}) {
 			if (!fire(point, caseNumber, device)) return null;

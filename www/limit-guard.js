@@ -1,3 +1,4 @@
+// @ts-check
 // The device-limit guard (docs/model-contract.md, "Device limits"): a variant's
 // manifest `limits` against the adapter's, before any session is created. A
 // kernel that binds more storage buffers than the device allows builds an

@@ -1,3 +1,4 @@
+// @ts-check
 // The benchmark flow of the seed page, phase by phase: baseline, the
 // schedule's loading phases (schedules.js), decoder-run, release. The core
 // (pkg/) parses the query, preprocesses, chooses tokens, scores and
@@ -30,18 +31,33 @@ import { buildSummary, caseResult, timingNotes } from "./summary.js";
 import { buildPlan } from "./plan.js";
 import { gpuMemorySummary } from "./memory-summary.js";
 import { createView } from "./view.js";
-import { armFaults } from "./fault-injection.js";
+import { armFaults, NO_FAULTS } from "./fault-injection.js";
+
+/** @typedef {import("../browser/gpu-wait.js").GpuWaiter} GpuWaiter */
 
 const view = createView();
 // decoderRun: realm=page's decoder run (browser/decoding/decoder-run.js); decoderWorker: realm=worker's proxy (www/decoder-proxy.js) instead.
 // decoderPool: pool>1's realms (www/decoder-pool.js).
+/**
+ * @typedef {object} Owned what the page holds, each null until made and after its release
+ * @property {Awaited<ReturnType<typeof import("./worker-client.js").startWorker>> | null} worker the staged schedule's vision worker
+ * @property {Awaited<ReturnType<typeof startDecoderProxy>> | null} decoderWorker
+ * @property {import("onnxruntime-web").InferenceSession | null} vision
+ * @property {import("../browser/vision-capture.js").CapturedVisionIo | null} visionIo
+ * @property {import("../browser/decoding/decoder-run.js").DecoderRun | null} decoderRun
+ * @property {Awaited<ReturnType<typeof loadDecoderPool>> | null} decoderPool
+ * @property {GPUDevice | null} device
+ * @property {import("../browser/gpu-wait.js").GpuWaiter | null} waiter
+ * @property {import("../browser/gpu-memory.js").GpuMemoryTracker | null} gpuMemory
+ */
+/** @type {Owned} */
 const owned = { worker: null, decoderWorker: null, vision: null, visionIo: null, decoderRun: null, decoderPool: null, device: null, waiter: null, gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
 let failed = false;
 // Test-only faults (www/fault-injection.js), armed from inject= before the core reads the query.
-let faults = null;
+let faults = NO_FAULTS;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -163,15 +179,14 @@ async function baselineAndProbe(config, memory) {
 function scheduleHooks({ config, inputs, adapter, environment, memory, workers, records, decoding }) {
 	const { capability, visionEntry, decoderEntry, manifest } = inputs;
 	const ensureDevice = async () => {
-		if (!owned.device) {
-			const device = await createDevice(adapter);
-			owned.device = device;
-			// A loss while the page still holds the device ends the run (a release destroys it after letting go).
-			device.lost.then((info) => owned.device === device && fail(explained(deviceLostMessage(info))));
-			owned.gpuMemory = trackGpuMemory(owned.device);
-			owned.waiter = createGpuWaiter(owned.device, { poll: config.poll, kickMs: config.kickMs });
-		}
-		return owned.device;
+		if (owned.device) return owned.device;
+		const device = await createDevice(adapter);
+		owned.device = device;
+		// A loss while the page still holds the device ends the run (a release destroys it after letting go).
+		device.lost.then((info) => owned.device === device && fail(explained(deviceLostMessage(info))));
+		owned.gpuMemory = trackGpuMemory(device);
+		owned.waiter = createGpuWaiter(device, { poll: config.poll, kickMs: config.kickMs });
+		return device;
 	};
 	/** The decoder's sessions and spec as either realm's run reports them when ready. */
 	const noteDecoderReady = (ready) => {
@@ -211,12 +226,15 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 		},
 		async loadDecoder() {
 			if (config.pool > 1) {
+				/** @type {{ device: GPUDevice, waiter: GpuWaiter } | null} */
 				let page = null;
 				if (config.realm !== "worker") {
-					await ensureDevice();
+					const device = await ensureDevice();
 					// Every call into the page's one onnxruntime-web, the resident vision's too, in turn (decoder-pool.js).
-					owned.waiter = oneAtATime(owned.waiter);
-					page = { device: owned.device, waiter: owned.waiter };
+					// ensureDevice made the waiter with the device.
+					const waiter = oneAtATime(/** @type {GpuWaiter} */ (owned.waiter));
+					owned.waiter = waiter;
+					page = { device, waiter };
 				}
 				owned.decoderPool = await loadDecoderPool({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabulary, vocabularyCharacters: inputs.vocabularyCharacters }, page);
 				for (const realm of owned.decoderPool) noteDecoderReady(realm.ready);
@@ -228,17 +246,18 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 				decoding.decode = owned.decoderPool[0].decode;
 			} else if (config.realm === "worker") {
 				// The decoder, its loop and the choice in a worker of their own; the page keeps a proxy.
-				owned.decoderWorker = await startDecoderProxy({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabularyCharacters });
-				const { ready } = owned.decoderWorker;
+				const proxy = await startDecoderProxy({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabularyCharacters });
+				owned.decoderWorker = proxy;
+				const { ready } = proxy;
 				noteDecoderReady(ready);
 				environment.decoderWorkerAdapter = ready.adapter;
 				workers.decoder = ready.memory;
 				decoding.decode = async (visionEmbeds, options) => {
-					const answer = await owned.decoderWorker.decode(visionEmbeds, options);
+					const answer = await proxy.decode(visionEmbeds, options);
 					workers.decoder = answer.memory;
 					return { ...answer.decoded, logits: answer.logits };
 				};
-				decoding.profile = () => owned.decoderWorker.profile();
+				decoding.profile = () => proxy.profile();
 			} else {
 				owned.decoderRun = await createDecoderRun({ ...decoderInputs, entry: decoderEntry, vocabulary: inputs.vocabulary, device: await ensureDevice(), waiter: owned.waiter });
 				noteDecoderReady(owned.decoderRun.ready);
@@ -288,24 +307,26 @@ async function decodeCases({ config, inputs, schedule, decoding, memory, workers
 		await reporter.progress(result);
 	};
 	const sampleAfter = (item) => memory.sample(item.repeat === 0 ? `after-case-${item.testCase.id}` : `after-case-${item.testCase.id}-repeat-${item.repeat}`);
+	/** @type {import("../pkg/ocr_bench_core.js").PoolInput | null} */
 	let pool = null;
-	if (owned.decoderPool) {
+	const decoderPool = owned.decoderPool;
+	if (decoderPool) {
 		const takeEmbeds = async (item, index) => {
 			await faults.at("case", index + 1, { device: owned.device });
 			return schedule.embeds(item, index);
 		};
-		const wallMs = await readWithPool(plan, owned.decoderPool, takeEmbeds, async (item, index, realm, embeds) => {
+		const wallMs = await readWithPool(plan, decoderPool, takeEmbeds, async (item, index, realm, embeds) => {
 			await readCase(item, index, embeds, realm.decode, realm.index);
 			// The samples' decoderWorker: realm 0's last report.
-			if (config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
+			if (config.realm === "worker") workers.decoder = decoderPool[0].memory;
 			if (!item.warmup) await sampleAfter(item);
 		});
-		const realmMemory = config.realm === "worker" ? owned.decoderPool.map((realm) => realm.memory) : [{ shared: "the page's one onnxruntime-web and device", gpu: owned.gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() }];
-		if (config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
+		const realmMemory = config.realm === "worker" ? decoderPool.map((realm) => realm.memory) : [{ shared: "the page's one onnxruntime-web and device", gpu: owned.gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() }];
+		if (config.realm === "worker") workers.decoder = decoderPool[0].memory;
 		pool = { wallMs, realmMemory };
 		view.log(`POOL ${JSON.stringify({ realms: config.pool, realm: config.realm, wallMs })}`);
 	}
-	for (const [index, item] of owned.decoderPool ? [] : plan.entries()) {
+	for (const [index, item] of decoderPool ? [] : plan.entries()) {
 		await faults.at("case", index + 1, { device: owned.device });
 		await readCase(item, index, await schedule.embeds(item, index), decoding.decode, null);
 		if (item.warmup) continue;
@@ -411,7 +432,7 @@ async function finish(summaryInput, { memory, workers }) {
 	if (summary.verification) {
 		const words = verificationWords(summary.verification);
 		view.log(`VERIFICATION ${JSON.stringify({ passed: summary.verification.passed, agreeing: summary.verification.agreeing, total: summary.verification.total })} ${words}`);
-		const status = document.querySelector("#status");
+		const status = /** @type {HTMLElement} */ (document.querySelector("#status"));
 		status.textContent = `Finished. ${words}`;
 		if (!summary.verification.passed) status.className = "failed";
 	}
@@ -445,7 +466,7 @@ async function fail(thrown) {
 	failed = true;
 	const running = { "vision-encode": "Running the vision encoder", "decoder-run": "Running the models" }[phase] ?? "";
 	const explainedError = explainOrtError(await explainDeviceLoss(owned.device, thrown), running);
-	const error = faults ? faults.annotate(explainedError) : explainedError;
+	const error = faults.annotate(explainedError);
 	const reported = serializeError(error);
 	view.showError(error, phase);
 	// Best effort, and bounded: a wedged session must not keep __benchmarkDone unset.

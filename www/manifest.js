@@ -1,11 +1,18 @@
+// @ts-check
 // The model manifest (docs/architecture.md, "Model manifest"): which files a
 // configuration uses and the capability numbers they must agree with. Paths
 // in it are relative to the manifest's own URL.
+import { messageOf } from "../browser/errors.js";
 
 /**
  * A URL on the serving origin, or an error naming what is allowed: the page
  * fetches the manifest and every file it lists, and a benchmark never reaches
  * the network on its own.
+ */
+/**
+ * @param {string} url
+ * @param {string} what
+ * @param {string | URL} [base]
  */
 export function sameOrigin(url, what, base = self.location.href) {
 	const resolved = new URL(url, base);
@@ -20,7 +27,7 @@ async function fetchText(url, what) {
 	try {
 		response = await fetch(url);
 	} catch (error) {
-		throw new Error(`Could not fetch the ${what} at ${url}: ${error.message}`);
+		throw new Error(`Could not fetch the ${what} at ${url}: ${messageOf(error)}`);
 	}
 	if (!response.ok) throw new Error(`Could not fetch the ${what} at ${url}: HTTP ${response.status}${response.status === 404 ? " (not built yet? see README.md)" : ""}`);
 	return await response.text();
@@ -31,7 +38,7 @@ async function fetchJson(url, what) {
 	try {
 		return JSON.parse(text);
 	} catch (error) {
-		throw new Error(`The ${what} at ${url} is not valid JSON: ${error.message}`);
+		throw new Error(`The ${what} at ${url} is not valid JSON: ${messageOf(error)}`);
 	}
 }
 
@@ -48,7 +55,7 @@ export async function loadManifest(config, checkManifest) {
 	try {
 		manifest = checkManifest(text, config);
 	} catch (error) {
-		throw new Error(`The model manifest ${url} is refused: ${error.message}`);
+		throw new Error(`The model manifest ${url} is refused: ${messageOf(error)}`);
 	}
 	return { ...manifest, url };
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The probe phase: the completion floor (browser/completion-floor.js) of every
 // realm the run will decode or encode in, measured before the first model
 // phase so that no model phase holds the harness's own rounds (at Firefox's
@@ -55,6 +56,7 @@ async function workerFloor({ poll, kickMs }) {
 export async function probeCompletionFloors(config) {
 	const realms = probedRealms(config);
 	const waiting = { poll: config.poll, kickMs: config.kickMs };
+	/** @type {import("../pkg/ocr_bench_core.js").CompletionFloors} */
 	const floors = { page: null, worker: null, decoderWorker: null };
 	if (realms.page) floors.page = await pageFloor(waiting);
 	if (realms.worker) floors.worker = await workerFloor(waiting);

@@ -1,3 +1,4 @@
+// @ts-check
 // Shows the runs of a results JSONL (what `ocr-bench serve|run|sweep`
 // appends, one record per line) side by side: one column per run, finished
 // or failed. ?file= names the file (served from the repository root). The
@@ -9,9 +10,14 @@
 // charts of www/report/charts.js (loaded first, as window.OcrReport), the same
 // as in the static report `ocr-bench report --out DIR` writes.
 
+import { messageOf } from "../browser/errors.js";
+
+// report.html has each element this script looks up.
+const element = (selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
+
 const params = new URLSearchParams(location.search);
 const file = params.get("file") ?? "/results/results.jsonl";
-document.querySelector("#source [name=file]").value = file;
+/** @type {HTMLInputElement} */ (document.querySelector("#source [name=file]")).value = file;
 
 const mib = (bytes) => (bytes == null ? "—" : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
 const ms = (value) => (value == null ? "—" : `${Math.round(value)} ms`);
@@ -81,7 +87,7 @@ function rows(runs, parameterNames) {
 }
 
 function render(runs, parameterNames) {
-	const table = document.querySelector("#runs");
+	const table = /** @type {HTMLTableElement} */ (document.querySelector("#runs"));
 	table.replaceChildren();
 	for (const [name, read] of rows(runs, parameterNames)) {
 		const values = runs.map((run) => String(read(run)));
@@ -107,7 +113,7 @@ async function loadParameterNames() {
 		await core.default();
 		return core.parameters().map((parameter) => parameter.name);
 	} catch (error) {
-		throw new Error(`the core could not load (scripts/build-wasm writes pkg/): ${error.message}`);
+		throw new Error(`the core could not load (scripts/build-wasm writes pkg/): ${messageOf(error)}`);
 	}
 }
 
@@ -118,19 +124,19 @@ try {
 	const { records, problems } = window.OcrReport.parseJsonl(await response.text());
 	const runs = collectRuns(records);
 	render(runs, parameterNames);
-	const status = document.querySelector("#status");
+	const status = element("#status");
 	status.textContent = `${runs.length} run(s) from ${file}${problems.length ? `; unreadable lines skipped: ${problems.join("; ")}` : ""}.`;
 	status.className = problems.length ? "failed" : "done";
 	// A file of failed runs only still has its table; the charts say why they are missing.
 	try {
-		window.OcrReport.render(document.querySelector("#charts"), records);
+		window.OcrReport.render(element("#charts"), records);
 	} catch (error) {
 		const note = document.createElement("p");
-		window.OcrReport.fail(document.querySelector("#charts"), note, `No charts: ${error.message}`);
-		document.querySelector("#charts").replaceChildren(note);
+		window.OcrReport.fail(element("#charts"), note, `No charts: ${messageOf(error)}`);
+		element("#charts").replaceChildren(note);
 	}
 } catch (error) {
-	const status = document.querySelector("#status");
-	status.textContent = `Could not show ${file}: ${error.message}`;
+	const status = element("#status");
+	status.textContent = `Could not show ${file}: ${messageOf(error)}`;
 	status.className = "failed";
 }

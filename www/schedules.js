@@ -1,3 +1,4 @@
+// @ts-check
 // The three ways a run can hold its sessions, behind the same three methods,
 // so that main.js reads as one flow:
 //   load(plan)        every model phase before decoder-run (vision-load … decoder-load)

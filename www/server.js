@@ -1,3 +1,4 @@
+// @ts-check
 // The reporting client: everything the page learns goes to the server that
 // served it (docs/architecture.md, "Server endpoints"), so a runner can
 // follow the run and a crash loses no finished case.

@@ -1,3 +1,4 @@
+// @ts-check
 // The summary that /benchmark-result receives and window.__benchmarkResult
 // holds: the seed's field names unchanged, additions after them
 // (docs/architecture.md, "Summary"). Its types are the core's

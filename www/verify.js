@@ -1,3 +1,4 @@
+// @ts-check
 // verify=wasm: every timed case decoded again on onnxruntime-web's WASM (CPU)
 // execution provider, in this realm, with the same graphs, inputs and token
 // choice, and compared step by step with the WebGPU run.
@@ -87,7 +88,9 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 		sessions.push(created.record);
 		return created.session;
 	};
+	/** @type {import("onnxruntime-web").InferenceSession | null} */
 	let vision = null;
+	/** @type {import("onnxruntime-web").InferenceSession | null} */
 	let decoder = null;
 	try {
 		if (!decoderOnly) vision = await load(visionEntry, "vision", `vision tier ${config.tier}`);
@@ -97,6 +100,7 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 				const zeros = new Float32Array(capability.visionTokens * capability.hiddenSize);
 				return new ort.Tensor("float32", zeros, [1, capability.visionTokens, capability.hiddenSize]);
 			}
+			if (!vision) throw new Error("verify=wasm has no vision session to encode the case with.");
 			const pixels = new ort.Tensor("float32", await loadPixels(testCase), [1, 3, capability.imageSize, capability.imageSize]);
 			try {
 				return (await vision.run({ [VISION_IO.pixels]: pixels }))[VISION_IO.embeds];

@@ -1,3 +1,4 @@
+// @ts-check
 // What a person sees: the configuration, progress while it runs, the results
 // table at the end, and any failure in plain words. The log also goes to the
 // console, where headless runs read it.

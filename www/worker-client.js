@@ -1,3 +1,4 @@
+// @ts-check
 // The page's side of a dedicated worker of this harness (worker/vision-worker.js,
 // worker/decoder-worker.js): a ready handshake, then calls matched to answers
 // by id. A worker that dies rejects every pending call with what it said, and
@@ -62,7 +63,13 @@ export async function startWorker(path, who) {
 	}
 	return {
 		ready: readyPayload,
-		/** options: { signal, limitMs }: past either the worker is terminated and every call rejects. */
+		/**
+		 * options: { signal, limitMs }: past either the worker is terminated and every call rejects.
+		 * @param {string} type
+		 * @param {unknown} payload
+		 * @param {Transferable[]} [transfer]
+		 * @param {{ signal?: AbortSignal, limitMs?: number }} [options]
+		 */
 		call(type, payload, transfer = [], { signal, limitMs = DEFAULT_CALL_LIMIT_MS } = {}) {
 			if (failure) return Promise.reject(failure);
 			if (signal?.aborted) return Promise.reject(signal.reason);
@@ -73,7 +80,7 @@ export async function startWorker(path, who) {
 					failAll(error);
 				};
 				const timer = setTimeout(() => stop(new Error(`${who} did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)), limitMs);
-				const onAbort = () => stop(signal.reason ?? new Error(`${who}'s "${type}" was aborted.`));
+				const onAbort = () => stop(signal?.reason ?? new Error(`${who}'s "${type}" was aborted.`));
 				signal?.addEventListener("abort", onAbort, { once: true });
 				const settle = (finish) => (value) => {
 					clearTimeout(timer);

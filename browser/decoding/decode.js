@@ -1,3 +1,4 @@
+// @ts-check
 // The decode loop of the model contract (docs/model-contract.md, "Prefill and
 // steps"): prefill with the vision embeddings, BOS and positions 0..V; then
 // one token per step at position V+1+i with the previous presents fed back as
@@ -17,13 +18,19 @@ import { createDivergence } from "./divergence.js";
 import { countDispatches } from "../dispatch-count.js";
 
 /**
+ * The decode probe of one case as both loops fill it (the core's CaseProbe, with the
+ * dispatch counts always there).
+ * @typedef {import("../../pkg/ocr_bench_core.js").CaseProbe & { stepDispatches: number[] }} DecodeProbe
+ */
+
+/**
  * session: the decoder session; spec: { layers, visionTokens, hiddenSize,
  * kvHeads, headDim, kvSlots, fixedKv, vocabulary, bos, eos }; waiter: the
  * realm's GPU waiter (browser/gpu-wait.js). device: the GPUDevice the session
  * runs on (only the test-only diverge-kv fault writes to it).
  */
 export function createDecoder(session, spec, waiter, { device = null } = {}) {
-	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
+	const { presentNames, int32, pastLength, prefillFeeds, disposeOutputs } = decoderTensors(spec);
 	const pastNames = new Set(presentNames.map((name) => pastNameOf(name)));
 	const disposeFeeds = (feeds, keep) => {
 		for (const [name, tensor] of Object.entries(feeds)) if (!keep.has(name)) tensor.dispose();
@@ -59,21 +66,17 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 	return async function decode(visionEmbeds, { next, maxTokens, diverge = null }) {
 		const divergence = diverge ? createDivergence(diverge, { spec, device }) : null;
 		const started = performance.now();
-		const prefillFeeds = {
-			[DECODER_IO.visionEmbeds]: visionEmbeds,
-			[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
-			[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
-		};
-		for (const name of presentNames) prefillFeeds[pastNameOf(name)] = emptyCache();
-		if (spec.fixedKv) prefillFeeds[DECODER_IO.pastLength] = pastLength(0);
+		const prefillInputs = prefillFeeds(visionEmbeds);
 		let prefill;
 		try {
-			prefill = await step(prefillFeeds);
+			prefill = await step(prefillInputs);
 		} finally {
-			disposeFeeds(prefillFeeds, new Set());
+			disposeFeeds(prefillInputs, new Set());
 		}
+		/** @type {DecodeProbe} */
 		const probe = { prefillSubmitMs: prefill.submitMs, prefillSyncMs: prefill.syncMs, submitMs: [], syncMs: [], chooseMs: [], prefillDispatches: prefill.dispatches, stepDispatches: [] };
 		let { outputs, logits } = prefill;
+		/** @type {number[]} */
 		const tokens = [];
 		let decodeSteps = 0;
 		const decodeStarted = performance.now();

@@ -1,3 +1,4 @@
+// @ts-check
 // One decoder run, set up the same way in every realm that decodes: the page
 // (realm=page, www/main.js) and the decoder worker (realm=worker,
 // worker/decoder-worker.js). From the core's parsed config it creates the
@@ -40,6 +41,8 @@ export function createTokenChoice({ decoderOnly, vocabulary, tokens }) {
 	};
 }
 
+/** @typedef {Awaited<ReturnType<typeof createDecoderRun>>} DecoderRun */
+
 /**
  * config: the core's parsed config (core.parseConfig, structured-cloned into a
  * worker as it is); capability: the manifest's; entry: the decoder's manifest
@@ -59,8 +62,11 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 	const capturedPrefill = config.capture === "all";
 	const created = await createSession({ model: entry.model, loader: config.loader, memory: config.memory, device, preferredOutputLocation: outputs, what: `decoder "${entry.name}"`, profile: config.profile, role: "decoder", graph: "decoder", graphCapture: capturedPrefill });
 	const session = created.session;
+	/** @type {import("onnxruntime-web").InferenceSession | null} */
 	let stepSession = null;
+	/** @type {ReturnType<typeof createTokenChoice> | null} */
 	let choice = null;
+	/** @type {GpuTokenChooser | null} */
 	let gpuChooser = null;
 	let released = false;
 	const release = async () => {
@@ -77,6 +83,7 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 	try {
 		const shape = checkDecoder(session, capability, entry, config.maxTokens);
 		const spec = { ...shape, fixedKv: entry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: tokens.bos, eos: tokens.eos };
+		/** @type {{ createMs: number, session: import("../../pkg/ocr_bench_core.js").SessionRecord } | null} */
 		let step = null;
 		let loop;
 		if (config.choose === "gpu") {
@@ -107,12 +114,16 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 			 * without keepLogits).
 			 */
 			async decode(visionEmbeds, { maxTokens, keepLogits = false, diverge = null, wrapNext = (next) => next }) {
+				/** @type {Float32Array[] | null} */
 				const logits = keepLogits ? [] : null;
 				// A fresh sequence holds only BOS (penalised like any seen id).
 				choice?.reset();
-				const next = (stepLogits, index) => {
+				/** @param {Float32Array} stepLogits */
+				const next = (stepLogits) => {
 					logits?.push(stepLogits);
-					return choice.next(stepLogits, index);
+					// Only the CPU loop asks: choose=gpu chooses on the GPU.
+					if (!choice) throw new Error("No CPU token choice: this decoder run chooses on the GPU (choose=gpu).");
+					return choice.next(stepLogits);
 				};
 				const decoded = await loop(visionEmbeds, { next: wrapNext(next), maxTokens, diverge });
 				return { ...decoded, logits };

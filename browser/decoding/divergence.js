@@ -1,3 +1,4 @@
+// @ts-check
 // The test-only divergence faults (www/fault-injection.js): what each one
 // changes in decode.js's loop, in the page or in the decoder worker
 // (realm=worker), so that a WebGPU run leaves the WASM reference at a known

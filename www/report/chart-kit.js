@@ -1,3 +1,4 @@
+// @ts-check
 // What every chart of the report is drawn with (www/report/charts.js says how
 // the parts load): colours, MiB, the Chart.js options and the phase marks'
 // plugin, a figure with its controls, and the count of plotted values that a

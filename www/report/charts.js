@@ -1,3 +1,4 @@
+// @ts-check
 // The report's charts, one set of code for both places that show them: the
 // static report `ocr-bench report --out DIR` writes (the records embedded as
 // JSON in DIR/index.html, opened from disk) and the page `serve` offers
@@ -102,8 +103,9 @@
 	// The static report: the records are embedded in the page (`ocr-bench report --out`).
 	const embedded = document.getElementById("report-data");
 	if (embedded) {
-		const root = document.getElementById("charts");
-		const status = document.getElementById("status");
+		// The static report's page (runner/src/report_html) has both.
+		const root = /** @type {HTMLElement} */ (document.getElementById("charts"));
+		const status = /** @type {HTMLElement} */ (document.getElementById("status"));
 		try {
 			const data = JSON.parse(embedded.textContent);
 			const records = data.files.flatMap((file) => file.records.map((record) => ({ ...record, file: file.name })));
@@ -121,7 +123,7 @@
 			status.textContent = `${data.files.map((f) => f.name).join(", ")}: ${Object.keys(points).length} charts, written ${data.written}${warnings.length ? `; ${warnings.join("; ")}` : ""}`;
 			status.className = warnings.length ? "warning" : "done";
 		} catch (error) {
-			fail(root, status, `Could not draw the report: ${error.message}`);
+			fail(root, status, `Could not draw the report: ${error instanceof Error ? error.message : error}`);
 		}
 	}
 })();

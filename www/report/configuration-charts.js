@@ -1,3 +1,4 @@
+// @ts-check
 // Charts (b) to (d) of the report (www/report/charts.js), one bar or column
 // per configuration: the peak memory per phase, every token time with its p50,
 // and nCER.
@@ -24,6 +25,7 @@
 		const phaseNames = [...new Set(groups.flatMap((g) => g.runs.flatMap((run) => phasesOf(run).map((p) => p.name))))];
 		const extra = [...new Set(groups.flatMap((g) => g.runs.flatMap((run) => phasesOf(run).flatMap((p) => extraPeakKeys(p.phase.total)))))];
 		const metrics = [["peakPssBytes", "PSS"], ["peakRssBytes", "RSS"], ...extra.map((key) => [key, key.replace(/^peak|Bytes$/g, "")])];
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (key) => {
 			const datasets = groups.map((group, index) => {

@@ -1,3 +1,4 @@
+// @ts-check
 // Charts (e) and (f) of the report (www/report/charts.js): where each phase's
 // memory went (the GPU bytes and WASM heaps of every realm, the rest of PSS,
 // the floor, driver VRAM), per phase of one configuration and per configuration
@@ -105,14 +106,16 @@
 		// On a real GPU the device's bytes are outside PSS: a bar of their own beside it.
 		const gpuStack = placement === "software" ? "pss" : "device";
 		const take = (key) => shares.map((s) => mib(s?.[key] ?? null));
-		return [
+		/** @type {import("chart.js").ChartDataset<"bar" | "line", (number | null)[]>[]} */
+		const datasets = [
 			{ type: "bar", label: "GPU bytes, all realms", data: take("gpu"), backgroundColor: color(0), stack: gpuStack },
 			{ type: "bar", label: "WASM heaps, all realms", data: take("wasm"), backgroundColor: color(1), stack: "pss" },
 			{ type: "bar", label: "rest of PSS", data: take("rest"), backgroundColor: color(8), stack: "pss" },
 			// order -1: drawn last, over the bars (Chart.js draws higher orders first).
 			{ type: "line", label: "floor", data: take("floor"), stack: "floor", order: -1, showLine: false, pointStyle: "line", pointRadius: 40, pointBorderWidth: 3, borderColor: "#fff", backgroundColor: "#fff" },
 			{ type: "line", label: "driver VRAM", data: take("driverVram"), stack: "vram", order: -1, showLine: false, pointStyle: "crossRot", pointRadius: 8, pointBorderWidth: 2, borderColor: color(3), backgroundColor: color(3) },
-		].filter((d) => d.label !== "driver VRAM" || d.data.some((v) => v != null));
+		];
+		return datasets.filter((d) => d.label !== "driver VRAM" || d.data.some((v) => v != null));
 	}
 
 	/** Bytes of the shares as the chart shows them, for a headless check. */
@@ -123,6 +126,7 @@
 	/** (e) One configuration's phases, each a stacked bar of where its memory went. */
 	function decompositionChart(root, groups) {
 		const parts = figure(root, "decomposition", "Where the memory went, per phase", DECOMPOSITION_CAPTION);
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (index) => {
 			const best = groupDecomposition(groups[index]);
@@ -145,6 +149,7 @@
 		const parts = figure(root, "decomposition-across", "One phase across configurations", DECOMPOSITION_CAPTION);
 		const perGroup = groups.map(groupDecomposition);
 		const phaseNames = [...new Set(perGroup.flatMap((best) => [...best.keys()]))];
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (phase) => {
 			const shares = perGroup.map((best) => best.get(phase) ?? null);

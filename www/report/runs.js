@@ -1,3 +1,4 @@
+// @ts-check
 // The report's reading of a results file (www/report/charts.js says how the
 // parts load): JSONL text into records, the finished runs of the benchmark page
 // grouped by configuration, each run's phases on the sampler's clock and its
@@ -14,7 +15,8 @@
 			try {
 				records.push(JSON.parse(line));
 			} catch (error) {
-				problems.push(`line ${index + 1}: ${error.message}`);
+				// JSON.parse throws a SyntaxError.
+				problems.push(`line ${index + 1}: ${/** @type {SyntaxError} */ (error).message}`);
 			}
 		});
 		return { records, problems };

@@ -1,3 +1,4 @@
+// @ts-check
 // Chart (a) of the report (www/report/charts.js): one run's memory over time,
 // the sampler's per-phase peaks as steps and the page's own samples, with the
 // phase marks.
@@ -69,6 +70,7 @@
 	/** (a) One run's memory over time with its phase marks; a select picks the run. */
 	function timelineChart(root, runs) {
 		const parts = figure(root, "timeline", "Memory over a run", "Sampler figures are the peak of each phase (RSS every tick, PSS less often), drawn as steps from the phase's mark to the next; GPU bytes, JS heap and WASM heaps (the page's, and each worker's where the run had one) are the page's own samples between phases, put on the sampler's clock at the baseline mark. Click a legend entry to show or hide it.");
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (index) => {
 			const run = runs[index];
