@@ -59,7 +59,10 @@ export async function measureCompletionFloor(device, waiter) {
 			expected += 1;
 			// A pipeline the device silently rejected would leave the counter at 0:
 			// then nothing the floor says about GPU work holds.
-			if (counter !== expected) throw new Error(`The completion-floor probe read ${counter} after ${expected} dispatches: this WebGPU device did not run a one-line compute shader.`);
+			if (counter !== expected)
+				throw new Error(
+					`The completion-floor probe read ${counter} after ${expected} dispatches: this WebGPU device did not run a one-line compute shader.`,
+				);
 		}
 	} finally {
 		storage.destroy();

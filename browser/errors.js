@@ -41,7 +41,10 @@ export function explainOrtError(error, what) {
 	const message = String(error?.message ?? error);
 	const f16 = /Program (\w+) requires f16 but the device does not support it/.exec(message);
 	if (f16) {
-		return explained(`${what ? `${what}: ` : ""}this graph computes in fp16 (its ${f16[1]} kernel needs 16-bit floats), but the WebGPU device has no "shader-f16" feature. Use a variant without fp16 or an adapter that offers shader-f16. (onnxruntime-web said: ${message})`, error);
+		return explained(
+			`${what ? `${what}: ` : ""}this graph computes in fp16 (its ${f16[1]} kernel needs 16-bit floats), but the WebGPU device has no "shader-f16" feature. Use a variant without fp16 or an adapter that offers shader-f16. (onnxruntime-web said: ${message})`,
+			error,
+		);
 	}
 	return what ? explained(`${what}: ${message}`, error) : error;
 }

@@ -94,7 +94,8 @@ function parseTrace(lines) {
  */
 export function summarizeTrace(lines) {
 	const events = parseTrace(lines);
-	if (!Array.isArray(events)) return { available: false, reason: "onnxruntime-web printed no profile (endProfiling wrote no JSON array on the console)" };
+	if (!Array.isArray(events))
+		return { available: false, reason: "onnxruntime-web printed no profile (endProfiling wrote no JSON array on the console)" };
 	const byOp = new Map();
 	const entry = (opType) => {
 		if (!byOp.has(opType)) byOp.set(opType, { opType, nodes: new Set(), cpuMsByProvider: {}, gpuMs: 0, gpuDispatches: 0 });

@@ -2,8 +2,9 @@
 // Creating ORT sessions from resolved manifest entries, the way the query
 // string asks (loader, weights, memory), on a device we own. Shared by the
 // page and the vision worker.
-import { ort } from "./ort.js";
+
 import { explained, explainOrtError, messageOf } from "./errors.js";
+import { ort } from "./ort.js";
 import { captureConsole, PROFILE_SESSION_OPTIONS } from "./ort-profile.js";
 
 async function fetchBytes(url) {
@@ -78,7 +79,10 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
 		executionProviders: options.executionProviders.map((provider) => (typeof provider === "string" ? provider : provider.name)),
 		options: {
 			graphOptimizationLevel: options.graphOptimizationLevel ?? "all",
-			preferredOutputLocation: typeof options.preferredOutputLocation === "string" ? { "*": options.preferredOutputLocation } : { ...(options.preferredOutputLocation ?? {}) },
+			preferredOutputLocation:
+				typeof options.preferredOutputLocation === "string"
+					? { "*": options.preferredOutputLocation }
+					: { ...(options.preferredOutputLocation ?? {}) },
 			freeDimensionOverrides: { ...(options.freeDimensionOverrides ?? {}) },
 			enableProfiling: Boolean(options.enableProfiling),
 			enableGraphCapture: Boolean(options.enableGraphCapture),
@@ -114,8 +118,21 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
  * @param {string | null} [options.graph]
  * @param {boolean} [options.graphCapture]
  */
-export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none", executionProvider = "webgpu", role = null, graph = null, graphCapture = false }) {
-	if (graphCapture && executionProvider !== "webgpu") throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);
+export async function createSession({
+	model,
+	loader,
+	memory,
+	device,
+	preferredOutputLocation,
+	what,
+	profile = "none",
+	executionProvider = "webgpu",
+	role = null,
+	graph = null,
+	graphCapture = false,
+}) {
+	if (graphCapture && executionProvider !== "webgpu")
+		throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);
 	/** @type {import("onnxruntime-web").InferenceSession.SessionOptions} */
 	const options = {
 		executionProviders: [executionProvider === "webgpu" ? { name: "webgpu", device } : executionProvider],

@@ -10,8 +10,9 @@
 //   before it takes the next image; the page, whose embeddings wait for a
 //   decoder (a pool's realms take cases while others decode), copies them into
 //   a buffer of their own (detach).
-import { ort } from "./ort.js";
+
 import { createTensorBuffer } from "./gpu.js";
+import { ort } from "./ort.js";
 
 /** @typedef {ReturnType<typeof capturedVisionIo>} CapturedVisionIo */
 

@@ -24,7 +24,8 @@ function note(url, importObject, result) {
 	for (const module of Object.values(importObject ?? {})) {
 		for (const value of Object.values(module ?? {})) if (value instanceof WebAssembly.Memory) found.add(value);
 	}
-	for (const memory of found) if (!heaps.some((heap) => heap.memory.deref() === memory)) heaps.push({ label: labelOf(url), memory: new WeakRef(memory) });
+	for (const memory of found)
+		if (!heaps.some((heap) => heap.memory.deref() === memory)) heaps.push({ label: labelOf(url), memory: new WeakRef(memory) });
 }
 
 export function installWasmMemoryTap() {
@@ -33,7 +34,7 @@ export function installWasmMemoryTap() {
 	const instantiate = WebAssembly.instantiate;
 	// The wrapper answers as the original does, for each of its overloads.
 	WebAssembly.instantiate = /** @type {typeof WebAssembly.instantiate} */ (
-		async function (source, importObject) {
+		async (source, importObject) => {
 			const result = await instantiate.call(WebAssembly, source, importObject);
 			note(null, importObject, result);
 			return result;
@@ -41,7 +42,7 @@ export function installWasmMemoryTap() {
 	);
 	const instantiateStreaming = WebAssembly.instantiateStreaming;
 	if (instantiateStreaming) {
-		WebAssembly.instantiateStreaming = async function (source, importObject) {
+		WebAssembly.instantiateStreaming = async (source, importObject) => {
 			const response = await source;
 			const result = await instantiateStreaming.call(WebAssembly, response, importObject);
 			note(response?.url, importObject, result);

@@ -5,8 +5,9 @@
 // one { id: null, type: "ready" } first. Errors travel as
 // { name, message, stack }. A handler returns its answer, or
 // { payload, transfer } to hand buffers over instead of copying them.
-import { ORT_VERSION } from "./ort.js";
+
 import { explainDeviceLoss, serializeError } from "./errors.js";
+import { ORT_VERSION } from "./ort.js";
 
 /**
  * name: the worker's kind, in its lifetime lock's name; handlers: { [type]:

@@ -11,14 +11,15 @@
 // Protocol: browser/worker-host.js's. The worker fetches the model files itself
 // from URLs; embeddings come in, and verify=wasm's logits go out, in the
 // transfer list.
-import init, * as core from "../pkg/ocr_bench_core.js";
-import { ort } from "../browser/ort.js";
+
+import { createDecoderRun } from "../browser/decoding/decoder-run.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
-import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
+import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { ort } from "../browser/ort.js";
 import { realmMemory } from "../browser/realm-memory.js";
 import { serveWorker } from "../browser/worker-host.js";
-import { createDecoderRun } from "../browser/decoding/decoder-run.js";
+import init, * as core from "../pkg/ocr_bench_core.js";
 
 /** @type {GPUDevice | null} */
 let device = null;
@@ -37,7 +38,8 @@ const memoryReport = () => {
 };
 
 /** A typed array that owns its whole buffer, so that it can be transferred. */
-const standalone = (values) => (values.buffer instanceof ArrayBuffer && values.byteOffset === 0 && values.byteLength === values.buffer.byteLength ? values : values.slice());
+const standalone = (values) =>
+	values.buffer instanceof ArrayBuffer && values.byteOffset === 0 && values.byteLength === values.buffer.byteLength ? values : values.slice();
 
 const handlers = {
 	/**

@@ -8,9 +8,10 @@
 // this worker once it has answered.
 //
 // Protocol: browser/worker-host.js's, one call: floor.
+
+import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { createDevice, requestGpuAdapter } from "../browser/gpu.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { serveWorker } from "../browser/worker-host.js";
 
 /** @type {GPUDevice | null} */

@@ -8,17 +8,18 @@
 // from URLs, so weights never cross postMessage; embeddings come back in the
 // transfer list. It imports only the shared browser modules (browser/), never
 // the page's.
-import { ort, ORT_VERSION } from "../browser/ort.js";
-import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
-import { createSession } from "../browser/sessions.js";
+
 import { checkVisionIo, VISION_IO } from "../browser/contract.js";
-import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { endProfile } from "../browser/ort-profile.js";
-import { trackGpuMemory } from "../browser/gpu-memory.js";
-import { realmMemory } from "../browser/realm-memory.js";
-import { serveWorker } from "../browser/worker-host.js";
 import { countDispatches } from "../browser/dispatch-count.js";
+import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
+import { trackGpuMemory } from "../browser/gpu-memory.js";
+import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { ORT_VERSION, ort } from "../browser/ort.js";
+import { endProfile } from "../browser/ort-profile.js";
+import { realmMemory } from "../browser/realm-memory.js";
+import { createSession } from "../browser/sessions.js";
 import { capturedVisionIo } from "../browser/vision-capture.js";
+import { serveWorker } from "../browser/worker-host.js";
 import { injectFault } from "./fault-injection.js";
 
 /** @type {GPUDevice | null} */
@@ -69,7 +70,13 @@ const handlers = {
 		vision = created.session;
 		placementLines = created.placementLines;
 		checkVisionIo(vision);
-		return { createMs: created.createMs, session: created.record, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, memory: memoryReport() };
+		return {
+			createMs: created.createMs,
+			session: created.record,
+			adapter: describeAdapter(adapter),
+			ortVersion: ORT_VERSION,
+			memory: memoryReport(),
+		};
 	},
 
 	/** payload: { pixels: Float32Array(3*224*224), size, fault (test-only, www/fault-injection.js) }. */
@@ -77,11 +84,14 @@ const handlers = {
 		const session = vision;
 		if (!session || !device || !waiter) throw new Error("The vision worker got encode before init.");
 		await injectFault(fault, "encode", device);
-		const io = captured ? (capturedIo ??= capturedVisionIo(device, [1, 3, size, size])) : null;
+		if (captured) capturedIo ??= capturedVisionIo(device, [1, 3, size, size]);
+		const io = captured ? capturedIo : null;
 		const started = performance.now();
 		// Timed with the run, as run()'s own upload of a CPU input is.
 		const input = io ? io.input(pixels) : new ort.Tensor("float32", pixels, [1, 3, size, size]);
-		const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => session.run({ [VISION_IO.pixels]: input })));
+		const { value: output, dispatches: visionDispatches } = await waiter.wait(() =>
+			countDispatches(() => session.run({ [VISION_IO.pixels]: input })),
+		);
 		const embeds = output[VISION_IO.embeds];
 		// Read back before the next image replays into the same buffer; timed, as a CPU output's wait is.
 		// The contract's embeddings are float32 (browser/contract.js).

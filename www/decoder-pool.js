@@ -12,8 +12,8 @@
 // memory access", onnxruntime-web 1.30.0, Firefox), so one realm cannot
 // decode two cases at once.
 import { createDecoderRun } from "../browser/decoding/decoder-run.js";
-import { startDecoderProxy } from "./decoder-proxy.js";
 import { messageOf } from "../browser/errors.js";
+import { startDecoderProxy } from "./decoder-proxy.js";
 
 /**
  * The K realms, their sessions created one after another. inputs: what one
@@ -33,7 +33,9 @@ export async function loadDecoderPool(inputs, page) {
 		}
 	} catch (error) {
 		for (const realm of realms) realm.terminate();
-		throw new Error(`Decoder realm ${realms.length} of pool=${config.pool} (decoder "${decoderEntry.name}") could not start: ${messageOf(error)}`, { cause: error });
+		throw new Error(`Decoder realm ${realms.length} of pool=${config.pool} (decoder "${decoderEntry.name}") could not start: ${messageOf(error)}`, {
+			cause: error,
+		});
 	}
 	return realms;
 }
@@ -93,7 +95,16 @@ export function oneAtATime(waiter) {
 async function pageRealm(index, { config, capability, tokens, decoderEntry, vocabulary }, { device, waiter }) {
 	const run = await createDecoderRun({ config, capability, entry: decoderEntry, tokens, vocabulary, device, waiter });
 	// run.release() lets go once, however often it is called (browser/decoding/decoder-run.js).
-	return { index, ready: run.ready, memory: null, decode: run.decode, close: run.release, releaseSession: run.release, destroyDevice: async () => {}, terminate: () => run.release() };
+	return {
+		index,
+		ready: run.ready,
+		memory: null,
+		decode: run.decode,
+		close: run.release,
+		releaseSession: run.release,
+		destroyDevice: async () => {},
+		terminate: () => run.release(),
+	};
 }
 
 /**
@@ -112,12 +123,14 @@ export async function readWithPool(plan, realms, takeEmbeds, readCase) {
 		return taken;
 	};
 	const started = performance.now();
-	await Promise.all(realms.map(async (realm) => {
-		while (next < plan.length) {
-			const index = next;
-			next += 1;
-			await readCase(plan[index], index, realm, await embedsInTurn(plan[index], index));
-		}
-	}));
+	await Promise.all(
+		realms.map(async (realm) => {
+			while (next < plan.length) {
+				const index = next;
+				next += 1;
+				await readCase(plan[index], index, realm, await embedsInTurn(plan[index], index));
+			}
+		}),
+	);
 	return performance.now() - started;
 }

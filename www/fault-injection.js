@@ -35,7 +35,10 @@ export const KINDS = {
 /** The kinds that perturb the decode (browser/decoding/divergence.js). */
 const isDivergence = (kind) => kind.startsWith("diverge-");
 
-const allowed = () => Object.entries(KINDS).map(([kind, points]) => `${kind}@${points.join("|")}`).join(", ");
+const allowed = () =>
+	Object.entries(KINDS)
+		.map(([kind, points]) => `${kind}@${points.join("|")}`)
+		.join(", ");
 
 /** `KIND@POINT[:N]` as { kind, point, caseNumber }, or an error naming what is allowed. */
 export function parseInjection(spec) {
@@ -80,7 +83,7 @@ export const NO_FAULTS = {
 	fired: false,
 	at: async () => null,
 	checkConfig: () => {},
-	duringDecode: (caseNumber, next) => next,
+	duringDecode: (_caseNumber, next) => next,
 	divergence: () => null,
 	annotate: (error) => error,
 };
@@ -101,7 +104,9 @@ export async function armFaults(search, log) {
 	});
 	const answer = await response.json().catch(() => ({}));
 	if (!response.ok) {
-		throw new Error(`inject=${spec} was refused (HTTP ${response.status}: ${answer.error ?? "no reason given"}). Fault injection is test-only: only the page that \`ocr-bench run\` opened with OCR_BENCH_INJECT set may arm a fault.`);
+		throw new Error(
+			`inject=${spec} was refused (HTTP ${response.status}: ${answer.error ?? "no reason given"}). Fault injection is test-only: only the page that \`ocr-bench run\` opened with OCR_BENCH_INJECT set may arm a fault.`,
+		);
 	}
 	log(`FAULT armed: inject=${spec}`);
 	return { configSearch, faults: createFaults(spec, fault, log) };
@@ -132,7 +137,9 @@ function createFaults(spec, fault, log) {
 		checkConfig(config) {
 			// choose is left out of the config at its default, cpu.
 			if (isDivergence(fault.kind) && config.choose === "gpu") {
-				throw new Error(`inject=${spec}: the divergence faults perturb the decode loop that reads the logits on the CPU (choose=cpu); with choose=gpu the logits and tokens stay on the GPU. Use choose=cpu (verify=wasm requires it too).`);
+				throw new Error(
+					`inject=${spec}: the divergence faults perturb the decode loop that reads the logits on the CPU (choose=cpu); with choose=gpu the logits and tokens stay on the GPU. Use choose=cpu (verify=wasm requires it too).`,
+				);
 			}
 		},
 		/** The token chooser of case `caseNumber`, firing at its first choice (after the prefill). */

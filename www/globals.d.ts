@@ -9,6 +9,7 @@ interface Window {
 	 * The report's functions, each part adding its own (www/report/charts.js says the order). Classic
 	 * scripts cannot import one another's types, so their signatures are not checked across parts.
 	 */
+	// biome-ignore lint/suspicious/noExplicitAny: the parts' functions and objects, typed where each is defined
 	OcrReport: Record<string, any>;
 }
 

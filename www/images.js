@@ -5,8 +5,8 @@
 // drawImage, getImageData), then the core's preprocess. Either way the tensor
 // is the one the browser's decode alone gave (tests/image-input/ checks it).
 
-import { imageTensor } from "../pkg/ocr_bench_core.js";
 import { messageOf } from "../browser/errors.js";
+import { imageTensor } from "../pkg/ocr_bench_core.js";
 
 async function fetchImage(url) {
 	let response;

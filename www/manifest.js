@@ -17,7 +17,9 @@ import { messageOf } from "../browser/errors.js";
 export function sameOrigin(url, what, base = self.location.href) {
 	const resolved = new URL(url, base);
 	if (resolved.origin !== self.location.origin) {
-		throw new Error(`The ${what} ${resolved.href} is not on the serving origin ${self.location.origin}; allowed: a path on this server, such as /models/manifest.json (a benchmark never reaches the network on its own).`);
+		throw new Error(
+			`The ${what} ${resolved.href} is not on the serving origin ${self.location.origin}; allowed: a path on this server, such as /models/manifest.json (a benchmark never reaches the network on its own).`,
+		);
 	}
 	return resolved.href;
 }
@@ -29,7 +31,10 @@ async function fetchText(url, what) {
 	} catch (error) {
 		throw new Error(`Could not fetch the ${what} at ${url}: ${messageOf(error)}`);
 	}
-	if (!response.ok) throw new Error(`Could not fetch the ${what} at ${url}: HTTP ${response.status}${response.status === 404 ? " (not built yet? see README.md)" : ""}`);
+	if (!response.ok)
+		throw new Error(
+			`Could not fetch the ${what} at ${url}: HTTP ${response.status}${response.status === 404 ? " (not built yet? see README.md)" : ""}`,
+		);
 	return await response.text();
 }
 
@@ -75,7 +80,15 @@ export function modelEntry(manifest, role, name, weights) {
 	} else {
 		model = { url: resolve(entry.embedded) };
 	}
-	return { name, description: entry.description ?? name, requires: entry.requires, fixedKv: Boolean(entry.fixedKv), inputs: entry.inputs, outputs: entry.outputs, model };
+	return {
+		name,
+		description: entry.description ?? name,
+		requires: entry.requires,
+		fixedKv: Boolean(entry.fixedKv),
+		inputs: entry.inputs,
+		outputs: entry.outputs,
+		model,
+	};
 }
 
 /** The vocabulary characters, checked against the manifest's capability. */
@@ -85,7 +98,9 @@ export async function loadVocabulary(manifest) {
 	if (!Array.isArray(characters)) throw new Error(`The vocabulary ${url} is not a JSON array of characters.`);
 	const ids = characters.length + manifest.tokens.vocabOffset;
 	if (ids !== manifest.capability.vocabulary) {
-		throw new Error(`The vocabulary ${url} has ${characters.length} entries (${ids} ids with ${manifest.tokens.vocabOffset} special ones), but the manifest's capability.vocabulary says ${manifest.capability.vocabulary}.`);
+		throw new Error(
+			`The vocabulary ${url} has ${characters.length} entries (${ids} ids with ${manifest.tokens.vocabOffset} special ones), but the manifest's capability.vocabulary says ${manifest.capability.vocabulary}.`,
+		);
 	}
 	return characters;
 }
@@ -102,8 +117,15 @@ export async function loadCases(name) {
 			throw new Error(`Case ${index} of the evaluation set "${name}" needs "image" and "expected" strings.`);
 		}
 		if (entry.style !== undefined && typeof entry.style !== "string") {
-			throw new Error(`Case ${index} of the evaluation set "${name}" has a "style" that is not a string (it names the kind of crop, for accuracy per style).`);
+			throw new Error(
+				`Case ${index} of the evaluation set "${name}" has a "style" that is not a string (it names the kind of crop, for accuracy per style).`,
+			);
 		}
-		return { id: String(entry.id ?? index + 1), expected, style: entry.style ?? null, imageUrl: sameOrigin(entry.image, `image of case ${index} of the evaluation set "${name}"`, base) };
+		return {
+			id: String(entry.id ?? index + 1),
+			expected,
+			style: entry.style ?? null,
+			imageUrl: sameOrigin(entry.image, `image of case ${index} of the evaluation set "${name}"`, base),
+		};
 	});
 }

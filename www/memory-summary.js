@@ -18,7 +18,9 @@
  */
 export function gpuMemorySummary(samples, page, worker, decoderWorker = null) {
 	const decoderGpu = (sample) => (decoderWorker ? sample.decoderWorker?.gpu : sample.gpu);
-	const afterCases = samples.filter((sample) => sample.label.startsWith("after-case-") && decoderGpu(sample)).map((sample) => ({ label: sample.label, liveBytes: decoderGpu(sample).liveBytes }));
+	const afterCases = samples
+		.filter((sample) => sample.label.startsWith("after-case-") && decoderGpu(sample))
+		.map((sample) => ({ label: sample.label, liveBytes: decoderGpu(sample).liveBytes }));
 	const first = afterCases[0]?.liveBytes ?? null;
 	const grownBytes = afterCases.length ? Math.max(...afterCases.map((sample) => sample.liveBytes)) - first : 0;
 	// The same case id in a later repeat against its first pass.

@@ -13,9 +13,10 @@
 // kind of realm (its timer, the realm's event loop, the run's poll and
 // kickMs), which a fresh device on the same adapter meets alike: measured in
 // Firefox at 100 ms in the page and in a worker, on lavapipe and an H200.
+
+import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { createDevice, requestGpuAdapter } from "../browser/gpu.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { startWorker } from "./worker-client.js";
 
 /** Which realms hold a device in a run of config: the page, the vision worker, the decoder worker. */

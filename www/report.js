@@ -60,10 +60,13 @@ function rows(runs, parameterNames) {
 	const summary = (read) => (run) => (run.summary ? read(run.summary) : "—");
 	const phases = [...new Set(runs.flatMap((run) => Object.keys(run.processMemory?.phases ?? {})))];
 	return [
-		["browser", (run) => {
-			const { name = "", version = "" } = run.browser ?? {};
-			return (version.toLowerCase().includes(name.toLowerCase()) ? version : `${name} ${version}`).trim() || "—";
-		}],
+		[
+			"browser",
+			(run) => {
+				const { name = "", version = "" } = run.browser ?? {};
+				return (version.toLowerCase().includes(name.toLowerCase()) ? version : `${name} ${version}`).trim() || "—";
+			},
+		],
 		...parameterNames.map((key) => [key, config(key)]),
 		["status", (run) => (run.error ? `FAILED in ${run.error.phase}: ${run.error.message}` : "finished")],
 		["nCER", summary((s) => (s.accuracyApplicable === false ? "n/a" : fixed(s.nCER, 4)))],
@@ -77,10 +80,15 @@ function rows(runs, parameterNames) {
 		["decoder session", summary((s) => ms(s.sessionMs?.decoder))],
 		["wall", summary((s) => ms(s.wallMs))],
 		...phases.map((phase) => [`peak RSS / PSS: ${phase}`, (run) => phasePeak(run, phase)]),
-		["adapter", (run) => {
-			const adapter = run.start?.adapter;
-			return adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.features?.includes("shader-f16") ? "(shader-f16)" : "(no shader-f16)"}` : "—";
-		}],
+		[
+			"adapter",
+			(run) => {
+				const adapter = run.start?.adapter;
+				return adapter
+					? `${adapter.vendor} ${adapter.architecture} ${adapter.features?.includes("shader-f16") ? "(shader-f16)" : "(no shader-f16)"}`
+					: "—";
+			},
+		],
 		["onnxruntime-web", (run) => run.start?.ortVersion ?? "—"],
 		["runId", (run) => run.runId],
 	];
@@ -120,7 +128,10 @@ async function loadParameterNames() {
 try {
 	const parameterNames = await loadParameterNames();
 	const response = await fetch(file);
-	if (!response.ok) throw new Error(`HTTP ${response.status}${response.status === 404 ? " (no runs recorded yet? ./scripts/bench writes results/results.jsonl)" : ""}`);
+	if (!response.ok)
+		throw new Error(
+			`HTTP ${response.status}${response.status === 404 ? " (no runs recorded yet? ./scripts/bench writes results/results.jsonl)" : ""}`,
+		);
 	const { records, problems } = window.OcrReport.parseJsonl(await response.text());
 	const runs = collectRuns(records);
 	render(runs, parameterNames);

@@ -27,8 +27,9 @@ export function createReporter(runId) {
 		// Answers with the process memory the server measured per phase.
 		result: (summary) => post("/benchmark-result", summary),
 		// Best effort: the error being reported may be that the server is gone.
-		error: (phase, error) => post("/benchmark-error", { runId, phase, error }).catch((failure) => {
-			console.error(`Could not report the error to the server: ${failure.message}`);
-		}),
+		error: (phase, error) =>
+			post("/benchmark-error", { runId, phase, error }).catch((failure) => {
+				console.error(`Could not report the error to the server: ${failure.message}`);
+			}),
 	};
 }

@@ -55,11 +55,13 @@ export async function startWorker(path, who) {
 	worker.onmessageerror = () => failAll(new Error(`${who} sent a message that could not be deserialised.`));
 	const readyPayload = await ready;
 	if (readyPayload.lifeLock) {
-		navigator.locks.request(readyPayload.lifeLock, () => {
-			if (failure) return;
-			const calls = [...pending.values()].map((call) => `"${call.type}"`);
-			failAll(new Error(`${who} ended without answering${calls.length ? ` ${calls.join(", ")}` : ""} (it was closed, crashed or was killed).`));
-		}).catch(() => {});
+		navigator.locks
+			.request(readyPayload.lifeLock, () => {
+				if (failure) return;
+				const calls = [...pending.values()].map((call) => `"${call.type}"`);
+				failAll(new Error(`${who} ended without answering${calls.length ? ` ${calls.join(", ")}` : ""} (it was closed, crashed or was killed).`));
+			})
+			.catch(() => {});
 	}
 	return {
 		ready: readyPayload,
@@ -79,7 +81,10 @@ export async function startWorker(path, who) {
 					worker.terminate();
 					failAll(error);
 				};
-				const timer = setTimeout(() => stop(new Error(`${who} did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)), limitMs);
+				const timer = setTimeout(
+					() => stop(new Error(`${who} did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)),
+					limitMs,
+				);
 				const onAbort = () => stop(signal?.reason ?? new Error(`${who}'s "${type}" was aborted.`));
 				signal?.addEventListener("abort", onAbort, { once: true });
 				const settle = (finish) => (value) => {

@@ -32,14 +32,15 @@
 //   buffer), so after each step copyBufferToBuffer moves present -> past in
 //   the same queue.
 // A step's submit time therefore includes queueing those copies.
+
+import { DECODER_IO, pastNameOf } from "../contract.js";
+import { countDispatches } from "../dispatch-count.js";
+import { createTensorBuffer } from "../gpu.js";
 import { ort } from "../ort.js";
 import { createSession } from "../sessions.js";
-import { DECODER_IO, pastNameOf } from "../contract.js";
 import { decoderTensors, prefillIds } from "./decoder-tensors.js";
 
 /** @typedef {import("./decoder-tensors.js").Tensors} Tensors */
-import { countDispatches } from "../dispatch-count.js";
-import { createTensorBuffer } from "../gpu.js";
 
 /**
  * capture=on and capture=all in either realm (decoder-run.js): the decoder
@@ -49,7 +50,18 @@ import { createTensorBuffer } from "../gpu.js";
  * runs from fixed buffers. Returns createSession's answer plus createRunner.
  */
 export async function createCapturedSteps({ model, loader, memory, device, outputs, name, profile, capturedPrefill }) {
-	const step = await createSession({ model, loader, memory, device, preferredOutputLocation: outputs, what: `decoder "${name}" (captured steps)`, profile, role: "decoder", graph: "decoder", graphCapture: true });
+	const step = await createSession({
+		model,
+		loader,
+		memory,
+		device,
+		preferredOutputLocation: outputs,
+		what: `decoder "${name}" (captured steps)`,
+		profile,
+		role: "decoder",
+		graph: "decoder",
+		graphCapture: true,
+	});
 	return { ...step, createRunner: capturedRunner(step.session, capturedPrefill) };
 }
 
@@ -63,7 +75,8 @@ export async function createCapturedSteps({ model, loader, memory, device, outpu
  */
 function capturedRunner(stepSession, capturedPrefill) {
 	return (prefillSession, spec, waiter, { device, tokenTensor }) => {
-		if (!spec.fixedKv) throw new Error(`capture=${capturedPrefill ? "all" : "on"} needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.`);
+		if (!spec.fixedKv)
+			throw new Error(`capture=${capturedPrefill ? "all" : "on"} needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.`);
 		const { presentNames, prefillFeeds: plainPrefillFeeds } = decoderTensors(spec);
 		const cacheDims = [1, spec.kvHeads, spec.kvSlots, spec.headDim];
 		const cacheBytes = spec.kvHeads * spec.kvSlots * spec.headDim * 4;
@@ -99,7 +112,11 @@ function capturedRunner(stepSession, capturedPrefill) {
 				// The copies are submitted: the presents may go back to ORT's pool.
 				for (const name of presentNames) prefilled[name].dispose();
 			}
-			return { gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer, release: () => prefilled[DECODER_IO.logits].dispose(), dispatches: counted.dispatches };
+			return {
+				gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer,
+				release: () => prefilled[DECODER_IO.logits].dispose(),
+				dispatches: counted.dispatches,
+			};
 		};
 		/** capture=all: this case's embeddings into the fixed input, then the recorded prefill. */
 		const prefillFrom = async (feeds, visionEmbeds) => {
@@ -167,7 +184,11 @@ function fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, ca
 	const ids = prefillIds(spec);
 	/** @type {Tensors} */
 	const feeds = {
-		[DECODER_IO.visionEmbeds]: gpuTensor(`prefill ${DECODER_IO.visionEmbeds}`, spec.visionTokens * spec.hiddenSize * 4, "float32", [1, spec.visionTokens, spec.hiddenSize]),
+		[DECODER_IO.visionEmbeds]: gpuTensor(`prefill ${DECODER_IO.visionEmbeds}`, spec.visionTokens * spec.hiddenSize * 4, "float32", [
+			1,
+			spec.visionTokens,
+			spec.hiddenSize,
+		]),
 		[DECODER_IO.tokenIds]: gpuTensor(`prefill ${DECODER_IO.tokenIds}`, ids.tokenIds.byteLength, "int32", ids.dims.tokenIds),
 		[DECODER_IO.positionIds]: gpuTensor(`prefill ${DECODER_IO.positionIds}`, ids.positionIds.byteLength, "int32", ids.dims.positionIds),
 		[DECODER_IO.pastLength]: gpuTensor(`prefill ${DECODER_IO.pastLength}`, 8, "int64", [1]),

@@ -15,10 +15,10 @@
 // up to the decode time. The prefill's id is read back on its own
 // (prefillSyncMs), so the first token is known as early as with the CPU loop.
 import { GpuTokenChooser } from "../../pkg/ocr_bench_core.js";
-import { ort } from "../ort.js";
 import { DECODER_IO, pastNameOf } from "../contract.js";
-import { decoderTensors } from "./decoder-tensors.js";
 import { countDispatches, uncounted } from "../dispatch-count.js";
+import { ort } from "../ort.js";
+import { decoderTensors } from "./decoder-tensors.js";
 
 /** @typedef {import("./decoder-tensors.js").Tensors} Tensors */
 
@@ -124,7 +124,8 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 	const runner = createRunner(session, spec, waiter, { device, tokenTensor });
 	// What the chooser reads back for a step without a candidate.
 	const NO_CANDIDATE = chooser ? GpuTokenChooser.NO_CANDIDATE : null;
-	const noCandidate = (step) => new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or blocked (the GPU chooser's readback marked it).`);
+	const noCandidate = (step) =>
+		new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or blocked (the GPU chooser's readback marked it).`);
 
 	/** Queues the choice from a step's logits; returns the time it took to queue. */
 	const choose = (logits) => {
@@ -137,7 +138,11 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 		return ms;
 	};
 	/** The last `count` chosen ids, on the CPU. */
-	const readIds = async (count, knownIds) => (chooser ? Array.from(await waiter.wait(() => chooser.readChosen(count))) : (await waiter.wait(() => device.queue.onSubmittedWorkDone()), knownIds(count)));
+	const readIds = async (count, knownIds) => {
+		if (chooser) return Array.from(await waiter.wait(() => chooser.readChosen(count)));
+		await waiter.wait(() => device.queue.onSubmittedWorkDone());
+		return knownIds(count);
+	};
 	const forcedIds = (count) => new Array(count).fill(forcedToken);
 
 	/**
@@ -150,7 +155,16 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 		const prefillLogits = await runner.prefill(visionEmbeds);
 		const prefillSubmitMs = performance.now() - started;
 		/** @type {import("./decode.js").DecodeProbe} */
-		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [], stepsPerReadback: sync, prefillDispatches: prefillLogits.dispatches, stepDispatches: [] };
+		const probe = {
+			prefillSubmitMs,
+			prefillSyncMs: 0,
+			submitMs: [],
+			syncMs: [],
+			chooseMs: [],
+			stepsPerReadback: sync,
+			prefillDispatches: prefillLogits.dispatches,
+			stepDispatches: [],
+		};
 		/** @type {number[]} */
 		const tokens = [];
 		let decodeSteps = 0;
@@ -201,6 +215,13 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 			runner.end();
 		}
 		const now = performance.now();
-		return { tokens, decodeSteps, prefillMs: probe.prefillSubmitMs + probe.prefillSyncMs, decodeMs: now - decodeStarted, decodeTotalMs: now - started, probe };
+		return {
+			tokens,
+			decodeSteps,
+			prefillMs: probe.prefillSubmitMs + probe.prefillSyncMs,
+			decodeMs: now - decodeStarted,
+			decodeTotalMs: now - started,
+			probe,
+		};
 	};
 }

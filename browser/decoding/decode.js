@@ -11,11 +11,12 @@
 // step's kernels), syncMs (until the logits are readable on the CPU: the GPU's
 // work plus the browser's completion wait) and chooseMs (the core's token
 // choice). Without the split the first two are one await, as in the seed.
-import { ort } from "../ort.js";
+
 import { DECODER_IO, pastNameOf } from "../contract.js";
+import { countDispatches } from "../dispatch-count.js";
+import { ort } from "../ort.js";
 import { decoderTensors } from "./decoder-tensors.js";
 import { createDivergence } from "./divergence.js";
-import { countDispatches } from "../dispatch-count.js";
 
 /**
  * The decode probe of one case as both loops fill it (the core's CaseProbe, with the
@@ -24,10 +25,13 @@ import { countDispatches } from "../dispatch-count.js";
  */
 
 /**
- * session: the decoder session; spec: { layers, visionTokens, hiddenSize,
- * kvHeads, headDim, kvSlots, fixedKv, vocabulary, bos, eos }; waiter: the
+ * session: the decoder session; spec: what the loop knows of the decoder; waiter: the
  * realm's GPU waiter (browser/gpu-wait.js). device: the GPUDevice the session
  * runs on (only the test-only diverge-kv fault writes to it).
+ * @param {import("onnxruntime-web").InferenceSession} session
+ * @param {import("./decoder-tensors.js").DecoderSpec} spec
+ * @param {import("../gpu-wait.js").GpuWaiter} waiter
+ * @param {{ device?: GPUDevice | null }} [options]
  */
 export function createDecoder(session, spec, waiter, { device = null } = {}) {
 	const { presentNames, int32, pastLength, prefillFeeds, disposeOutputs } = decoderTensors(spec);
@@ -50,7 +54,9 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 		const synced = performance.now();
 		if (logits.length !== spec.vocabulary) {
 			disposeOutputs(outputs);
-			throw new Error(`The decoder returned ${logits.length} logits, but the vocabulary has ${spec.vocabulary} ids (manifest capability.vocabulary and vocab.json).`);
+			throw new Error(
+				`The decoder returned ${logits.length} logits, but the vocabulary has ${spec.vocabulary} ids (manifest capability.vocabulary and vocab.json).`,
+			);
 		}
 		return { outputs, logits, submitMs: submitted - started, syncMs: synced - submitted, dispatches };
 	};
@@ -74,7 +80,15 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 			disposeFeeds(prefillInputs, new Set());
 		}
 		/** @type {DecodeProbe} */
-		const probe = { prefillSubmitMs: prefill.submitMs, prefillSyncMs: prefill.syncMs, submitMs: [], syncMs: [], chooseMs: [], prefillDispatches: prefill.dispatches, stepDispatches: [] };
+		const probe = {
+			prefillSubmitMs: prefill.submitMs,
+			prefillSyncMs: prefill.syncMs,
+			submitMs: [],
+			syncMs: [],
+			chooseMs: [],
+			prefillDispatches: prefill.dispatches,
+			stepDispatches: [],
+		};
 		let { outputs, logits } = prefill;
 		/** @type {number[]} */
 		const tokens = [];

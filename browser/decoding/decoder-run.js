@@ -7,14 +7,14 @@
 // and the token choice (the core's TokenChooser or GpuTokenChooser), so the two
 // realms decode and time alike. The caller owns the device and its waiter.
 import { GpuTokenChooser, TokenChooser } from "../../pkg/ocr_bench_core.js";
-import { createSession } from "../sessions.js";
 import { checkDecoder } from "../contract.js";
 import { endProfile } from "../ort-profile.js";
-import { createDecoder } from "./decode.js";
-import { createGpuDecoder } from "./decode-gpu.js";
-import { createCapturedSteps } from "./decode-capture.js";
-import { decoderOutputLocations } from "./decoder-tensors.js";
+import { createSession } from "../sessions.js";
 import { withCoreDefaults } from "./core-defaults.js";
+import { createDecoder } from "./decode.js";
+import { createCapturedSteps } from "./decode-capture.js";
+import { createGpuDecoder } from "./decode-gpu.js";
+import { decoderOutputLocations } from "./decoder-tensors.js";
 
 // Decoder-only scope: the seed forces this non-EOS id (the vocabulary's first
 // character) so every run walks the complete cache path.
@@ -60,7 +60,18 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 	const outputs = decoderOutputLocations(capability.layers);
 	// capture=all: the prefill on this session replays its own recorded graph (decode-capture.js).
 	const capturedPrefill = config.capture === "all";
-	const created = await createSession({ model: entry.model, loader: config.loader, memory: config.memory, device, preferredOutputLocation: outputs, what: `decoder "${entry.name}"`, profile: config.profile, role: "decoder", graph: "decoder", graphCapture: capturedPrefill });
+	const created = await createSession({
+		model: entry.model,
+		loader: config.loader,
+		memory: config.memory,
+		device,
+		preferredOutputLocation: outputs,
+		what: `decoder "${entry.name}"`,
+		profile: config.profile,
+		role: "decoder",
+		graph: "decoder",
+		graphCapture: capturedPrefill,
+	});
 	const session = created.session;
 	/** @type {import("onnxruntime-web").InferenceSession | null} */
 	let stepSession = null;
@@ -82,7 +93,15 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 	};
 	try {
 		const shape = checkDecoder(session, capability, entry, config.maxTokens);
-		const spec = { ...shape, fixedKv: entry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: tokens.bos, eos: tokens.eos };
+		const spec = {
+			...shape,
+			fixedKv: entry.fixedKv,
+			visionTokens: capability.visionTokens,
+			hiddenSize: capability.hiddenSize,
+			vocabulary: capability.vocabulary,
+			bos: tokens.bos,
+			eos: tokens.eos,
+		};
 		/** @type {{ createMs: number, session: import("../../pkg/ocr_bench_core.js").SessionRecord } | null} */
 		let step = null;
 		let loop;
@@ -93,7 +112,16 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 			let createRunner;
 			if (config.capture !== "off") {
 				// The steps on a second session of the same file that records and replays them (decode-capture.js).
-				const captured = await createCapturedSteps({ model: entry.model, loader: config.loader, memory: config.memory, device, outputs, name: entry.name, profile: config.profile, capturedPrefill });
+				const captured = await createCapturedSteps({
+					model: entry.model,
+					loader: config.loader,
+					memory: config.memory,
+					device,
+					outputs,
+					name: entry.name,
+					profile: config.profile,
+					capturedPrefill,
+				});
 				stepSession = captured.session;
 				step = { createMs: captured.createMs, session: captured.record };
 				createRunner = captured.createRunner;

@@ -3,8 +3,9 @@
 // shared by the decode loops (decode.js, decode-gpu.js, decode-capture.js): the
 // present names, the CPU tensors each loop feeds, the prefill's inputs, and the
 // disposal of a run's outputs.
-import { ort } from "../ort.js";
+
 import { cacheName, DECODER_IO, pastNameOf } from "../contract.js";
+import { ort } from "../ort.js";
 
 /** @typedef {import("onnxruntime-web").Tensor} Tensor */
 /** Tensors by input or output name, as session.run takes and answers them. @typedef {Record<string, Tensor>} Tensors */

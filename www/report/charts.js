@@ -19,10 +19,11 @@
 // (reading the records), chart-kit.js (what every chart is drawn with),
 // timeline.js (a), configuration-charts.js (b-d), decomposition.js (e, f).
 // This file draws them all (render) and starts the static report.
-(function () {
+(() => {
 	"use strict";
 
-	const { collectRuns, byConfiguration, timelineChart, phasePeaksChart, decompositionChart, phaseDecompositionChart, latencyChart, ncerChart } = window.OcrReport;
+	const { collectRuns, byConfiguration, timelineChart, phasePeaksChart, decompositionChart, phaseDecompositionChart, latencyChart, ncerChart } =
+		window.OcrReport;
 
 	/**
 	 * A line above the charts naming the configurations with runs whose verify=wasm
@@ -31,7 +32,11 @@
 	 */
 	function verificationBanner(root, groups) {
 		const failed = groups
-			.map((group) => ({ name: group.name, count: group.runs.filter((run) => run.summary.verification?.passed === false).length, of: group.runs.length }))
+			.map((group) => ({
+				name: group.name,
+				count: group.runs.filter((run) => run.summary.verification?.passed === false).length,
+				of: group.runs.length,
+			}))
 			.filter((group) => group.count > 0);
 		const count = failed.reduce((sum, group) => sum + group.count, 0);
 		if (!count) return 0;
