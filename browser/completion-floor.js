@@ -1,3 +1,4 @@
+// @ts-check
 // The completion floor of a realm's device: how long the browser takes to say
 // that GPU work is done when there is (almost) none. Decode steps that take a
 // whole multiple of it are the browser's completion timer, not the model
@@ -58,7 +59,10 @@ export async function measureCompletionFloor(device, waiter) {
 			expected += 1;
 			// A pipeline the device silently rejected would leave the counter at 0:
 			// then nothing the floor says about GPU work holds.
-			if (counter !== expected) throw new Error(`The completion-floor probe read ${counter} after ${expected} dispatches: this WebGPU device did not run a one-line compute shader.`);
+			if (counter !== expected)
+				throw new Error(
+					`The completion-floor probe read ${counter} after ${expected} dispatches: this WebGPU device did not run a one-line compute shader.`,
+				);
 		}
 	} finally {
 		storage.destroy();

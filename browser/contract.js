@@ -1,3 +1,4 @@
+// @ts-check
 // The model files checked against the contract, the manifest's I/O names and its
 // capability numbers before any run, in the page and the workers: layers from the
 // past_k*/past_v* inputs, the KV slot count of the fixed-KV variant, the
@@ -12,7 +13,13 @@ export const VISION_IO = Object.freeze({ pixels: "pixel_values", embeds: "vision
  * checkDecoder holds every decoder to them through its manifest entry's inputs and outputs,
  * so a model with other names is refused naming the one it lacks.
  */
-export const DECODER_IO = Object.freeze({ visionEmbeds: VISION_IO.embeds, tokenIds: "token_ids", positionIds: "position_ids", pastLength: "past_length", logits: "logits" });
+export const DECODER_IO = Object.freeze({
+	visionEmbeds: VISION_IO.embeds,
+	tokenIds: "token_ids",
+	positionIds: "position_ids",
+	pastLength: "past_length",
+	logits: "logits",
+});
 
 /** The KV cache's tensor names: `past_k0` in, `present_k0` out, for each layer and each of k and v. */
 export const CACHE_IO = Object.freeze({ past: "past_", present: "present_" });
@@ -33,7 +40,9 @@ function staticDim(shape, index) {
 /** The names of the vision contract: what a realm without the manifest can check. */
 export function checkVisionIo(session) {
 	if (JSON.stringify(session.inputNames) !== JSON.stringify([VISION_IO.pixels]) || !session.outputNames.includes(VISION_IO.embeds)) {
-		throw new Error(`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is ${VISION_IO.pixels} -> ${VISION_IO.embeds}.`);
+		throw new Error(
+			`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is ${VISION_IO.pixels} -> ${VISION_IO.embeds}.`,
+		);
 	}
 }
 
@@ -43,25 +52,36 @@ export function checkVision(session, capability) {
 	const tokens = staticDim(shape, 1);
 	const hidden = staticDim(shape, 2);
 	if ((tokens !== null && tokens !== capability.visionTokens) || (hidden !== null && hidden !== capability.hiddenSize)) {
-		throw new Error(`The vision model outputs ${VISION_IO.embeds} [${shape}], but the manifest says [1, ${capability.visionTokens}, ${capability.hiddenSize}].`);
+		throw new Error(
+			`The vision model outputs ${VISION_IO.embeds} [${shape}], but the manifest says [1, ${capability.visionTokens}, ${capability.hiddenSize}].`,
+		);
 	}
 }
 
 /** Returns the decoder's shape of things (layers, slots) as read from its inputs. */
 export function checkDecoder(session, capability, entry, maxTokens) {
 	// The graph is the one the manifest describes: its I/O names were written from the file.
-	for (const [kind, names, listed] of [["inputs", session.inputNames, entry.inputs], ["outputs", session.outputNames, entry.outputs]]) {
+	for (const [kind, names, listed] of [
+		["inputs", session.inputNames, entry.inputs],
+		["outputs", session.outputNames, entry.outputs],
+	]) {
 		if (JSON.stringify(names) !== JSON.stringify(listed)) {
-			throw new Error(`The decoder "${entry.name}" has the ${kind} [${names.join(", ")}], but the manifest lists [${listed.join(", ")}]; is the manifest the one built with this file?`);
+			throw new Error(
+				`The decoder "${entry.name}" has the ${kind} [${names.join(", ")}], but the manifest lists [${listed.join(", ")}]; is the manifest the one built with this file?`,
+			);
 		}
 	}
 	for (const name of [DECODER_IO.visionEmbeds, DECODER_IO.tokenIds, DECODER_IO.positionIds]) {
-		if (!session.inputNames.includes(name)) throw new Error(`The decoder "${entry.name}" has no input ${name} (it has: ${session.inputNames.join(", ")}).`);
+		if (!session.inputNames.includes(name))
+			throw new Error(`The decoder "${entry.name}" has no input ${name} (it has: ${session.inputNames.join(", ")}).`);
 	}
-	if (!session.outputNames.includes(DECODER_IO.logits)) throw new Error(`The decoder "${entry.name}" has no output ${DECODER_IO.logits} (it has: ${session.outputNames.join(", ")}).`);
+	if (!session.outputNames.includes(DECODER_IO.logits))
+		throw new Error(`The decoder "${entry.name}" has no output ${DECODER_IO.logits} (it has: ${session.outputNames.join(", ")}).`);
 	const counts = Object.fromEntries(
-		[["past", session.inputNames], ["present", session.outputNames]].flatMap(([side, names]) =>
-			["k", "v"].map((kv) => [`${CACHE_IO[side]}${kv}`, indexedNames(names, `${CACHE_IO[side]}${kv}`).length])),
+		[
+			["past", session.inputNames],
+			["present", session.outputNames],
+		].flatMap(([side, names]) => ["k", "v"].map((kv) => [`${CACHE_IO[side]}${kv}`, indexedNames(names, `${CACHE_IO[side]}${kv}`).length])),
 	);
 	for (const [kind, count] of Object.entries(counts)) {
 		if (count !== capability.layers) {
@@ -70,25 +90,34 @@ export function checkDecoder(session, capability, entry, maxTokens) {
 	}
 	const hasPastLength = session.inputNames.includes(DECODER_IO.pastLength);
 	if (hasPastLength !== entry.fixedKv) {
-		throw new Error(`The decoder "${entry.name}" ${hasPastLength ? "has" : "lacks"} a ${DECODER_IO.pastLength} input, but the manifest says fixedKv: ${entry.fixedKv}.`);
+		throw new Error(
+			`The decoder "${entry.name}" ${hasPastLength ? "has" : "lacks"} a ${DECODER_IO.pastLength} input, but the manifest says fixedKv: ${entry.fixedKv}.`,
+		);
 	}
 	const logitsShape = tensorShape(session, DECODER_IO.logits);
 	const vocabulary = staticDim(logitsShape, (logitsShape?.length ?? 1) - 1);
 	if (vocabulary !== null && vocabulary !== capability.vocabulary) {
-		throw new Error(`The decoder "${entry.name}" outputs ${vocabulary} logits, but the manifest's capability.vocabulary says ${capability.vocabulary}.`);
+		throw new Error(
+			`The decoder "${entry.name}" outputs ${vocabulary} logits, but the manifest's capability.vocabulary says ${capability.vocabulary}.`,
+		);
 	}
 	const firstPast = cacheName("past", "k", 0);
 	const pastShape = tensorShape(session, firstPast);
 	const kvHeads = staticDim(pastShape, 1) ?? capability.kvHeads;
 	const headDim = staticDim(pastShape, 3) ?? capability.headDim;
 	if (kvHeads !== capability.kvHeads || headDim !== capability.headDim) {
-		throw new Error(`The decoder "${entry.name}" takes ${firstPast} [${pastShape}], but the manifest says ${capability.kvHeads} KV heads of ${capability.headDim}.`);
+		throw new Error(
+			`The decoder "${entry.name}" takes ${firstPast} [${pastShape}], but the manifest says ${capability.kvHeads} KV heads of ${capability.headDim}.`,
+		);
 	}
+	/** @type {number | null} */
 	let kvSlots = null;
 	if (entry.fixedKv) {
 		kvSlots = staticDim(pastShape, 2);
-		if (kvSlots !== capability.kvSlots) {
-			throw new Error(`The fixed-KV decoder "${entry.name}" has ${kvSlots ?? "dynamic"} KV slots, but the manifest's capability.kvSlots says ${capability.kvSlots}.`);
+		if (kvSlots === null || kvSlots !== capability.kvSlots) {
+			throw new Error(
+				`The fixed-KV decoder "${entry.name}" has ${kvSlots ?? "dynamic"} KV slots, but the manifest's capability.kvSlots says ${capability.kvSlots}.`,
+			);
 		}
 		const needed = capability.visionTokens + 1 + maxTokens - 1;
 		if (kvSlots < needed) throw new Error(`The fixed-KV decoder "${entry.name}" has ${kvSlots} KV slots; ${maxTokens} tokens need ${needed}.`);

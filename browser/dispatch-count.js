@@ -1,3 +1,4 @@
+// @ts-check
 // The compute dispatches encoded in this realm, counted on every timed case:
 // the record's dispatches per vision encode, per prefill and per decode step
 // (docs/benchmark-protocol.md, "Dispatches"). profile=ops sees only the runs it
@@ -32,6 +33,10 @@ if (typeof GPUComputePassEncoder !== "undefined") {
  * realm's waiter (waiter.wait(() => countDispatches(...))): with pool=K in the
  * page the sessions' calls take turns there, so the window holds one run's.
  */
+/**
+ * @template T
+ * @param {() => Promise<T>} start
+ */
 export async function countDispatches(start) {
 	const before = dispatches;
 	const value = await start();
@@ -41,6 +46,10 @@ export async function countDispatches(start) {
 /**
  * Calls run() (synchronous) with its dispatches left out of every count: the
  * GPU token choice (choose=gpu) is the harness's shader, not onnxruntime's.
+ */
+/**
+ * @template T
+ * @param {() => T} run
  */
 export function uncounted(run) {
 	const before = dispatches;

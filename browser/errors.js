@@ -1,3 +1,4 @@
+// @ts-check
 // Errors as they cross realms and the wire: the plain { name, message, stack }
 // that postMessage and JSON keep, and onnxruntime-web's own messages rewritten
 // where the cause is known. Shared by the page and the workers.
@@ -7,6 +8,9 @@ export function serializeError(error) {
 	if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack ?? "" };
 	return { name: "Error", message: String(error), stack: "" };
 }
+
+/** A thrown value's message: an Error's own, anything else as text. */
+export const messageOf = (error) => (error instanceof Error ? error.message : String(error));
 
 /** The Error that a serialized one stood for, on the receiving side. */
 export function rebuildError(payload, fallback) {
@@ -37,14 +41,17 @@ export function explainOrtError(error, what) {
 	const message = String(error?.message ?? error);
 	const f16 = /Program (\w+) requires f16 but the device does not support it/.exec(message);
 	if (f16) {
-		return explained(`${what ? `${what}: ` : ""}this graph computes in fp16 (its ${f16[1]} kernel needs 16-bit floats), but the WebGPU device has no "shader-f16" feature. Use a variant without fp16 or an adapter that offers shader-f16. (onnxruntime-web said: ${message})`, error);
+		return explained(
+			`${what ? `${what}: ` : ""}this graph computes in fp16 (its ${f16[1]} kernel needs 16-bit floats), but the WebGPU device has no "shader-f16" feature. Use a variant without fp16 or an adapter that offers shader-f16. (onnxruntime-web said: ${message})`,
+			error,
+		);
 	}
 	return what ? explained(`${what}: ${message}`, error) : error;
 }
 
 /** withCause, marked so that explainOrtError leaves it as it is. */
 export function explained(message, cause) {
-	const error = withCause(message, cause);
+	const error = /** @type {Error & { explained?: boolean }} */ (withCause(message, cause));
 	error.explained = true;
 	return error;
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // GPU bytes as the device sees them: the page and the workers wrap the
 // GPUDevice they hand to onnxruntime-web. The native WebGPU EP allocates every
 // buffer through that device's createBuffer and frees it with destroy()
@@ -20,7 +21,17 @@ function kindOf(usage) {
 }
 
 // Bytes per texel of the formats a compute library might use; others count 4.
-const TEXEL_BYTES = { r8unorm: 1, rg8unorm: 2, r16float: 2, r32float: 4, rgba8unorm: 4, bgra8unorm: 4, rg32float: 8, rgba16float: 8, rgba32float: 16 };
+const TEXEL_BYTES = {
+	r8unorm: 1,
+	rg8unorm: 2,
+	r16float: 2,
+	r32float: 4,
+	rgba8unorm: 4,
+	bgra8unorm: 4,
+	rg32float: 8,
+	rgba16float: 8,
+	rgba32float: 16,
+};
 
 function textureBytes({ size, format, mipLevelCount = 1, sampleCount = 1 }) {
 	const [width, height = 1, depth = 1] = Array.isArray(size) ? size : [size.width, size.height ?? 1, size.depthOrArrayLayers ?? 1];
@@ -28,6 +39,8 @@ function textureBytes({ size, format, mipLevelCount = 1, sampleCount = 1 }) {
 	for (let level = 0; level < mipLevelCount; level += 1) bytes += Math.max(1, width >> level) * Math.max(1, height >> level) * depth;
 	return bytes * (TEXEL_BYTES[format] ?? 4) * sampleCount;
 }
+
+/** @typedef {ReturnType<typeof trackGpuMemory>} GpuMemoryTracker */
 
 /** Wraps device in place; returns { snapshot(), takePeak() }. */
 export function trackGpuMemory(device) {
@@ -85,7 +98,16 @@ export function trackGpuMemory(device) {
 	return {
 		/** What is live now, the peak so far, and the counts. */
 		snapshot() {
-			return { liveBytes, peakBytes, liveByKind: { ...live }, created, destroyed, collected, deviceDestroyed, measuredBy: "wrapped GPUDevice.createBuffer/createTexture/destroy" };
+			return {
+				liveBytes,
+				peakBytes,
+				liveByKind: { ...live },
+				created,
+				destroyed,
+				collected,
+				deviceDestroyed,
+				measuredBy: "wrapped GPUDevice.createBuffer/createTexture/destroy",
+			};
 		},
 		/** The peak since the last call (a phase's or a sample window's), then a new window. */
 		takePeak() {

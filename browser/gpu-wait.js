@@ -1,3 +1,4 @@
+// @ts-check
 // Every GPU wait of a realm goes through one waiter, so that poll=kick can keep
 // the browser's GPU completion moving while something waits.
 //
@@ -11,11 +12,13 @@
 // CPU from the GPU process (a step went from 1.5 to 5.7 s): hence the throttle,
 // and kicking only while a wait is pending. jwmcglynn/donner PR #1161 does the same.
 
+/** @typedef {ReturnType<typeof createGpuWaiter>} GpuWaiter */
+
 /**
  * poll: "none" (plain awaits, the seed's behaviour) or "kick"; kickMs: the
  * least time between two kicks.
  */
-export function createGpuWaiter(device, { poll = "none", kickMs = 0.5 } = {}) {
+export function createGpuWaiter(device, { poll = /** @type {import("../pkg/ocr_bench_core.js").Poll} */ ("none"), kickMs = 0.5 } = {}) {
 	let pending = 0;
 	let kicks = 0;
 	let lastKick = -Infinity;
@@ -41,7 +44,12 @@ export function createGpuWaiter(device, { poll = "none", kickMs = 0.5 } = {}) {
 	return {
 		poll,
 		kickMs: poll === "kick" ? kickMs : null,
-		/** Runs start() (which returns a promise that waits on the GPU) with the queue kicked meanwhile. */
+		/**
+		 * Runs start() (which returns a promise that waits on the GPU) with the queue kicked meanwhile.
+		 * @template T
+		 * @param {() => Promise<T>} start
+		 * @returns {Promise<T>}
+		 */
 		async wait(start) {
 			if (!channel) return start();
 			pending += 1;

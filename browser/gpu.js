@@ -1,3 +1,4 @@
+// @ts-check
 // The WebGPU device this harness hands to onnxruntime-web, and the words for
 // what the adapter cannot do. Shared by the page and the workers.
 
@@ -10,7 +11,9 @@ const RECORDED_LIMITS = [...new Set(["maxStorageBufferBindingSize", "maxBufferSi
 /** The adapter, or a plain-words error when WebGPU is missing. */
 export async function requestGpuAdapter() {
 	if (!globalThis.navigator?.gpu) {
-		throw new Error("This browser exposes no WebGPU (navigator.gpu is missing). In Chromium start it with --enable-unsafe-webgpu; in Firefox set dom.webgpu.enabled and gfx.webgpu.ignore-blocklist to true.");
+		throw new Error(
+			"This browser exposes no WebGPU (navigator.gpu is missing). In Chromium start it with --enable-unsafe-webgpu; in Firefox set dom.webgpu.enabled and gfx.webgpu.ignore-blocklist to true.",
+		);
 	}
 	const adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
 	if (!adapter) throw new Error("WebGPU is present but gave no adapter (navigator.gpu.requestAdapter() returned null).");
@@ -62,7 +65,9 @@ export function describeAdapter(adapter) {
 export function checkRequirements(adapter, role, name, requires = []) {
 	const missing = requires.filter((feature) => !adapter.features.has(feature));
 	if (missing.length) {
-		throw new Error(`The ${role} "${name}" needs the WebGPU feature${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which this WebGPU adapter does not offer (${adapter.info?.vendor || "unknown vendor"} ${adapter.info?.architecture || ""}; in Chromium, SwiftShader has no shader-f16). Refusing to load it. Choose a variant without it, or a browser/GPU that has it.`);
+		throw new Error(
+			`The ${role} "${name}" needs the WebGPU feature${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which this WebGPU adapter does not offer (${adapter.info?.vendor || "unknown vendor"} ${adapter.info?.architecture || ""}; in Chromium, SwiftShader has no shader-f16). Refusing to load it. Choose a variant without it, or a browser/GPU that has it.`,
+		);
 	}
 }
 

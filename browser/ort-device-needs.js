@@ -1,3 +1,4 @@
+// @ts-check
 // What onnxruntime-web's WebGPU kernels need of the device, a fact of the runtime at
 // the version package.json pins (beside it, crate/src/runtime.rs holds what its WASM
 // provider cannot run; a test there holds this version to the pin, so a new

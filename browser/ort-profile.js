@@ -1,3 +1,4 @@
+// @ts-check
 // profile=ops: where a session's time goes per operator type, and which nodes
 // onnxruntime-web placed off the WebGPU device.
 //
@@ -13,6 +14,7 @@
 // ORT binds console.log/error when its WASM starts, so the tap must be in place
 // before the first session of the realm: ort.js installs it on import.
 
+/** @type {string[] | null} */
 let capturing = null;
 let tapped = false;
 const VERBOSE_ORT_LINE = /\[[VI]:onnxruntime:/;
@@ -36,6 +38,7 @@ export function installConsoleTap() {
 
 /** Runs fn with this realm's console captured; returns { value, lines }. */
 export async function captureConsole(fn) {
+	/** @type {string[]} */
 	const lines = [];
 	capturing = lines;
 	try {
@@ -46,12 +49,14 @@ export async function captureConsole(fn) {
 }
 
 /** The session options profile=ops adds: the profiler, and the placement log. */
+/** @type {import("onnxruntime-web").InferenceSession.SessionOptions} */
 export const PROFILE_SESSION_OPTIONS = { enableProfiling: true, logSeverityLevel: 0 };
 
 /** Node placement from the creation log: { providers: { [ep]: count }, offDevice: [{ opType, node, provider }] }. */
 export function parsePlacement(lines) {
 	const providers = {};
 	const offDevice = [];
+	/** @type {string | null} */
 	let current = null;
 	for (const line of lines) {
 		const all = /All nodes placed on \[(\w+)\]\. Number of nodes: (\d+)/.exec(line);
@@ -89,7 +94,8 @@ function parseTrace(lines) {
  */
 export function summarizeTrace(lines) {
 	const events = parseTrace(lines);
-	if (!Array.isArray(events)) return { available: false, reason: "onnxruntime-web printed no profile (endProfiling wrote no JSON array on the console)" };
+	if (!Array.isArray(events))
+		return { available: false, reason: "onnxruntime-web printed no profile (endProfiling wrote no JSON array on the console)" };
 	const byOp = new Map();
 	const entry = (opType) => {
 		if (!byOp.has(opType)) byOp.set(opType, { opType, nodes: new Set(), cpuMsByProvider: {}, gpuMs: 0, gpuDispatches: 0 });

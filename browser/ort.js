@@ -1,3 +1,4 @@
+// @ts-check
 // onnxruntime-web's native WebGPU build (the C++ WebGPU EP, package export
 // "./webgpu"), pinned by package.json and served from node_modules. It loads
 // ort-wasm-simd-threaded.asyncify.{mjs,wasm} from wasmPaths. The default

@@ -1,8 +1,10 @@
+// @ts-check
 // Creating ORT sessions from resolved manifest entries, the way the query
 // string asks (loader, weights, memory), on a device we own. Shared by the
 // page and the vision worker.
+
+import { explained, explainOrtError, messageOf } from "./errors.js";
 import { ort } from "./ort.js";
-import { explained, explainOrtError } from "./errors.js";
 import { captureConsole, PROFILE_SESSION_OPTIONS } from "./ort-profile.js";
 
 async function fetchBytes(url) {
@@ -31,7 +33,7 @@ async function missingFile(model) {
 			if (response.ok) continue;
 			status = `HTTP ${response.status}`;
 		} catch (error) {
-			status = error.message;
+			status = messageOf(error);
 		}
 		return `${what} ${url} could not be fetched (${status})`;
 	}
@@ -77,7 +79,10 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
 		executionProviders: options.executionProviders.map((provider) => (typeof provider === "string" ? provider : provider.name)),
 		options: {
 			graphOptimizationLevel: options.graphOptimizationLevel ?? "all",
-			preferredOutputLocation: typeof options.preferredOutputLocation === "string" ? { "*": options.preferredOutputLocation } : { ...(options.preferredOutputLocation ?? {}) },
+			preferredOutputLocation:
+				typeof options.preferredOutputLocation === "string"
+					? { "*": options.preferredOutputLocation }
+					: { ...(options.preferredOutputLocation ?? {}) },
 			freeDimensionOverrides: { ...(options.freeDimensionOverrides ?? {}) },
 			enableProfiling: Boolean(options.enableProfiling),
 			enableGraphCapture: Boolean(options.enableGraphCapture),
@@ -100,9 +105,35 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
  * graphCapture: the WebGPU EP records the first runs and replays them
  * (enableGraphCapture); then every input and output of each run must be a
  * gpu-buffer tensor, the same buffers every run (browser/decoding/decode-capture.js).
+ * @param {object} options
+ * @param {{ url: string, external?: { path: string, url: string } }} options.model
+ * @param {import("../pkg/ocr_bench_core.js").Loader} options.loader
+ * @param {import("../pkg/ocr_bench_core.js").Memory} options.memory
+ * @param {GPUDevice} [options.device]
+ * @param {import("onnxruntime-web").InferenceSession.SessionOptions["preferredOutputLocation"]} [options.preferredOutputLocation]
+ * @param {string} options.what
+ * @param {import("../pkg/ocr_bench_core.js").Profile} [options.profile]
+ * @param {"webgpu" | "wasm"} [options.executionProvider]
+ * @param {string | null} [options.role]
+ * @param {string | null} [options.graph]
+ * @param {boolean} [options.graphCapture]
  */
-export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none", executionProvider = "webgpu", role = null, graph = null, graphCapture = false }) {
-	if (graphCapture && executionProvider !== "webgpu") throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);
+export async function createSession({
+	model,
+	loader,
+	memory,
+	device,
+	preferredOutputLocation,
+	what,
+	profile = "none",
+	executionProvider = "webgpu",
+	role = null,
+	graph = null,
+	graphCapture = false,
+}) {
+	if (graphCapture && executionProvider !== "webgpu")
+		throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);
+	/** @type {import("onnxruntime-web").InferenceSession.SessionOptions} */
 	const options = {
 		executionProviders: [executionProvider === "webgpu" ? { name: "webgpu", device } : executionProvider],
 		...(preferredOutputLocation ? { preferredOutputLocation } : {}),
@@ -115,13 +146,17 @@ export async function createSession({ model, loader, memory, device, preferredOu
 		...(graphCapture ? { enableGraphCapture: true } : {}),
 	};
 	const started = performance.now();
+	/** @type {{ session: import("onnxruntime-web").InferenceSession, createMs: number, placementLines: string[] | null }} */
 	let created;
+	/** @type {{ model: number | null, externalData: number | null }} */
 	const bytes = { model: null, externalData: null };
 	try {
+		/** @type {string | Uint8Array} */
 		let source = model.url;
 		if (loader === "bytes") {
-			source = await fetchBytes(model.url);
-			bytes.model = source.byteLength;
+			const modelBytes = await fetchBytes(model.url);
+			source = modelBytes;
+			bytes.model = modelBytes.byteLength;
 			if (model.external) {
 				const data = await fetchBytes(model.external.url);
 				bytes.externalData = data.byteLength;
@@ -130,11 +165,13 @@ export async function createSession({ model, loader, memory, device, preferredOu
 		} else if (model.external) {
 			options.externalData = [{ path: model.external.path, data: model.external.url }];
 		}
+		// create() has one overload per kind of source.
+		const open = () => (typeof source === "string" ? ort.InferenceSession.create(source, options) : ort.InferenceSession.create(source, options));
 		if (profile !== "ops") {
-			const session = await ort.InferenceSession.create(source, options);
+			const session = await open();
 			created = { session, createMs: performance.now() - started, placementLines: null };
 		} else {
-			const { value: session, lines } = await captureConsole(() => ort.InferenceSession.create(source, options));
+			const { value: session, lines } = await captureConsole(open);
 			created = { session, createMs: performance.now() - started, placementLines: lines };
 		}
 	} catch (error) {

@@ -1,3 +1,4 @@
+// @ts-check
 // capture=all: the vision encoder as one graph that onnxruntime-web's WebGPU EP
 // records once and replays (enableGraphCapture), as the decoder's steps and
 // prefill are (browser/decoding/decode-capture.js). A captured run binds the
@@ -9,8 +10,11 @@
 //   before it takes the next image; the page, whose embeddings wait for a
 //   decoder (a pool's realms take cases while others decode), copies them into
 //   a buffer of their own (detach).
-import { ort } from "./ort.js";
+
 import { createTensorBuffer } from "./gpu.js";
+import { ort } from "./ort.js";
+
+/** @typedef {ReturnType<typeof capturedVisionIo>} CapturedVisionIo */
 
 /**
  * device: the GPUDevice the vision session runs on; dims: the pixels' [1, 3,

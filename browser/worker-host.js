@@ -1,11 +1,13 @@
+// @ts-check
 // The worker's side of the protocol www/worker-client.js speaks, shared by
 // worker/vision-worker.js and worker/decoder-worker.js:
 // { id, type, payload } in; { id, type: "result" | "error", payload } out;
 // one { id: null, type: "ready" } first. Errors travel as
 // { name, message, stack }. A handler returns its answer, or
 // { payload, transfer } to hand buffers over instead of copying them.
-import { ORT_VERSION } from "./ort.js";
+
 import { explainDeviceLoss, serializeError } from "./errors.js";
+import { ORT_VERSION } from "./ort.js";
 
 /**
  * name: the worker's kind, in its lifetime lock's name; handlers: { [type]:
@@ -29,15 +31,20 @@ export async function serveWorker(name, handlers, device) {
 	// worker ends in any way (terminated, closed, crashed), which is how the page
 	// learns of an end that sends no message (www/worker-client.js).
 	// Held before ready is sent, so that the page's own request waits behind it.
+	/** @type {string | null} */
 	let lifeLock = null;
 	if (navigator.locks) {
 		const lockName = `ocr-bench-${name}-${crypto.randomUUID()}`;
-		await new Promise((held) => {
-			navigator.locks.request(lockName, () => {
-				held();
-				return new Promise(() => {});
-			}).catch(held);
+		/** @type {Promise<void>} */
+		const lockHeld = new Promise((held) => {
+			navigator.locks
+				.request(lockName, () => {
+					held();
+					return new Promise(() => {});
+				})
+				.catch(() => held());
 		});
+		await lockHeld;
 		lifeLock = lockName;
 	}
 	self.postMessage({ id: null, type: "ready", payload: { ortVersion: ORT_VERSION, lifeLock } });

@@ -1,3 +1,4 @@
+// @ts-check
 // realm=worker: the decoder session, its whole decode loop and the core's
 // token choice in a dedicated module worker of their own, on its own WebGPU
 // device; the page holds only a proxy (www/decoder-proxy.js). The run is set
@@ -10,30 +11,35 @@
 // Protocol: browser/worker-host.js's. The worker fetches the model files itself
 // from URLs; embeddings come in, and verify=wasm's logits go out, in the
 // transfer list.
-import init, * as core from "../pkg/ocr_bench_core.js";
-import { ort } from "../browser/ort.js";
+
+import { createDecoderRun } from "../browser/decoding/decoder-run.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
-import { createGpuWaiter } from "../browser/gpu-wait.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
+import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { ort } from "../browser/ort.js";
 import { realmMemory } from "../browser/realm-memory.js";
 import { serveWorker } from "../browser/worker-host.js";
-import { createDecoderRun } from "../browser/decoding/decoder-run.js";
+import init, * as core from "../pkg/ocr_bench_core.js";
 
+/** @type {GPUDevice | null} */
 let device = null;
+/** @type {import("../browser/gpu-wait.js").GpuWaiter | null} */
 let waiter = null;
+/** @type {import("../browser/gpu-memory.js").GpuMemoryTracker | null} */
 let gpuMemory = null;
-// What init set up for every decode (browser/decoding/decoder-run.js).
+/** What init set up for every decode. @type {import("../browser/decoding/decoder-run.js").DecoderRun | null} */
 let run = null;
 
 /** This realm's memory, with its device's peak since the answer before. */
 const memoryReport = () => {
 	const report = realmMemory(gpuMemory);
-	if (report.gpu) report.gpu.windowPeakBytes = gpuMemory.takePeak();
+	if (report.gpu && gpuMemory) report.gpu.windowPeakBytes = gpuMemory.takePeak();
 	return report;
 };
 
 /** A typed array that owns its whole buffer, so that it can be transferred. */
-const standalone = (values) => (values.buffer instanceof ArrayBuffer && values.byteOffset === 0 && values.byteLength === values.buffer.byteLength ? values : values.slice());
+const standalone = (values) =>
+	values.buffer instanceof ArrayBuffer && values.byteOffset === 0 && values.byteLength === values.buffer.byteLength ? values : values.slice();
 
 const handlers = {
 	/**

@@ -1,3 +1,4 @@
+// @ts-check
 // The vision worker's side of the test-only fault injection
 // (www/fault-injection.js): the page, which alone arms a fault, sends its
 // kind with the encode call it fires at.

@@ -1,3 +1,4 @@
+// @ts-check
 // The completion floor of a dedicated worker, measured in the probe phase
 // (www/probe.js) so that no model phase holds it. A worker's WebGPU device is
 // made in its model phase and lives only there (the vision worker's ends with
@@ -7,24 +8,27 @@
 // this worker once it has answered.
 //
 // Protocol: browser/worker-host.js's, one call: floor.
+
+import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { createDevice, requestGpuAdapter } from "../browser/gpu.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { serveWorker } from "../browser/worker-host.js";
 
+/** @type {GPUDevice | null} */
 let device = null;
 
 const handlers = {
 	/** payload: { poll, kickMs } as the page resolved them from the query. */
 	async floor({ poll, kickMs }) {
 		if (device) throw new Error("The probe worker measures one floor only.");
-		device = await createDevice(await requestGpuAdapter());
-		const waiter = createGpuWaiter(device, { poll, kickMs });
+		const realmDevice = await createDevice(await requestGpuAdapter());
+		device = realmDevice;
+		const waiter = createGpuWaiter(realmDevice, { poll, kickMs });
 		try {
-			return { completionFloor: await measureCompletionFloor(device, waiter) };
+			return { completionFloor: await measureCompletionFloor(realmDevice, waiter) };
 		} finally {
 			waiter.close();
-			device.destroy();
+			realmDevice.destroy();
 		}
 	},
 };

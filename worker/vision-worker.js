@@ -1,3 +1,4 @@
+// @ts-check
 // The vision encoder in its own dedicated module worker, on its own WebGPU
 // device, for the staged schedule: terminating the worker is the only way to
 // give its WASM heap back (the heap never shrinks; upstream
@@ -7,26 +8,33 @@
 // from URLs, so weights never cross postMessage; embeddings come back in the
 // transfer list. It imports only the shared browser modules (browser/), never
 // the page's.
-import { ort, ORT_VERSION } from "../browser/ort.js";
-import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
-import { createSession } from "../browser/sessions.js";
+
 import { checkVisionIo, VISION_IO } from "../browser/contract.js";
-import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { endProfile } from "../browser/ort-profile.js";
-import { trackGpuMemory } from "../browser/gpu-memory.js";
-import { realmMemory } from "../browser/realm-memory.js";
-import { serveWorker } from "../browser/worker-host.js";
 import { countDispatches } from "../browser/dispatch-count.js";
+import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
+import { trackGpuMemory } from "../browser/gpu-memory.js";
+import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { ORT_VERSION, ort } from "../browser/ort.js";
+import { endProfile } from "../browser/ort-profile.js";
+import { realmMemory } from "../browser/realm-memory.js";
+import { createSession } from "../browser/sessions.js";
 import { capturedVisionIo } from "../browser/vision-capture.js";
+import { serveWorker } from "../browser/worker-host.js";
 import { injectFault } from "./fault-injection.js";
 
+/** @type {GPUDevice | null} */
 let device = null;
+/** @type {import("../browser/gpu-wait.js").GpuWaiter | null} */
 let waiter = null;
+/** @type {import("onnxruntime-web").InferenceSession | null} */
 let vision = null;
+/** @type {string[] | null} */
 let placementLines = null;
+/** @type {import("../browser/gpu-memory.js").GpuMemoryTracker | null} */
 let gpuMemory = null;
 // capture=all: the session replays one recorded graph from fixed buffers (browser/vision-capture.js).
 let captured = false;
+/** @type {import("../browser/vision-capture.js").CapturedVisionIo | null} */
 let capturedIo = null;
 
 /** This realm's GPU bytes, WASM heaps and JS heap, sent with every answer that changes them. */
@@ -39,14 +47,15 @@ const handlers = {
 		const adapter = await requestGpuAdapter();
 		// Checked before any byte of the model is fetched: refuse, do not run.
 		checkRequirements(adapter, "vision tier", tier, requires);
-		device = await createDevice(adapter);
-		gpuMemory = trackGpuMemory(device);
-		waiter = createGpuWaiter(device, { poll, kickMs });
+		const realmDevice = await createDevice(adapter);
+		device = realmDevice;
+		gpuMemory = trackGpuMemory(realmDevice);
+		waiter = createGpuWaiter(realmDevice, { poll, kickMs });
 		const created = await createSession({
 			model,
 			loader,
 			memory,
-			device,
+			device: realmDevice,
 			// On the CPU: the embeddings must leave this worker anyway, and a CPU
 			// output makes run() wait for the GPU, so visionMs is honest. A captured
 			// graph's outputs can only be GPU buffers: encode reads them back itself.
@@ -61,21 +70,32 @@ const handlers = {
 		vision = created.session;
 		placementLines = created.placementLines;
 		checkVisionIo(vision);
-		return { createMs: created.createMs, session: created.record, adapter: describeAdapter(adapter), ortVersion: ORT_VERSION, memory: memoryReport() };
+		return {
+			createMs: created.createMs,
+			session: created.record,
+			adapter: describeAdapter(adapter),
+			ortVersion: ORT_VERSION,
+			memory: memoryReport(),
+		};
 	},
 
 	/** payload: { pixels: Float32Array(3*224*224), size, fault (test-only, www/fault-injection.js) }. */
 	async encode({ pixels, size, fault = null }) {
-		if (!vision) throw new Error("The vision worker got encode before init.");
+		const session = vision;
+		if (!session || !device || !waiter) throw new Error("The vision worker got encode before init.");
 		await injectFault(fault, "encode", device);
 		if (captured) capturedIo ??= capturedVisionIo(device, [1, 3, size, size]);
+		const io = captured ? capturedIo : null;
 		const started = performance.now();
 		// Timed with the run, as run()'s own upload of a CPU input is.
-		const input = captured ? capturedIo.input(pixels) : new ort.Tensor("float32", pixels, [1, 3, size, size]);
-		const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => vision.run({ [VISION_IO.pixels]: input })));
+		const input = io ? io.input(pixels) : new ort.Tensor("float32", pixels, [1, 3, size, size]);
+		const { value: output, dispatches: visionDispatches } = await waiter.wait(() =>
+			countDispatches(() => session.run({ [VISION_IO.pixels]: input })),
+		);
 		const embeds = output[VISION_IO.embeds];
 		// Read back before the next image replays into the same buffer; timed, as a CPU output's wait is.
-		let values = captured ? await waiter.wait(() => embeds.getData()) : embeds.data;
+		// The contract's embeddings are float32 (browser/contract.js).
+		let values = /** @type {Float32Array} */ (captured ? await waiter.wait(() => embeds.getData()) : embeds.data);
 		const visionMs = performance.now() - started;
 		if (!captured) input.dispose();
 		// A view into ORT's (possibly shared) WASM memory cannot be transferred.

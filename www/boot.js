@@ -1,10 +1,12 @@
+// @ts-check
 // Loads the benchmark. A module that fails to load (the core not built into
 // pkg/, node_modules missing) never runs its own error handling, so the
 // failure is reported from here with the same hooks: the page, the server
 // and window.__benchmarkDone.
-import { createView } from "./view.js";
-import { createReporter } from "./server.js";
+
 import { serializeError } from "../browser/errors.js";
+import { createReporter } from "./server.js";
+import { createView } from "./view.js";
 
 try {
 	await import("./main.js");

@@ -1,3 +1,4 @@
+// @ts-check
 // pool=K (docs/benchmark-protocol.md, "A pool of decoder realms"): K decoder
 // realms read the set's cases at once from one queue, as a reader app reads
 // a page of 10-20 balloons. realm=worker: K dedicated workers
@@ -11,6 +12,7 @@
 // memory access", onnxruntime-web 1.30.0, Firefox), so one realm cannot
 // decode two cases at once.
 import { createDecoderRun } from "../browser/decoding/decoder-run.js";
+import { messageOf } from "../browser/errors.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
 
 /**
@@ -31,7 +33,9 @@ export async function loadDecoderPool(inputs, page) {
 		}
 	} catch (error) {
 		for (const realm of realms) realm.terminate();
-		throw new Error(`Decoder realm ${realms.length} of pool=${config.pool} (decoder "${decoderEntry.name}") could not start: ${error.message}`, { cause: error });
+		throw new Error(`Decoder realm ${realms.length} of pool=${config.pool} (decoder "${decoderEntry.name}") could not start: ${messageOf(error)}`, {
+			cause: error,
+		});
 	}
 	return realms;
 }
@@ -62,15 +66,24 @@ async function workerRealm(index, { config, capability, tokens, decoderEntry, vo
 	return realm;
 }
 
+/** @typedef {import("../browser/gpu-wait.js").GpuWaiter} GpuWaiter */
+
 /**
  * The page's waiter with its waits made one at a time, in the order asked:
  * each decode step's run() and readback wait on it, so the K sessions' calls
  * into the one onnxruntime-web alternate and never overlap.
+ * @param {GpuWaiter} waiter
+ * @returns {GpuWaiter}
  */
 export function oneAtATime(waiter) {
+	/** @type {Promise<unknown>} */
 	let last = Promise.resolve();
 	return {
 		...waiter,
+		/**
+		 * @template T
+		 * @param {() => Promise<T>} start
+		 */
 		wait(start) {
 			const turn = last.then(() => waiter.wait(start));
 			last = turn.catch(() => {});
@@ -82,7 +95,16 @@ export function oneAtATime(waiter) {
 async function pageRealm(index, { config, capability, tokens, decoderEntry, vocabulary }, { device, waiter }) {
 	const run = await createDecoderRun({ config, capability, entry: decoderEntry, tokens, vocabulary, device, waiter });
 	// run.release() lets go once, however often it is called (browser/decoding/decoder-run.js).
-	return { index, ready: run.ready, memory: null, decode: run.decode, close: run.release, releaseSession: run.release, destroyDevice: async () => {}, terminate: () => run.release() };
+	return {
+		index,
+		ready: run.ready,
+		memory: null,
+		decode: run.decode,
+		close: run.release,
+		releaseSession: run.release,
+		destroyDevice: async () => {},
+		terminate: () => run.release(),
+	};
 }
 
 /**
@@ -101,12 +123,14 @@ export async function readWithPool(plan, realms, takeEmbeds, readCase) {
 		return taken;
 	};
 	const started = performance.now();
-	await Promise.all(realms.map(async (realm) => {
-		while (next < plan.length) {
-			const index = next;
-			next += 1;
-			await readCase(plan[index], index, realm, await embedsInTurn(plan[index], index));
-		}
-	}));
+	await Promise.all(
+		realms.map(async (realm) => {
+			while (next < plan.length) {
+				const index = next;
+				next += 1;
+				await readCase(plan[index], index, realm, await embedsInTurn(plan[index], index));
+			}
+		}),
+	);
 	return performance.now() - started;
 }

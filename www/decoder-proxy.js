@@ -1,3 +1,4 @@
+// @ts-check
 // realm=worker: the page's proxy of worker/decoder-worker.js, which holds the
 // decoder session, its decode loop and the token choice. The page hands it each
 // case's vision embeddings as a transferred Float32Array (staged: the array the
@@ -7,7 +8,8 @@
 import { startDecoderWorker } from "./worker-client.js";
 
 /** A typed array that owns its whole buffer, so that it can be transferred. */
-const standalone = (values) => (values.buffer instanceof ArrayBuffer && values.byteOffset === 0 && values.byteLength === values.buffer.byteLength ? values : values.slice());
+const standalone = (values) =>
+	values.buffer instanceof ArrayBuffer && values.byteOffset === 0 && values.byteLength === values.buffer.byteLength ? values : values.slice();
 
 /**
  * The embeddings of an ort.Tensor as { values, dims } with an array to
@@ -43,7 +45,11 @@ export async function startDecoderProxy({ config, capability, decoderEntry, toke
 			 */
 			async decode(visionEmbeds, { maxTokens, reused = false, keepLogits = false, diverge = null }) {
 				const embeds = await embeddingsArray(visionEmbeds, reused);
-				return worker.call("decode", { embeds: embeds?.values ?? null, dims: embeds?.dims ?? null, maxTokens, keepLogits, diverge }, embeds ? [embeds.values.buffer] : []);
+				return worker.call(
+					"decode",
+					{ embeds: embeds?.values ?? null, dims: embeds?.dims ?? null, maxTokens, keepLogits, diverge },
+					embeds ? [embeds.values.buffer] : [],
+				);
 			},
 			/** profile=ops: the decoder session's profile, as ort-profile.js's endProfile gives it. */
 			profile: () => worker.call("profile", {}),

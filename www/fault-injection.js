@@ -1,3 +1,4 @@
+// @ts-check
 // Test-only fault injection (docs/benchmark-protocol.md, "Fault injection").
 // `inject=KIND@POINT[:N]` in the page's URL arms one fault. It is read here and
 // cut out of the query before the core parses it, so it never appears in the
@@ -34,7 +35,10 @@ export const KINDS = {
 /** The kinds that perturb the decode (browser/decoding/divergence.js). */
 const isDivergence = (kind) => kind.startsWith("diverge-");
 
-const allowed = () => Object.entries(KINDS).map(([kind, points]) => `${kind}@${points.join("|")}`).join(", ");
+const allowed = () =>
+	Object.entries(KINDS)
+		.map(([kind, points]) => `${kind}@${points.join("|")}`)
+		.join(", ");
 
 /** `KIND@POINT[:N]` as { kind, point, caseNumber }, or an error naming what is allowed. */
 export function parseInjection(spec) {
@@ -49,6 +53,7 @@ export function parseInjection(spec) {
 /** The query without its inject= pair (spelled as given), and that pair's value. */
 export function splitQuery(search) {
 	const body = search.startsWith("?") ? search.slice(1) : search;
+	/** @type {string | null} */
 	let spec = null;
 	const kept = body.split("&").filter((pair) => {
 		const [key, value = ""] = pair.split("=");
@@ -60,12 +65,25 @@ export function splitQuery(search) {
 	return { configSearch: rest ? `?${rest}` : "", spec };
 }
 
-const NO_FAULTS = {
+/**
+ * The page's faults: one armed from inject= (createFaults), or none (NO_FAULTS).
+ * @typedef {object} Faults
+ * @property {string | null} spec
+ * @property {boolean} fired
+ * @property {(point: string, caseNumber: number, where?: { device?: GPUDevice | null }) => Promise<string | null>} at
+ * @property {(config: import("../pkg/ocr_bench_core.js").Config) => void} checkConfig
+ * @property {(caseNumber: number, next: (logits: Float32Array, step: number) => number, device: () => GPUDevice | null) => (logits: Float32Array, step: number) => number} duringDecode
+ * @property {(caseNumber: number) => string | null} divergence
+ * @property {(error: Error) => Error} annotate
+ */
+
+/** @type {Faults} */
+export const NO_FAULTS = {
 	spec: null,
 	fired: false,
 	at: async () => null,
 	checkConfig: () => {},
-	duringDecode: (caseNumber, next) => next,
+	duringDecode: (_caseNumber, next) => next,
 	divergence: () => null,
 	annotate: (error) => error,
 };
@@ -86,19 +104,26 @@ export async function armFaults(search, log) {
 	});
 	const answer = await response.json().catch(() => ({}));
 	if (!response.ok) {
-		throw new Error(`inject=${spec} was refused (HTTP ${response.status}: ${answer.error ?? "no reason given"}). Fault injection is test-only: only the page that \`ocr-bench run\` opened with OCR_BENCH_INJECT set may arm a fault.`);
+		throw new Error(
+			`inject=${spec} was refused (HTTP ${response.status}: ${answer.error ?? "no reason given"}). Fault injection is test-only: only the page that \`ocr-bench run\` opened with OCR_BENCH_INJECT set may arm a fault.`,
+		);
 	}
 	log(`FAULT armed: inject=${spec}`);
 	return { configSearch, faults: createFaults(spec, fault, log) };
 }
 
+/** @returns {Faults} */
 function createFaults(spec, fault, log) {
+	/** @type {Faults} */
 	const faults = {
 		spec,
 		fired: false,
 		/**
 		 * The hook at `point` for case `caseNumber`: fires the fault if it is this
 		 * one's. Returns the kind a worker has to carry out itself, else null.
+		 * @param {string} point
+		 * @param {number} caseNumber
+		 * @param {{ device?: GPUDevice | null }} [where] the device a GPU fault acts on
 		 */
 		async at(point, caseNumber, { device } = {}) {
 			if (!fire(point, caseNumber, device)) return null;
@@ -112,7 +137,9 @@ function createFaults(spec, fault, log) {
 		checkConfig(config) {
 			// choose is left out of the config at its default, cpu.
 			if (isDivergence(fault.kind) && config.choose === "gpu") {
-				throw new Error(`inject=${spec}: the divergence faults perturb the decode loop that reads the logits on the CPU (choose=cpu); with choose=gpu the logits and tokens stay on the GPU. Use choose=cpu (verify=wasm requires it too).`);
+				throw new Error(
+					`inject=${spec}: the divergence faults perturb the decode loop that reads the logits on the CPU (choose=cpu); with choose=gpu the logits and tokens stay on the GPU. Use choose=cpu (verify=wasm requires it too).`,
+				);
 			}
 		},
 		/** The token chooser of case `caseNumber`, firing at its first choice (after the prefill). */

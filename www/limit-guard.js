@@ -1,3 +1,4 @@
+// @ts-check
 // The device-limit guard (docs/model-contract.md, "Device limits"): a variant's
 // manifest `limits` against the adapter's, before any session is created. A
 // kernel that binds more storage buffers than the device allows builds an
@@ -13,7 +14,10 @@ export function unmetLimits(adapter, needs) {
 	});
 }
 
-const inWords = (unmet) => unmet.map(({ limit, need, value }) => `${limit}: needs ${need}, the adapter offers ${value ?? "none (the browser does not expose this limit)"}`).join("; ");
+const inWords = (unmet) =>
+	unmet
+		.map(({ limit, need, value }) => `${limit}: needs ${need}, the adapter offers ${value ?? "none (the browser does not expose this limit)"}`)
+		.join("; ");
 
 const ROLE_WORDS = { vision: "vision tier", decoder: "decoder" };
 
@@ -33,7 +37,9 @@ export function guardLimits(adapter, manifest, role, name) {
 		const reason = inWords(unmet);
 		const fallback = entry.fallback;
 		if (!fallback || !(fallback in manifest[role]) || fallback === name || taken.some((step) => step.asked === fallback)) {
-			throw new Error(`The ${ROLE_WORDS[role]} "${current}" needs more of this WebGPU adapter than it offers (${reason}). A kernel bound past a device limit builds an invalid pipeline whose dispatches silently do nothing, so it is refused before any session is created. Choose another ${ROLE_WORDS[role]}, a GPU whose adapter offers the limit, or name a "fallback" for it in the manifest.`);
+			throw new Error(
+				`The ${ROLE_WORDS[role]} "${current}" needs more of this WebGPU adapter than it offers (${reason}). A kernel bound past a device limit builds an invalid pipeline whose dispatches silently do nothing, so it is refused before any session is created. Choose another ${ROLE_WORDS[role]}, a GPU whose adapter offers the limit, or name a "fallback" for it in the manifest.`,
+			);
 		}
 		taken.push({ role, asked: current, used: fallback, reason });
 		current = fallback;

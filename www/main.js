@@ -1,47 +1,74 @@
+// @ts-check
 // The benchmark flow of the seed page, phase by phase: baseline, the
 // schedule's loading phases (schedules.js), decoder-run, release. The core
 // (pkg/) parses the query, preprocesses, chooses tokens, scores and
 // summarises; the decoder run is set up by browser/decoding/decoder-run.js in
 // either realm; this file only sequences, times and reports, one named step
 // per part of run().
-import init, * as core from "../pkg/ocr_bench_core.js";
-import { ORT_VERSION } from "../browser/ort.js";
-import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
-import { deviceLostMessage, explained, explainDeviceLoss, explainOrtError, serializeError } from "../browser/errors.js";
-import { createSession } from "../browser/sessions.js";
+
 import { checkVision, VISION_IO } from "../browser/contract.js";
-import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { endProfile } from "../browser/ort-profile.js";
-import { trackGpuMemory } from "../browser/gpu-memory.js";
-import { wasmHeaps } from "../browser/wasm-memory.js";
 import { createDecoderRun, createTokenChoice } from "../browser/decoding/decoder-run.js";
-import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
-import { guardLimits } from "./limit-guard.js";
-import { loadPixels } from "./images.js";
+import { deviceLostMessage, explainDeviceLoss, explained, explainOrtError, serializeError } from "../browser/errors.js";
+import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
+import { trackGpuMemory } from "../browser/gpu-memory.js";
+import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { ORT_VERSION } from "../browser/ort.js";
+import { endProfile } from "../browser/ort-profile.js";
+import { createSession } from "../browser/sessions.js";
 import { capturedVisionIo } from "../browser/vision-capture.js";
-import { startDecoderProxy } from "./decoder-proxy.js";
+import { wasmHeaps } from "../browser/wasm-memory.js";
+import init, * as core from "../pkg/ocr_bench_core.js";
 import { loadDecoderPool, oneAtATime, readWithPool } from "./decoder-pool.js";
-import { verificationWords, verifyOnWasm } from "./verify.js";
+import { startDecoderProxy } from "./decoder-proxy.js";
+import { armFaults, NO_FAULTS } from "./fault-injection.js";
+import { loadPixels } from "./images.js";
+import { guardLimits } from "./limit-guard.js";
+import { loadCases, loadManifest, loadVocabulary, modelEntry } from "./manifest.js";
 import { createMemorySampler } from "./memory.js";
-import { createReporter } from "./server.js";
-import { createSchedule } from "./schedules.js";
-import { probeCompletionFloors } from "./probe.js";
-import { buildSummary, caseResult, timingNotes } from "./summary.js";
-import { buildPlan } from "./plan.js";
 import { gpuMemorySummary } from "./memory-summary.js";
+import { buildPlan } from "./plan.js";
+import { probeCompletionFloors } from "./probe.js";
+import { createSchedule } from "./schedules.js";
+import { createReporter } from "./server.js";
+import { buildSummary, caseResult, timingNotes } from "./summary.js";
+import { verificationWords, verifyOnWasm } from "./verify.js";
 import { createView } from "./view.js";
-import { armFaults } from "./fault-injection.js";
+
+/** @typedef {import("../browser/gpu-wait.js").GpuWaiter} GpuWaiter */
 
 const view = createView();
 // decoderRun: realm=page's decoder run (browser/decoding/decoder-run.js); decoderWorker: realm=worker's proxy (www/decoder-proxy.js) instead.
 // decoderPool: pool>1's realms (www/decoder-pool.js).
-const owned = { worker: null, decoderWorker: null, vision: null, visionIo: null, decoderRun: null, decoderPool: null, device: null, waiter: null, gpuMemory: null };
+/**
+ * @typedef {object} Owned what the page holds, each null until made and after its release
+ * @property {Awaited<ReturnType<typeof import("./worker-client.js").startWorker>> | null} worker the staged schedule's vision worker
+ * @property {Awaited<ReturnType<typeof startDecoderProxy>> | null} decoderWorker
+ * @property {import("onnxruntime-web").InferenceSession | null} vision
+ * @property {import("../browser/vision-capture.js").CapturedVisionIo | null} visionIo
+ * @property {import("../browser/decoding/decoder-run.js").DecoderRun | null} decoderRun
+ * @property {Awaited<ReturnType<typeof loadDecoderPool>> | null} decoderPool
+ * @property {GPUDevice | null} device
+ * @property {import("../browser/gpu-wait.js").GpuWaiter | null} waiter
+ * @property {import("../browser/gpu-memory.js").GpuMemoryTracker | null} gpuMemory
+ */
+/** @type {Owned} */
+const owned = {
+	worker: null,
+	decoderWorker: null,
+	vision: null,
+	visionIo: null,
+	decoderRun: null,
+	decoderPool: null,
+	device: null,
+	waiter: null,
+	gpuMemory: null,
+};
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
 let failed = false;
 // Test-only faults (www/fault-injection.js), armed from inject= before the core reads the query.
-let faults = null;
+let faults = NO_FAULTS;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -60,7 +87,16 @@ async function releaseAll() {
 	await owned.decoderRun?.release();
 	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, { worker: null, decoderWorker: null, vision: null, visionIo: null, decoderRun: null, decoderPool: null, device: null, waiter: null });
+	Object.assign(owned, {
+		worker: null,
+		decoderWorker: null,
+		vision: null,
+		visionIo: null,
+		decoderRun: null,
+		decoderPool: null,
+		device: null,
+		waiter: null,
+	});
 }
 
 /** The core's config from the query (faults armed first), shown, and the run's id and reporter. */
@@ -118,7 +154,14 @@ async function startRecord(config, inputs) {
 	// shader-f16 fails at session creation in the native EP at best.
 	if (visionEntry) checkRequirements(adapter, "vision tier", config.tier, visionEntry.requires);
 	checkRequirements(adapter, "decoder", config.decoder, decoderEntry.requires);
-	const environment = { userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION, crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency, ...(limitFallbacks.length ? { limitFallbacks } : {}) };
+	const environment = {
+		userAgent: navigator.userAgent,
+		adapter: adapterInfo,
+		ortVersion: ORT_VERSION,
+		crossOriginIsolated: self.crossOriginIsolated,
+		hardwareConcurrency: navigator.hardwareConcurrency,
+		...(limitFallbacks.length ? { limitFallbacks } : {}),
+	};
 	await reporter.start({ config, userAgent: navigator.userAgent, adapter: adapterInfo, ortVersion: ORT_VERSION });
 	return { adapter, environment };
 }
@@ -148,7 +191,10 @@ async function baselineAndProbe(config, memory) {
 	await enter("probe");
 	const completionFloors = await probeCompletionFloors(config);
 	for (const [realm, floor] of Object.entries(completionFloors)) {
-		if (floor) view.log(`COMPLETION_FLOOR ${realm} ${JSON.stringify({ probeMs: floor.probeMs, emptyQueueMs: core.latencyStats(Float64Array.from(floor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(floor.dispatchReadbackMs)) })}`);
+		if (floor)
+			view.log(
+				`COMPLETION_FLOOR ${realm} ${JSON.stringify({ probeMs: floor.probeMs, emptyQueueMs: core.latencyStats(Float64Array.from(floor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(floor.dispatchReadbackMs)) })}`,
+			);
 	}
 	return completionFloors;
 }
@@ -163,15 +209,14 @@ async function baselineAndProbe(config, memory) {
 function scheduleHooks({ config, inputs, adapter, environment, memory, workers, records, decoding }) {
 	const { capability, visionEntry, decoderEntry, manifest } = inputs;
 	const ensureDevice = async () => {
-		if (!owned.device) {
-			const device = await createDevice(adapter);
-			owned.device = device;
-			// A loss while the page still holds the device ends the run (a release destroys it after letting go).
-			device.lost.then((info) => owned.device === device && fail(explained(deviceLostMessage(info))));
-			owned.gpuMemory = trackGpuMemory(owned.device);
-			owned.waiter = createGpuWaiter(owned.device, { poll: config.poll, kickMs: config.kickMs });
-		}
-		return owned.device;
+		if (owned.device) return owned.device;
+		const device = await createDevice(adapter);
+		owned.device = device;
+		// A loss while the page still holds the device ends the run (a release destroys it after letting go).
+		device.lost.then((info) => owned.device === device && fail(explained(deviceLostMessage(info))));
+		owned.gpuMemory = trackGpuMemory(device);
+		owned.waiter = createGpuWaiter(device, { poll: config.poll, kickMs: config.kickMs });
+		return device;
 	};
 	/** The decoder's sessions and spec as either realm's run reports them when ready. */
 	const noteDecoderReady = (ready) => {
@@ -185,7 +230,15 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 	};
 	const decoderInputs = { config, capability, tokens: manifest.tokens };
 	return {
-		config, capability, visionEntry, owned, memory, environment, sessionMs: records.sessionMs, view, enter,
+		config,
+		capability,
+		visionEntry,
+		owned,
+		memory,
+		environment,
+		sessionMs: records.sessionMs,
+		view,
+		enter,
 		/** The vision worker's GPU bytes and heaps, as it last reported them. */
 		noteWorkerMemory: (report) => {
 			workers.vision = report;
@@ -200,7 +253,18 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 		async loadVision() {
 			// capture=all: the encoder replays one recorded graph from fixed buffers (browser/vision-capture.js).
 			const captured = config.capture === "all";
-			const created = await createSession({ model: visionEntry.model, loader: config.loader, memory: config.memory, device: await ensureDevice(), preferredOutputLocation: { [VISION_IO.embeds]: "gpu-buffer" }, what: `vision tier ${config.tier}`, profile: config.profile, role: "vision", graph: "vision", graphCapture: captured });
+			const created = await createSession({
+				model: visionEntry.model,
+				loader: config.loader,
+				memory: config.memory,
+				device: await ensureDevice(),
+				preferredOutputLocation: { [VISION_IO.embeds]: "gpu-buffer" },
+				what: `vision tier ${config.tier}`,
+				profile: config.profile,
+				role: "vision",
+				graph: "vision",
+				graphCapture: captured,
+			});
 			owned.vision = created.session;
 			if (captured) owned.visionIo = capturedVisionIo(owned.device, [1, 3, capability.imageSize, capability.imageSize]);
 			records.sessions.push(created.record);
@@ -211,14 +275,20 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 		},
 		async loadDecoder() {
 			if (config.pool > 1) {
+				/** @type {{ device: GPUDevice, waiter: GpuWaiter } | null} */
 				let page = null;
 				if (config.realm !== "worker") {
-					await ensureDevice();
+					const device = await ensureDevice();
 					// Every call into the page's one onnxruntime-web, the resident vision's too, in turn (decoder-pool.js).
-					owned.waiter = oneAtATime(owned.waiter);
-					page = { device: owned.device, waiter: owned.waiter };
+					// ensureDevice made the waiter with the device.
+					const waiter = oneAtATime(/** @type {GpuWaiter} */ (owned.waiter));
+					owned.waiter = waiter;
+					page = { device, waiter };
 				}
-				owned.decoderPool = await loadDecoderPool({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabulary, vocabularyCharacters: inputs.vocabularyCharacters }, page);
+				owned.decoderPool = await loadDecoderPool(
+					{ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabulary, vocabularyCharacters: inputs.vocabularyCharacters },
+					page,
+				);
 				for (const realm of owned.decoderPool) noteDecoderReady(realm.ready);
 				if (config.realm === "worker") {
 					environment.decoderWorkerAdapter = owned.decoderPool[0].ready.adapter;
@@ -228,19 +298,26 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 				decoding.decode = owned.decoderPool[0].decode;
 			} else if (config.realm === "worker") {
 				// The decoder, its loop and the choice in a worker of their own; the page keeps a proxy.
-				owned.decoderWorker = await startDecoderProxy({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabularyCharacters });
-				const { ready } = owned.decoderWorker;
+				const proxy = await startDecoderProxy({ ...decoderInputs, decoderEntry, vocabulary: inputs.vocabularyCharacters });
+				owned.decoderWorker = proxy;
+				const { ready } = proxy;
 				noteDecoderReady(ready);
 				environment.decoderWorkerAdapter = ready.adapter;
 				workers.decoder = ready.memory;
 				decoding.decode = async (visionEmbeds, options) => {
-					const answer = await owned.decoderWorker.decode(visionEmbeds, options);
+					const answer = await proxy.decode(visionEmbeds, options);
 					workers.decoder = answer.memory;
 					return { ...answer.decoded, logits: answer.logits };
 				};
-				decoding.profile = () => owned.decoderWorker.profile();
+				decoding.profile = () => proxy.profile();
 			} else {
-				owned.decoderRun = await createDecoderRun({ ...decoderInputs, entry: decoderEntry, vocabulary: inputs.vocabulary, device: await ensureDevice(), waiter: owned.waiter });
+				owned.decoderRun = await createDecoderRun({
+					...decoderInputs,
+					entry: decoderEntry,
+					vocabulary: inputs.vocabulary,
+					device: await ensureDevice(),
+					waiter: owned.waiter,
+				});
 				noteDecoderReady(owned.decoderRun.ready);
 				decoding.decode = owned.decoderRun.decode;
 				decoding.profile = owned.decoderRun.profile;
@@ -271,12 +348,26 @@ async function decodeCases({ config, inputs, schedule, decoding, memory, workers
 		const keepLogits = verifying && !item.warmup;
 		// realm=worker chooses in the worker (the fault hook is the page realm's) and sends the kept logits back.
 		const wrapNext = (next) => faults.duringDecode(index + 1, next, () => owned.device);
-		const { logits, ...decoded } = await decode(visionEmbeds, { maxTokens: config.maxTokens, reused, keepLogits, diverge: faults.divergence(index + 1), wrapNext });
+		const { logits, ...decoded } = await decode(visionEmbeds, {
+			maxTokens: config.maxTokens,
+			reused,
+			keepLogits,
+			diverge: faults.divergence(index + 1),
+			wrapNext,
+		});
 		if (keepLogits) byIndex.verifyRuns.set(index, { testCase, repeat: item.repeat, tokenIds: decoded.tokens, logits });
-		const runResult = { ...decoded, ...vision, text: vocabulary.decode(Int32Array.from(decoded.tokens)), totalMs: vision.visionMs + decoded.decodeTotalMs, decoderRealm: realm };
+		const runResult = {
+			...decoded,
+			...vision,
+			text: vocabulary.decode(Int32Array.from(decoded.tokens)),
+			totalMs: vision.visionMs + decoded.decodeTotalMs,
+			decoderRealm: realm,
+		};
 		// The core scores the case and computes its figures (crate/src/build_summary.rs).
 		const result = caseResult(testCase, runResult, !decoderOnly, item, core);
-		view.log(`CASE ${result.id} ${JSON.stringify({ warmup: item.warmup, repeat: item.repeat, actual: result.actual, distance: result.distance, tokens: result.tokens, visionMs: result.visionMs, prefillMs: result.prefillMs, decodeMs: result.decodeMs, totalMs: result.totalMs, tokenP50Ms: result.tokenLatency?.p50Ms ?? null, ...(realm === null ? {} : { decoderRealm: realm }) })}`);
+		view.log(
+			`CASE ${result.id} ${JSON.stringify({ warmup: item.warmup, repeat: item.repeat, actual: result.actual, distance: result.distance, tokens: result.tokens, visionMs: result.visionMs, prefillMs: result.prefillMs, decodeMs: result.decodeMs, totalMs: result.totalMs, tokenP50Ms: result.tokenLatency?.p50Ms ?? null, ...(realm === null ? {} : { decoderRealm: realm }) })}`,
+		);
 		if (item.warmup) {
 			// Warm-up runs compile the pipelines and are kept apart: not scored,
 			// not posted as finished cases, not in the statistics.
@@ -287,25 +378,31 @@ async function decodeCases({ config, inputs, schedule, decoding, memory, workers
 		view.addCase(result, !decoderOnly);
 		await reporter.progress(result);
 	};
-	const sampleAfter = (item) => memory.sample(item.repeat === 0 ? `after-case-${item.testCase.id}` : `after-case-${item.testCase.id}-repeat-${item.repeat}`);
+	const sampleAfter = (item) =>
+		memory.sample(item.repeat === 0 ? `after-case-${item.testCase.id}` : `after-case-${item.testCase.id}-repeat-${item.repeat}`);
+	/** @type {import("../pkg/ocr_bench_core.js").PoolInput | null} */
 	let pool = null;
-	if (owned.decoderPool) {
+	const decoderPool = owned.decoderPool;
+	if (decoderPool) {
 		const takeEmbeds = async (item, index) => {
 			await faults.at("case", index + 1, { device: owned.device });
 			return schedule.embeds(item, index);
 		};
-		const wallMs = await readWithPool(plan, owned.decoderPool, takeEmbeds, async (item, index, realm, embeds) => {
+		const wallMs = await readWithPool(plan, decoderPool, takeEmbeds, async (item, index, realm, embeds) => {
 			await readCase(item, index, embeds, realm.decode, realm.index);
 			// The samples' decoderWorker: realm 0's last report.
-			if (config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
+			if (config.realm === "worker") workers.decoder = decoderPool[0].memory;
 			if (!item.warmup) await sampleAfter(item);
 		});
-		const realmMemory = config.realm === "worker" ? owned.decoderPool.map((realm) => realm.memory) : [{ shared: "the page's one onnxruntime-web and device", gpu: owned.gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() }];
-		if (config.realm === "worker") workers.decoder = owned.decoderPool[0].memory;
+		const realmMemory =
+			config.realm === "worker"
+				? decoderPool.map((realm) => realm.memory)
+				: [{ shared: "the page's one onnxruntime-web and device", gpu: owned.gpuMemory?.snapshot() ?? null, wasmHeaps: wasmHeaps() }];
+		if (config.realm === "worker") workers.decoder = decoderPool[0].memory;
 		pool = { wallMs, realmMemory };
 		view.log(`POOL ${JSON.stringify({ realms: config.pool, realm: config.realm, wallMs })}`);
 	}
-	for (const [index, item] of owned.decoderPool ? [] : plan.entries()) {
+	for (const [index, item] of decoderPool ? [] : plan.entries()) {
 		await faults.at("case", index + 1, { device: owned.device });
 		await readCase(item, index, await schedule.embeds(item, index), decoding.decode, null);
 		if (item.warmup) continue;
@@ -393,7 +490,18 @@ async function verifyCases({ config, inputs, decoding, verifyRuns, records, load
 		return choice.next;
 	};
 	try {
-		return await verifyOnWasm({ config, capability: inputs.capability, visionEntry: inputs.visionEntry, decoderEntry: inputs.decoderEntry, spec: decoding.spec, runs: verifyRuns, loadPixels: loadCasePixels, makeNext, sessions: records.sessions, log: view.log });
+		return await verifyOnWasm({
+			config,
+			capability: inputs.capability,
+			visionEntry: inputs.visionEntry,
+			decoderEntry: inputs.decoderEntry,
+			spec: decoding.spec,
+			runs: verifyRuns,
+			loadPixels: loadCasePixels,
+			makeNext,
+			sessions: records.sessions,
+			log: view.log,
+		});
 	} finally {
 		choice.free();
 		verifyRuns.length = 0;
@@ -410,8 +518,10 @@ async function finish(summaryInput, { memory, workers }) {
 	view.showSummary(summary);
 	if (summary.verification) {
 		const words = verificationWords(summary.verification);
-		view.log(`VERIFICATION ${JSON.stringify({ passed: summary.verification.passed, agreeing: summary.verification.agreeing, total: summary.verification.total })} ${words}`);
-		const status = document.querySelector("#status");
+		view.log(
+			`VERIFICATION ${JSON.stringify({ passed: summary.verification.passed, agreeing: summary.verification.agreeing, total: summary.verification.total })} ${words}`,
+		);
+		const status = /** @type {HTMLElement} */ (document.querySelector("#status"));
 		status.textContent = `Finished. ${words}`;
 		if (!summary.verification.passed) status.className = "failed";
 	}
@@ -434,10 +544,30 @@ async function run() {
 	await schedule.load(inputs.plan);
 	const { results, warmupResults, verifyRuns, profile, pool } = await decodeCases({ config, inputs, schedule, decoding, memory, workers });
 	await releasePhase({ config, memory, workers });
-	const verification = config.verify === "wasm" ? await verifyCases({ config, inputs, decoding, verifyRuns, records, loadCasePixels: hooks.loadPixels }) : null;
+	const verification =
+		config.verify === "wasm" ? await verifyCases({ config, inputs, decoding, verifyRuns, records, loadCasePixels: hooks.loadPixels }) : null;
 
 	const { manifest, visionEntry, decoderEntry } = inputs;
-	await finish({ config, manifest, visionEntry, decoderEntry, results, warmupResults, environment, sessionMs: records.sessionMs, wallMs: performance.now() - wallStarted, notes: timingNotes(config, ORT_VERSION), completionFloors, profile, sessions: records.sessions, verification, pool }, { memory, workers });
+	await finish(
+		{
+			config,
+			manifest,
+			visionEntry,
+			decoderEntry,
+			results,
+			warmupResults,
+			environment,
+			sessionMs: records.sessionMs,
+			wallMs: performance.now() - wallStarted,
+			notes: timingNotes(config, ORT_VERSION),
+			completionFloors,
+			profile,
+			sessions: records.sessions,
+			verification,
+			pool,
+		},
+		{ memory, workers },
+	);
 }
 
 async function fail(thrown) {
@@ -445,7 +575,7 @@ async function fail(thrown) {
 	failed = true;
 	const running = { "vision-encode": "Running the vision encoder", "decoder-run": "Running the models" }[phase] ?? "";
 	const explainedError = explainOrtError(await explainDeviceLoss(owned.device, thrown), running);
-	const error = faults ? faults.annotate(explainedError) : explainedError;
+	const error = faults.annotate(explainedError);
 	const reported = serializeError(error);
 	view.showError(error, phase);
 	// Best effort, and bounded: a wedged session must not keep __benchmarkDone unset.

@@ -1,16 +1,25 @@
+// @ts-check
 // The model manifest (docs/architecture.md, "Model manifest"): which files a
 // configuration uses and the capability numbers they must agree with. Paths
 // in it are relative to the manifest's own URL.
+import { messageOf } from "../browser/errors.js";
 
 /**
  * A URL on the serving origin, or an error naming what is allowed: the page
  * fetches the manifest and every file it lists, and a benchmark never reaches
  * the network on its own.
  */
+/**
+ * @param {string} url
+ * @param {string} what
+ * @param {string | URL} [base]
+ */
 export function sameOrigin(url, what, base = self.location.href) {
 	const resolved = new URL(url, base);
 	if (resolved.origin !== self.location.origin) {
-		throw new Error(`The ${what} ${resolved.href} is not on the serving origin ${self.location.origin}; allowed: a path on this server, such as /models/manifest.json (a benchmark never reaches the network on its own).`);
+		throw new Error(
+			`The ${what} ${resolved.href} is not on the serving origin ${self.location.origin}; allowed: a path on this server, such as /models/manifest.json (a benchmark never reaches the network on its own).`,
+		);
 	}
 	return resolved.href;
 }
@@ -20,9 +29,12 @@ async function fetchText(url, what) {
 	try {
 		response = await fetch(url);
 	} catch (error) {
-		throw new Error(`Could not fetch the ${what} at ${url}: ${error.message}`);
+		throw new Error(`Could not fetch the ${what} at ${url}: ${messageOf(error)}`);
 	}
-	if (!response.ok) throw new Error(`Could not fetch the ${what} at ${url}: HTTP ${response.status}${response.status === 404 ? " (not built yet? see README.md)" : ""}`);
+	if (!response.ok)
+		throw new Error(
+			`Could not fetch the ${what} at ${url}: HTTP ${response.status}${response.status === 404 ? " (not built yet? see README.md)" : ""}`,
+		);
 	return await response.text();
 }
 
@@ -31,7 +43,7 @@ async function fetchJson(url, what) {
 	try {
 		return JSON.parse(text);
 	} catch (error) {
-		throw new Error(`The ${what} at ${url} is not valid JSON: ${error.message}`);
+		throw new Error(`The ${what} at ${url} is not valid JSON: ${messageOf(error)}`);
 	}
 }
 
@@ -48,7 +60,7 @@ export async function loadManifest(config, checkManifest) {
 	try {
 		manifest = checkManifest(text, config);
 	} catch (error) {
-		throw new Error(`The model manifest ${url} is refused: ${error.message}`);
+		throw new Error(`The model manifest ${url} is refused: ${messageOf(error)}`);
 	}
 	return { ...manifest, url };
 }
@@ -68,7 +80,15 @@ export function modelEntry(manifest, role, name, weights) {
 	} else {
 		model = { url: resolve(entry.embedded) };
 	}
-	return { name, description: entry.description ?? name, requires: entry.requires, fixedKv: Boolean(entry.fixedKv), inputs: entry.inputs, outputs: entry.outputs, model };
+	return {
+		name,
+		description: entry.description ?? name,
+		requires: entry.requires,
+		fixedKv: Boolean(entry.fixedKv),
+		inputs: entry.inputs,
+		outputs: entry.outputs,
+		model,
+	};
 }
 
 /** The vocabulary characters, checked against the manifest's capability. */
@@ -78,7 +98,9 @@ export async function loadVocabulary(manifest) {
 	if (!Array.isArray(characters)) throw new Error(`The vocabulary ${url} is not a JSON array of characters.`);
 	const ids = characters.length + manifest.tokens.vocabOffset;
 	if (ids !== manifest.capability.vocabulary) {
-		throw new Error(`The vocabulary ${url} has ${characters.length} entries (${ids} ids with ${manifest.tokens.vocabOffset} special ones), but the manifest's capability.vocabulary says ${manifest.capability.vocabulary}.`);
+		throw new Error(
+			`The vocabulary ${url} has ${characters.length} entries (${ids} ids with ${manifest.tokens.vocabOffset} special ones), but the manifest's capability.vocabulary says ${manifest.capability.vocabulary}.`,
+		);
 	}
 	return characters;
 }
@@ -95,8 +117,15 @@ export async function loadCases(name) {
 			throw new Error(`Case ${index} of the evaluation set "${name}" needs "image" and "expected" strings.`);
 		}
 		if (entry.style !== undefined && typeof entry.style !== "string") {
-			throw new Error(`Case ${index} of the evaluation set "${name}" has a "style" that is not a string (it names the kind of crop, for accuracy per style).`);
+			throw new Error(
+				`Case ${index} of the evaluation set "${name}" has a "style" that is not a string (it names the kind of crop, for accuracy per style).`,
+			);
 		}
-		return { id: String(entry.id ?? index + 1), expected, style: entry.style ?? null, imageUrl: sameOrigin(entry.image, `image of case ${index} of the evaluation set "${name}"`, base) };
+		return {
+			id: String(entry.id ?? index + 1),
+			expected,
+			style: entry.style ?? null,
+			imageUrl: sameOrigin(entry.image, `image of case ${index} of the evaluation set "${name}"`, base),
+		};
 	});
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The page's own memory samples, at the seed's labels. They are taken only
 // between phases and between cases, never inside a timed region, and each
 // records how long it took: measureUserAgentSpecificMemory() waits for a
@@ -12,20 +13,28 @@
 // the run goes on; while that measurement is still pending no new one starts.
 const USER_AGENT_MEMORY_TIMEOUT_MS = 5000;
 
+/** @typedef {import("../pkg/ocr_bench_core.js").MemorySample} MemorySample */
+
 /**
  * extras(): what else each sample records (the realms' GPU bytes and WASM
  * heaps, browser/gpu-memory.js and wasm-memory.js), taken first, before the
  * slower user-agent measurement.
  */
 export function createMemorySampler(log, extras = () => ({})) {
+	/** @type {MemorySample[]} */
 	const samples = [];
+	/** @type {Promise<unknown> | null} */
 	let pending = null;
-	const measureUserAgent = async (entry) => {
+	/**
+	 * @param {MemorySample} entry
+	 * @param {() => Promise<{ bytes: number }>} measure the browser's measureUserAgentSpecificMemory
+	 */
+	const measureUserAgent = async (entry, measure) => {
 		if (pending) {
 			entry.userAgentMemoryError = "skipped: an earlier measureUserAgentSpecificMemory() has not answered yet";
 			return;
 		}
-		const measurement = performance.measureUserAgentSpecificMemory();
+		const measurement = measure();
 		pending = measurement.finally(() => {
 			pending = null;
 		});
@@ -45,14 +54,16 @@ export function createMemorySampler(log, extras = () => ({})) {
 	};
 	const sample = async (label) => {
 		const started = performance.now();
-		const entry = { label, atMs: started, ...extras() };
+		// sampleMs is added last, once the sample is taken.
+		const entry = /** @type {MemorySample} */ ({ label, atMs: started, ...extras() });
 		if (performance.memory) {
 			entry.jsHeapSizeLimit = performance.memory.jsHeapSizeLimit;
 			entry.totalJSHeapSize = performance.memory.totalJSHeapSize;
 			entry.usedJSHeapSize = performance.memory.usedJSHeapSize;
 		}
-		if (typeof performance.measureUserAgentSpecificMemory === "function") {
-			await measureUserAgent(entry);
+		const measure = performance.measureUserAgentSpecificMemory;
+		if (typeof measure === "function") {
+			await measureUserAgent(entry, () => measure.call(performance));
 			entry.userAgentMs = performance.now() - started;
 		}
 		entry.sampleMs = performance.now() - started;

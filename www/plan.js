@@ -1,3 +1,4 @@
+// @ts-check
 // The runs of a benchmark, in order: warm-up runs of the first cases (cycling
 // through the set when warmup exceeds it), then every case `repeat` times,
 // one whole pass over the set per repeat.

@@ -1,3 +1,4 @@
+// @ts-check
 // The probe phase: the completion floor (browser/completion-floor.js) of every
 // realm the run will decode or encode in, measured before the first model
 // phase so that no model phase holds the harness's own rounds (at Firefox's
@@ -12,9 +13,10 @@
 // kind of realm (its timer, the realm's event loop, the run's poll and
 // kickMs), which a fresh device on the same adapter meets alike: measured in
 // Firefox at 100 ms in the page and in a worker, on lavapipe and an H200.
+
+import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { createDevice, requestGpuAdapter } from "../browser/gpu.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { startWorker } from "./worker-client.js";
 
 /** Which realms hold a device in a run of config: the page, the vision worker, the decoder worker. */
@@ -55,6 +57,7 @@ async function workerFloor({ poll, kickMs }) {
 export async function probeCompletionFloors(config) {
 	const realms = probedRealms(config);
 	const waiting = { poll: config.poll, kickMs: config.kickMs };
+	/** @type {import("../pkg/ocr_bench_core.js").CompletionFloors} */
 	const floors = { page: null, worker: null, decoderWorker: null };
 	if (realms.page) floors.page = await pageFloor(waiting);
 	if (realms.worker) floors.worker = await workerFloor(waiting);

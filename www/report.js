@@ -1,3 +1,4 @@
+// @ts-check
 // Shows the runs of a results JSONL (what `ocr-bench serve|run|sweep`
 // appends, one record per line) side by side: one column per run, finished
 // or failed. ?file= names the file (served from the repository root). The
@@ -9,9 +10,14 @@
 // charts of www/report/charts.js (loaded first, as window.OcrReport), the same
 // as in the static report `ocr-bench report --out DIR` writes.
 
+import { messageOf } from "../browser/errors.js";
+
+// report.html has each element this script looks up.
+const element = (selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
+
 const params = new URLSearchParams(location.search);
 const file = params.get("file") ?? "/results/results.jsonl";
-document.querySelector("#source [name=file]").value = file;
+/** @type {HTMLInputElement} */ (document.querySelector("#source [name=file]")).value = file;
 
 const mib = (bytes) => (bytes == null ? "—" : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
 const ms = (value) => (value == null ? "—" : `${Math.round(value)} ms`);
@@ -54,10 +60,13 @@ function rows(runs, parameterNames) {
 	const summary = (read) => (run) => (run.summary ? read(run.summary) : "—");
 	const phases = [...new Set(runs.flatMap((run) => Object.keys(run.processMemory?.phases ?? {})))];
 	return [
-		["browser", (run) => {
-			const { name = "", version = "" } = run.browser ?? {};
-			return (version.toLowerCase().includes(name.toLowerCase()) ? version : `${name} ${version}`).trim() || "—";
-		}],
+		[
+			"browser",
+			(run) => {
+				const { name = "", version = "" } = run.browser ?? {};
+				return (version.toLowerCase().includes(name.toLowerCase()) ? version : `${name} ${version}`).trim() || "—";
+			},
+		],
 		...parameterNames.map((key) => [key, config(key)]),
 		["status", (run) => (run.error ? `FAILED in ${run.error.phase}: ${run.error.message}` : "finished")],
 		["nCER", summary((s) => (s.accuracyApplicable === false ? "n/a" : fixed(s.nCER, 4)))],
@@ -71,17 +80,22 @@ function rows(runs, parameterNames) {
 		["decoder session", summary((s) => ms(s.sessionMs?.decoder))],
 		["wall", summary((s) => ms(s.wallMs))],
 		...phases.map((phase) => [`peak RSS / PSS: ${phase}`, (run) => phasePeak(run, phase)]),
-		["adapter", (run) => {
-			const adapter = run.start?.adapter;
-			return adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.features?.includes("shader-f16") ? "(shader-f16)" : "(no shader-f16)"}` : "—";
-		}],
+		[
+			"adapter",
+			(run) => {
+				const adapter = run.start?.adapter;
+				return adapter
+					? `${adapter.vendor} ${adapter.architecture} ${adapter.features?.includes("shader-f16") ? "(shader-f16)" : "(no shader-f16)"}`
+					: "—";
+			},
+		],
 		["onnxruntime-web", (run) => run.start?.ortVersion ?? "—"],
 		["runId", (run) => run.runId],
 	];
 }
 
 function render(runs, parameterNames) {
-	const table = document.querySelector("#runs");
+	const table = /** @type {HTMLTableElement} */ (document.querySelector("#runs"));
 	table.replaceChildren();
 	for (const [name, read] of rows(runs, parameterNames)) {
 		const values = runs.map((run) => String(read(run)));
@@ -107,30 +121,33 @@ async function loadParameterNames() {
 		await core.default();
 		return core.parameters().map((parameter) => parameter.name);
 	} catch (error) {
-		throw new Error(`the core could not load (scripts/build-wasm writes pkg/): ${error.message}`);
+		throw new Error(`the core could not load (scripts/build-wasm writes pkg/): ${messageOf(error)}`);
 	}
 }
 
 try {
 	const parameterNames = await loadParameterNames();
 	const response = await fetch(file);
-	if (!response.ok) throw new Error(`HTTP ${response.status}${response.status === 404 ? " (no runs recorded yet? ./scripts/bench writes results/results.jsonl)" : ""}`);
+	if (!response.ok)
+		throw new Error(
+			`HTTP ${response.status}${response.status === 404 ? " (no runs recorded yet? ./scripts/bench writes results/results.jsonl)" : ""}`,
+		);
 	const { records, problems } = window.OcrReport.parseJsonl(await response.text());
 	const runs = collectRuns(records);
 	render(runs, parameterNames);
-	const status = document.querySelector("#status");
+	const status = element("#status");
 	status.textContent = `${runs.length} run(s) from ${file}${problems.length ? `; unreadable lines skipped: ${problems.join("; ")}` : ""}.`;
 	status.className = problems.length ? "failed" : "done";
 	// A file of failed runs only still has its table; the charts say why they are missing.
 	try {
-		window.OcrReport.render(document.querySelector("#charts"), records);
+		window.OcrReport.render(element("#charts"), records);
 	} catch (error) {
 		const note = document.createElement("p");
-		window.OcrReport.fail(document.querySelector("#charts"), note, `No charts: ${error.message}`);
-		document.querySelector("#charts").replaceChildren(note);
+		window.OcrReport.fail(element("#charts"), note, `No charts: ${messageOf(error)}`);
+		element("#charts").replaceChildren(note);
 	}
 } catch (error) {
-	const status = document.querySelector("#status");
-	status.textContent = `Could not show ${file}: ${error.message}`;
+	const status = element("#status");
+	status.textContent = `Could not show ${file}: ${messageOf(error)}`;
 	status.className = "failed";
 }

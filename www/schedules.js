@@ -1,3 +1,4 @@
+// @ts-check
 // The three ways a run can hold its sessions, behind the same three methods,
 // so that main.js reads as one flow:
 //   load(plan)        every model phase before decoder-run (vision-load … decoder-load)
@@ -9,9 +10,9 @@
 // resident: both sessions in the page, vision run per case;
 // decoder:  the decoder-only scope: zero embeddings, no vision at all.
 import { VISION_IO } from "../browser/contract.js";
+import { countDispatches } from "../browser/dispatch-count.js";
 import { ort } from "../browser/ort.js";
 import { startVisionWorker } from "./worker-client.js";
-import { countDispatches } from "../browser/dispatch-count.js";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -61,8 +62,12 @@ function resident(run) {
 			const waiter = run.waiter();
 			const started = performance.now();
 			// capture=all: the pixels written into the recorded graph's fixed input (browser/vision-capture.js), timed as run()'s upload is.
-			const pixels = owned.visionIo ? owned.visionIo.input(values) : new ort.Tensor("float32", values, [1, 3, capability.imageSize, capability.imageSize]);
-			const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => owned.vision.run({ [VISION_IO.pixels]: pixels })));
+			const pixels = owned.visionIo
+				? owned.visionIo.input(values)
+				: new ort.Tensor("float32", values, [1, 3, capability.imageSize, capability.imageSize]);
+			const { value: output, dispatches: visionDispatches } = await waiter.wait(() =>
+				countDispatches(() => owned.vision.run({ [VISION_IO.pixels]: pixels })),
+			);
 			const visionCallMs = performance.now() - started;
 			// run() returns once the work is submitted, not done (measured: it returned
 			// after 28 ms of 73.9 s of GPU work in headless Chromium on SwiftShader,
@@ -93,7 +98,17 @@ function staged(run) {
 		async load(plan) {
 			await run.enter("vision-load");
 			owned.worker = await startVisionWorker();
-			const ready = await owned.worker.call("init", { tier: config.tier, model: visionEntry.model, requires: visionEntry.requires, loader: config.loader, memory: config.memory, poll: config.poll, kickMs: config.kickMs, profile: config.profile, capture: config.capture === "all" });
+			const ready = await owned.worker.call("init", {
+				tier: config.tier,
+				model: visionEntry.model,
+				requires: visionEntry.requires,
+				loader: config.loader,
+				memory: config.memory,
+				poll: config.poll,
+				kickMs: config.kickMs,
+				profile: config.profile,
+				capture: config.capture === "all",
+			});
 			run.sessionMs.vision = ready.createMs;
 			run.noteSession(ready.session);
 			run.environment.workerAdapter = ready.adapter;
@@ -127,7 +142,11 @@ function staged(run) {
 			const { values, dims } = embeddings.get(item.testCase.id);
 			const reused = lastUse.get(item.testCase.id) !== index;
 			if (!reused) embeddings.delete(item.testCase.id);
-			return { visionEmbeds: new ort.Tensor("float32", values, dims), vision: { visionMs: visionMs[index], visionDispatches: visionDispatches[index] }, reused };
+			return {
+				visionEmbeds: new ort.Tensor("float32", values, dims),
+				vision: { visionMs: visionMs[index], visionDispatches: visionDispatches[index] },
+				reused,
+			};
 		},
 		async profiles() {
 			return visionProfile ? { vision: visionProfile } : {};

@@ -1,3 +1,4 @@
+// @ts-check
 // The reporting client: everything the page learns goes to the server that
 // served it (docs/architecture.md, "Server endpoints"), so a runner can
 // follow the run and a crash loses no finished case.
@@ -26,8 +27,9 @@ export function createReporter(runId) {
 		// Answers with the process memory the server measured per phase.
 		result: (summary) => post("/benchmark-result", summary),
 		// Best effort: the error being reported may be that the server is gone.
-		error: (phase, error) => post("/benchmark-error", { runId, phase, error }).catch((failure) => {
-			console.error(`Could not report the error to the server: ${failure.message}`);
-		}),
+		error: (phase, error) =>
+			post("/benchmark-error", { runId, phase, error }).catch((failure) => {
+				console.error(`Could not report the error to the server: ${failure.message}`);
+			}),
 	};
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The summary that /benchmark-result receives and window.__benchmarkResult
 // holds: the seed's field names unchanged, additions after them
 // (docs/architecture.md, "Summary"). Its types are the core's
@@ -8,11 +9,17 @@
 export function timingNotes(config, ortVersion) {
 	const notes = [];
 	if (config.scope === "decoder") {
-		notes.push("visionMs is 0: the decoder-only scope feeds synthetic zero embeddings and forces token 4 at every step, so each case walks the full maxTokens cache path; accuracy is not applicable (nCER and exact are null).");
+		notes.push(
+			"visionMs is 0: the decoder-only scope feeds synthetic zero embeddings and forces token 4 at every step, so each case walks the full maxTokens cache path; accuracy is not applicable (nCER and exact are null).",
+		);
 	} else if (config.schedule === "staged") {
-		notes.push("visionMs (staged): vision.run() inside the worker with vision_embeds read back to the CPU, so it includes the GPU work and the copy back; it excludes image decoding, preprocessing and the postMessage transfer.");
+		notes.push(
+			"visionMs (staged): vision.run() inside the worker with vision_embeds read back to the CPU, so it includes the GPU work and the copy back; it excludes image decoding, preprocessing and the postMessage transfer.",
+		);
 	} else {
-		notes.push("visionMs (resident): from vision.run() until device.queue.onSubmittedWorkDone() resolved on the device given to ORT, so it includes the GPU work; visionCallMs is when run() itself returned (vision_embeds stays on the GPU as a gpu-buffer).");
+		notes.push(
+			"visionMs (resident): from vision.run() until device.queue.onSubmittedWorkDone() resolved on the device given to ORT, so it includes the GPU work; visionCallMs is when run() itself returned (vision_embeds stays on the GPU as a gpu-buffer).",
+		);
 	}
 	notes.push(
 		"prefillMs: the prefill decoder.run() (vision tokens + BOS), including uploading CPU inputs and waiting for the logits on the CPU.",
@@ -27,13 +34,19 @@ export function timingNotes(config, ortVersion) {
 		`Memory samples are taken only between phases and between cases, never inside a timed region; each records how long it took (sampleMs, userAgentMs). onnxruntime-web ${ortVersion}, native WebGPU EP.`,
 	);
 	if (config.realm === "worker") {
-		notes.push(`realm=worker: the decoder session, its decode loop and the token choice ran in a dedicated worker (worker/decoder-worker.js) on its own WebGPU device; every decoder time was measured there, and the completion check uses that worker's floor. The embeddings reached it as a transferred array before the case's decoder time started${config.schedule === "resident" && config.scope === "full" ? " (resident: read back from the page's vision output, which is in neither visionMs nor the decoder's times)" : ""}.`);
+		notes.push(
+			`realm=worker: the decoder session, its decode loop and the token choice ran in a dedicated worker (worker/decoder-worker.js) on its own WebGPU device; every decoder time was measured there, and the completion check uses that worker's floor. The embeddings reached it as a transferred array before the case's decoder time started${config.schedule === "resident" && config.scope === "full" ? " (resident: read back from the page's vision output, which is in neither visionMs nor the decoder's times)" : ""}.`,
+		);
 	}
 	if (config.pool > 1) {
-		notes.push(`pool=${config.pool}: ${config.realm === "worker" ? `${config.pool} decoder workers, each with its own onnxruntime-web and device,` : `${config.pool} decoder sessions in the page's one onnxruntime-web, their calls taking turns,`} read the cases at once from one queue; each case's times were measured in the realm that read it (decoderRealm) while the others ran, and pool.wallMs is the whole set's time.`);
+		notes.push(
+			`pool=${config.pool}: ${config.realm === "worker" ? `${config.pool} decoder workers, each with its own onnxruntime-web and device,` : `${config.pool} decoder sessions in the page's one onnxruntime-web, their calls taking turns,`} read the cases at once from one queue; each case's times were measured in the realm that read it (decoderRealm) while the others ran, and pool.wallMs is the whole set's time.`,
+		);
 	}
 	if (config.verify === "wasm") {
-		notes.push("verify=wasm: each timed step's logits are kept in the page (4 bytes per vocabulary id per step) until the release phase's \"released\" sample; then every case is decoded again on the WASM (CPU) execution provider, still in the release phase, so the runner's release-phase memory includes those sessions. Measure memory and time with verify=none.");
+		notes.push(
+			"verify=wasm: each timed step's logits are kept in the page (4 bytes per vocabulary id per step) until the release phase's \"released\" sample; then every case is decoded again on the WASM (CPU) execution provider, still in the release phase, so the runner's release-phase memory includes those sessions. Measure memory and time with verify=none.",
+		);
 	}
 	return notes;
 }
@@ -61,7 +74,27 @@ export function caseResult(testCase, run, accuracyApplicable, item, core) {
 }
 
 /** The whole summary: the page gathers, the core computes every statistic (crate/src/build_summary.rs). */
-export function buildSummary({ runId, config, manifest, visionEntry, decoderEntry, results, warmupResults, memorySamples, environment, sessionMs, wallMs, notes, completionFloors, profile, gpuMemory, sessions, verification, pool, core }) {
+export function buildSummary({
+	runId,
+	config,
+	manifest,
+	visionEntry,
+	decoderEntry,
+	results,
+	warmupResults,
+	memorySamples,
+	environment,
+	sessionMs,
+	wallMs,
+	notes,
+	completionFloors,
+	profile,
+	gpuMemory,
+	sessions,
+	verification,
+	pool,
+	core,
+}) {
 	const { layers, hiddenSize, intermediateSize, attentionHeads, kvHeads, vocabulary, maxTokens } = manifest.capability;
 	return core.buildSummary({
 		runId,
@@ -85,7 +118,11 @@ export function buildSummary({ runId, config, manifest, visionEntry, decoderEntr
 		sessionMs,
 		wallMs,
 		timingNotes: notes,
-		completionFloors: { page: completionFloors.page ?? null, worker: completionFloors.worker ?? null, decoderWorker: completionFloors.decoderWorker ?? null },
+		completionFloors: {
+			page: completionFloors.page ?? null,
+			worker: completionFloors.worker ?? null,
+			decoderWorker: completionFloors.decoderWorker ?? null,
+		},
 		profile: profile ?? null,
 		gpuMemory: gpuMemory ?? null,
 		sessions,

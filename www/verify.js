@@ -1,3 +1,4 @@
+// @ts-check
 // verify=wasm: every timed case decoded again on onnxruntime-web's WASM (CPU)
 // execution provider, in this realm, with the same graphs, inputs and token
 // choice, and compared step by step with the WebGPU run.
@@ -15,9 +16,10 @@
 // (crate/src/build_summary.rs, verification) compares them while the tokens
 // before agree and applies the tolerance. A case id is decoded on the CPU once
 // and compared with every repeat of it: the reference is deterministic.
+
+import { CACHE_IO, DECODER_IO, VISION_IO } from "../browser/contract.js";
 import { ort } from "../browser/ort.js";
 import { createSession } from "../browser/sessions.js";
-import { CACHE_IO, DECODER_IO, VISION_IO } from "../browser/contract.js";
 
 /**
  * The decode of docs/model-contract.md ("Prefill and steps") on CPU tensors:
@@ -34,9 +36,16 @@ async function referenceDecode(session, spec, visionEmbeds, next, maxTokens) {
 	const cacheNames = [];
 	for (let layer = 0; layer < spec.layers; layer += 1) cacheNames.push(`k${layer}`, `v${layer}`);
 	const takesPastLength = session.inputNames.includes(DECODER_IO.pastLength);
-	let pasts = Object.fromEntries(cacheNames.map((name) => [CACHE_IO.past + name, new ort.Tensor("float32", new Float32Array(cacheDims.reduce((a, b) => a * b, 1)), cacheDims)]));
+	let pasts = Object.fromEntries(
+		cacheNames.map((name) => [CACHE_IO.past + name, new ort.Tensor("float32", new Float32Array(cacheDims.reduce((a, b) => a * b, 1)), cacheDims)]),
+	);
 	const call = async (embeds, token, positions) => {
-		const feeds = { [DECODER_IO.visionEmbeds]: embeds, [DECODER_IO.tokenIds]: int32Row([token]), [DECODER_IO.positionIds]: int32Row(positions), ...pasts };
+		const feeds = {
+			[DECODER_IO.visionEmbeds]: embeds,
+			[DECODER_IO.tokenIds]: int32Row([token]),
+			[DECODER_IO.positionIds]: int32Row(positions),
+			...pasts,
+		};
 		if (takesPastLength) feeds[DECODER_IO.pastLength] = new ort.Tensor("int64", BigInt64Array.of(BigInt(positions[0])), [1]);
 		const outputs = await session.run(feeds);
 		pasts = Object.fromEntries(cacheNames.map((name) => [CACHE_IO.past + name, outputs[CACHE_IO.present + name]]));
@@ -45,7 +54,11 @@ async function referenceDecode(session, spec, visionEmbeds, next, maxTokens) {
 	const noEmbeds = new ort.Tensor("float32", new Float32Array(0), [1, 0, spec.hiddenSize]);
 	const tokens = [];
 	const logits = [];
-	let stepLogits = await call(visionEmbeds, spec.bos, Array.from({ length: visionTokens + 1 }, (_, position) => position));
+	let stepLogits = await call(
+		visionEmbeds,
+		spec.bos,
+		Array.from({ length: visionTokens + 1 }, (_, position) => position),
+	);
 	for (let step = 0; ; step += 1) {
 		logits.push(stepLogits);
 		const token = next(stepLogits, step);
@@ -83,11 +96,21 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 	const started = performance.now();
 	const decoderOnly = config.scope === "decoder";
 	const load = async (entry, graph, what) => {
-		const created = await createSession({ model: entry.model, loader: config.loader, memory: config.memory, executionProvider: "wasm", what: `${what} on WASM (verify=wasm)`, role: "verify", graph });
+		const created = await createSession({
+			model: entry.model,
+			loader: config.loader,
+			memory: config.memory,
+			executionProvider: "wasm",
+			what: `${what} on WASM (verify=wasm)`,
+			role: "verify",
+			graph,
+		});
 		sessions.push(created.record);
 		return created.session;
 	};
+	/** @type {import("onnxruntime-web").InferenceSession | null} */
 	let vision = null;
+	/** @type {import("onnxruntime-web").InferenceSession | null} */
 	let decoder = null;
 	try {
 		if (!decoderOnly) vision = await load(visionEntry, "vision", `vision tier ${config.tier}`);
@@ -97,6 +120,7 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 				const zeros = new Float32Array(capability.visionTokens * capability.hiddenSize);
 				return new ort.Tensor("float32", zeros, [1, capability.visionTokens, capability.hiddenSize]);
 			}
+			if (!vision) throw new Error("verify=wasm has no vision session to encode the case with.");
 			const pixels = new ort.Tensor("float32", await loadPixels(testCase), [1, 3, capability.imageSize, capability.imageSize]);
 			try {
 				return (await vision.run({ [VISION_IO.pixels]: pixels }))[VISION_IO.embeds];
@@ -116,7 +140,9 @@ export async function verifyOnWasm({ config, capability, visionEntry, decoderEnt
 			const stepMaxAbsDiff = [];
 			for (let step = 0; step < steps; step += 1) stepMaxAbsDiff.push(maxAbsDifference(run.logits[step], reference.logits[step]));
 			cases.push({ id, repeat: run.repeat, tokenIds: run.tokenIds, referenceTokenIds: reference.tokens, stepMaxAbsDiff });
-			log(`VERIFY_CASE ${id} ${JSON.stringify({ repeat: run.repeat, tokens: run.tokenIds, reference: reference.tokens, maxAbsLogitDiff: Math.max(...stepMaxAbsDiff) })}`);
+			log(
+				`VERIFY_CASE ${id} ${JSON.stringify({ repeat: run.repeat, tokens: run.tokenIds, reference: reference.tokens, maxAbsLogitDiff: Math.max(...stepMaxAbsDiff) })}`,
+			);
 		}
 		// The core picks the logit tolerance from what the graphs run require (an fp16 one needs shader-f16).
 		const requires = { visionRequires: decoderOnly ? [] : visionEntry.requires, decoderRequires: decoderEntry.requires };

@@ -1,3 +1,4 @@
+// @ts-check
 // What a person sees: the configuration, progress while it runs, the results
 // table at the end, and any failure in plain words. The log also goes to the
 // console, where headless runs read it.
@@ -25,20 +26,34 @@ function probeLines(summary) {
 		["  submit / sync / choose (p50)", `${fine(probe.submit?.p50Ms)} / ${fine(probe.sync?.p50Ms)} / ${fine(probe.choose?.p50Ms)}`],
 		["time to first token", spread(probe.timeToFirstToken)],
 		["tokens per second", probe.tokensPerSecond == null ? "—" : probe.tokensPerSecond.toFixed(1)],
-		["completion floor (page)", floor ? `${fine(floor.p50Ms)} (dispatch + readback), ${fine(summary.completion.page.emptyQueue?.p50Ms)} (empty queue); poll=${summary.poll.mode}` : "—"],
+		[
+			"completion floor (page)",
+			floor
+				? `${fine(floor.p50Ms)} (dispatch + readback), ${fine(summary.completion.page.emptyQueue?.p50Ms)} (empty queue); poll=${summary.poll.mode}`
+				: "—",
+		],
 		["completion", summary.completion?.check?.verdict ?? "—"],
 	];
 	if (probe.gpuMsPerDecoderRun != null) lines.push(["GPU time per decoder run (timestamps)", fine(probe.gpuMsPerDecoderRun)]);
 	if (summary.repeats?.count > 1) {
 		const token = summary.repeats.interval.tokenP50Ms;
-		lines.push(["per-token p50 across repeats", token?.halfWidth == null ? "—" : `${fine(token.mean)} ± ${fine(token.halfWidth)} (95 %, ${token.n} repeats)`]);
+		lines.push([
+			"per-token p50 across repeats",
+			token?.halfWidth == null ? "—" : `${fine(token.mean)} ± ${fine(token.halfWidth)} (95 %, ${token.n} repeats)`,
+		]);
 	}
 	for (const [session, profile] of Object.entries(summary.profile ?? {})) {
 		if (!profile?.available) continue;
-		const top = profile.ops.slice(0, 5).map((op) => `${op.opType} ${profile.gpuTimestamps ? fine(op.gpuMs) : fine(op.cpuMs)}`).join(", ");
+		const top = profile.ops
+			.slice(0, 5)
+			.map((op) => `${op.opType} ${profile.gpuTimestamps ? fine(op.gpuMs) : fine(op.cpuMs)}`)
+			.join(", ");
 		const off = profile.placement.offDevice.map((node) => node.opType);
 		lines.push([`${session}: top ops (${profile.gpuTimestamps ? "GPU" : "CPU-side"})`, top || "—"]);
-		lines.push([`${session}: nodes off WebGPU`, off.length ? `${off.length}: ${[...new Set(off)].join(", ")}` : profile.placement.found ? "none" : "placement not logged"]);
+		lines.push([
+			`${session}: nodes off WebGPU`,
+			off.length ? `${off.length}: ${[...new Set(off)].join(", ")}` : profile.placement.found ? "none" : "placement not logged",
+		]);
 	}
 	return lines;
 }
@@ -54,7 +69,10 @@ export function createView() {
 	return {
 		log,
 		showConfig(config) {
-			$("#config").textContent = Object.entries(config).filter(([key]) => key !== "query").map(([key, value]) => `${key}=${value}`).join("  ");
+			$("#config").textContent = Object.entries(config)
+				.filter(([key]) => key !== "query")
+				.map(([key, value]) => `${key}=${value}`)
+				.join("  ");
 		},
 		phase(name) {
 			$("#phase").textContent = name;
@@ -85,7 +103,10 @@ export function createView() {
 				["exact", summary.accuracyApplicable ? `${summary.exact}/${summary.cases}` : "not applicable"],
 				// Read on past the end of the text: the expected text, then extra characters.
 				["trailing extras", summary.accuracyApplicable ? `${summary.trailingExtras}/${summary.cases}` : "not applicable"],
-				...Object.entries(summary.perStyle ?? {}).map(([style, s]) => [`nCER, style ${style}`, `${ratio(s.nCER)} (${s.exact}/${s.cases} exact, ${s.trailingExtras} trailing extras)`]),
+				...Object.entries(summary.perStyle ?? {}).map(([style, s]) => [
+					`nCER, style ${style}`,
+					`${ratio(s.nCER)} (${s.exact}/${s.cases} exact, ${s.trailingExtras} trailing extras)`,
+				]),
 				["median case", ms(summary.medianMs)],
 				["peak case", ms(summary.peakCaseMs)],
 				["mean case", ms(summary.meanMs)],

@@ -1,3 +1,4 @@
+// @ts-check
 // The page's side of a dedicated worker of this harness (worker/vision-worker.js,
 // worker/decoder-worker.js): a ready handshake, then calls matched to answers
 // by id. A worker that dies rejects every pending call with what it said, and
@@ -54,15 +55,23 @@ export async function startWorker(path, who) {
 	worker.onmessageerror = () => failAll(new Error(`${who} sent a message that could not be deserialised.`));
 	const readyPayload = await ready;
 	if (readyPayload.lifeLock) {
-		navigator.locks.request(readyPayload.lifeLock, () => {
-			if (failure) return;
-			const calls = [...pending.values()].map((call) => `"${call.type}"`);
-			failAll(new Error(`${who} ended without answering${calls.length ? ` ${calls.join(", ")}` : ""} (it was closed, crashed or was killed).`));
-		}).catch(() => {});
+		navigator.locks
+			.request(readyPayload.lifeLock, () => {
+				if (failure) return;
+				const calls = [...pending.values()].map((call) => `"${call.type}"`);
+				failAll(new Error(`${who} ended without answering${calls.length ? ` ${calls.join(", ")}` : ""} (it was closed, crashed or was killed).`));
+			})
+			.catch(() => {});
 	}
 	return {
 		ready: readyPayload,
-		/** options: { signal, limitMs }: past either the worker is terminated and every call rejects. */
+		/**
+		 * options: { signal, limitMs }: past either the worker is terminated and every call rejects.
+		 * @param {string} type
+		 * @param {unknown} payload
+		 * @param {Transferable[]} [transfer]
+		 * @param {{ signal?: AbortSignal, limitMs?: number }} [options]
+		 */
 		call(type, payload, transfer = [], { signal, limitMs = DEFAULT_CALL_LIMIT_MS } = {}) {
 			if (failure) return Promise.reject(failure);
 			if (signal?.aborted) return Promise.reject(signal.reason);
@@ -72,8 +81,11 @@ export async function startWorker(path, who) {
 					worker.terminate();
 					failAll(error);
 				};
-				const timer = setTimeout(() => stop(new Error(`${who} did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)), limitMs);
-				const onAbort = () => stop(signal.reason ?? new Error(`${who}'s "${type}" was aborted.`));
+				const timer = setTimeout(
+					() => stop(new Error(`${who} did not answer "${type}" within ${Math.round(limitMs / 1000)} s; it was terminated.`)),
+					limitMs,
+				);
+				const onAbort = () => stop(signal?.reason ?? new Error(`${who}'s "${type}" was aborted.`));
 				signal?.addEventListener("abort", onAbort, { once: true });
 				const settle = (finish) => (value) => {
 					clearTimeout(timer);

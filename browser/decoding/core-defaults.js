@@ -1,3 +1,4 @@
+// @ts-check
 // The core's JSON form of a config leaves a few parameters out at their
 // defaults (choose, sync, capture, realm: older records stay as they were).
 // Code that reads them takes the default from the core's own parameter table

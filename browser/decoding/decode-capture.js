@@ -1,3 +1,4 @@
+// @ts-check
 // capture=on: the decode steps of choose=gpu as one graph that onnxruntime-web's
 // WebGPU EP records once and replays (the enableGraphCapture session option),
 // instead of encoding every kernel of every step again. capture=all: the
@@ -31,12 +32,15 @@
 //   buffer), so after each step copyBufferToBuffer moves present -> past in
 //   the same queue.
 // A step's submit time therefore includes queueing those copies.
-import { ort } from "../ort.js";
-import { createSession } from "../sessions.js";
+
 import { DECODER_IO, pastNameOf } from "../contract.js";
-import { decoderTensors } from "./decoder-tensors.js";
 import { countDispatches } from "../dispatch-count.js";
 import { createTensorBuffer } from "../gpu.js";
+import { ort } from "../ort.js";
+import { createSession } from "../sessions.js";
+import { decoderTensors, prefillIds } from "./decoder-tensors.js";
+
+/** @typedef {import("./decoder-tensors.js").Tensors} Tensors */
 
 /**
  * capture=on and capture=all in either realm (decoder-run.js): the decoder
@@ -46,7 +50,18 @@ import { createTensorBuffer } from "../gpu.js";
  * runs from fixed buffers. Returns createSession's answer plus createRunner.
  */
 export async function createCapturedSteps({ model, loader, memory, device, outputs, name, profile, capturedPrefill }) {
-	const step = await createSession({ model, loader, memory, device, preferredOutputLocation: outputs, what: `decoder "${name}" (captured steps)`, profile, role: "decoder", graph: "decoder", graphCapture: true });
+	const step = await createSession({
+		model,
+		loader,
+		memory,
+		device,
+		preferredOutputLocation: outputs,
+		what: `decoder "${name}" (captured steps)`,
+		profile,
+		role: "decoder",
+		graph: "decoder",
+		graphCapture: true,
+	});
 	return { ...step, createRunner: capturedRunner(step.session, capturedPrefill) };
 }
 
@@ -55,11 +70,14 @@ export async function createCapturedSteps({ model, loader, memory, device, outpu
  * recorded graph of stepSession. prefillSession: the same decoder file, with
  * capture when capturedPrefill. Returns createRunner(session, spec, waiter,
  * { device, tokenTensor }).
+ * @param {import("onnxruntime-web").InferenceSession} stepSession
+ * @param {boolean} capturedPrefill
  */
 function capturedRunner(stepSession, capturedPrefill) {
 	return (prefillSession, spec, waiter, { device, tokenTensor }) => {
-		if (!spec.fixedKv) throw new Error(`capture=${capturedPrefill ? "all" : "on"} needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.`);
-		const { presentNames, int32, emptyCache, pastLength } = decoderTensors(spec);
+		if (!spec.fixedKv)
+			throw new Error(`capture=${capturedPrefill ? "all" : "on"} needs a fixed-KV decoder: a growing KV cache changes the step's shapes every step.`);
+		const { presentNames, prefillFeeds: plainPrefillFeeds } = decoderTensors(spec);
 		const cacheDims = [1, spec.kvHeads, spec.kvSlots, spec.headDim];
 		const cacheBytes = spec.kvHeads * spec.kvSlots * spec.headDim * 4;
 		const gpuTensor = (label, bytes, dataType, dims) => {
@@ -94,7 +112,11 @@ function capturedRunner(stepSession, capturedPrefill) {
 				// The copies are submitted: the presents may go back to ORT's pool.
 				for (const name of presentNames) prefilled[name].dispose();
 			}
-			return { gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer, release: () => prefilled[DECODER_IO.logits].dispose(), dispatches: counted.dispatches };
+			return {
+				gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer,
+				release: () => prefilled[DECODER_IO.logits].dispose(),
+				dispatches: counted.dispatches,
+			};
 		};
 		/** capture=all: this case's embeddings into the fixed input, then the recorded prefill. */
 		const prefillFrom = async (feeds, visionEmbeds) => {
@@ -114,6 +136,7 @@ function capturedRunner(stepSession, capturedPrefill) {
 			}
 			return handOver(await waiter.wait(() => countDispatches(() => prefillSession.run(feeds))));
 		};
+		/** @type {Tensors | null} */
 		let outputs = null;
 		const disposeOutputs = () => {
 			for (const tensor of Object.values(outputs ?? {})) tensor?.dispose();
@@ -125,13 +148,7 @@ function capturedRunner(stepSession, capturedPrefill) {
 		return {
 			async prefill(visionEmbeds) {
 				if (prefillFeeds) return prefillFrom(prefillFeeds, visionEmbeds);
-				const plainFeeds = {
-					[DECODER_IO.visionEmbeds]: visionEmbeds,
-					[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
-					[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
-					[DECODER_IO.pastLength]: pastLength(0),
-				};
-				for (const name of presentNames) plainFeeds[pastNameOf(name)] = emptyCache();
+				const plainFeeds = plainPrefillFeeds(visionEmbeds);
 				let counted;
 				try {
 					counted = await waiter.wait(() => countDispatches(() => prefillSession.run(plainFeeds)));
@@ -146,9 +163,10 @@ function capturedRunner(stepSession, capturedPrefill) {
 				disposeOutputs();
 				// A replay encodes the recorded dispatches again (browser/dispatch-count.js): counted as any run's.
 				const counted = await waiter.wait(() => countDispatches(() => stepSession.run(feeds)));
-				outputs = counted.value;
-				copyIntoPasts(outputs);
-				return { gpuBuffer: outputs[DECODER_IO.logits].gpuBuffer, release: () => {}, dispatches: counted.dispatches };
+				const stepped = counted.value;
+				outputs = stepped;
+				copyIntoPasts(stepped);
+				return { gpuBuffer: stepped[DECODER_IO.logits].gpuBuffer, release: () => {}, dispatches: counted.dispatches };
 			},
 			end() {
 				disposeOutputs();
@@ -163,16 +181,21 @@ function capturedRunner(stepSession, capturedPrefill) {
  * positions 0..V, past length 0, and zero pasts (a new buffer reads as zeros).
  */
 function fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, cacheDims) {
-	const positions = spec.visionTokens + 1;
+	const ids = prefillIds(spec);
+	/** @type {Tensors} */
 	const feeds = {
-		[DECODER_IO.visionEmbeds]: gpuTensor(`prefill ${DECODER_IO.visionEmbeds}`, spec.visionTokens * spec.hiddenSize * 4, "float32", [1, spec.visionTokens, spec.hiddenSize]),
-		[DECODER_IO.tokenIds]: gpuTensor(`prefill ${DECODER_IO.tokenIds}`, 4, "int32", [1, 1]),
-		[DECODER_IO.positionIds]: gpuTensor(`prefill ${DECODER_IO.positionIds}`, positions * 4, "int32", [1, positions]),
+		[DECODER_IO.visionEmbeds]: gpuTensor(`prefill ${DECODER_IO.visionEmbeds}`, spec.visionTokens * spec.hiddenSize * 4, "float32", [
+			1,
+			spec.visionTokens,
+			spec.hiddenSize,
+		]),
+		[DECODER_IO.tokenIds]: gpuTensor(`prefill ${DECODER_IO.tokenIds}`, ids.tokenIds.byteLength, "int32", ids.dims.tokenIds),
+		[DECODER_IO.positionIds]: gpuTensor(`prefill ${DECODER_IO.positionIds}`, ids.positionIds.byteLength, "int32", ids.dims.positionIds),
 		[DECODER_IO.pastLength]: gpuTensor(`prefill ${DECODER_IO.pastLength}`, 8, "int64", [1]),
 	};
 	for (const name of presentNames) feeds[pastNameOf(name)] = gpuTensor(`prefill ${pastNameOf(name)}`, cacheBytes, "float32", cacheDims);
-	device.queue.writeBuffer(feeds[DECODER_IO.tokenIds].gpuBuffer, 0, Int32Array.of(spec.bos));
-	device.queue.writeBuffer(feeds[DECODER_IO.positionIds].gpuBuffer, 0, Int32Array.from({ length: positions }, (_, index) => index));
+	device.queue.writeBuffer(feeds[DECODER_IO.tokenIds].gpuBuffer, 0, ids.tokenIds);
+	device.queue.writeBuffer(feeds[DECODER_IO.positionIds].gpuBuffer, 0, ids.positionIds);
 	device.queue.writeBuffer(feeds[DECODER_IO.pastLength].gpuBuffer, 0, BigInt64Array.of(0n));
 	return feeds;
 }

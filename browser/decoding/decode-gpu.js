@@ -1,3 +1,4 @@
+// @ts-check
 // The decode loop of choose=gpu: the model contract's prefill and steps as in
 // decode.js, but the token choice runs on the GPU (the core's GpuTokenChooser,
 // wasm/src/gpu_choose.rs) straight from the logits' gpu-buffer, and each step's
@@ -13,10 +14,13 @@
 // of its batch and 0 on the others, so a step's submit + sync + choose still add
 // up to the decode time. The prefill's id is read back on its own
 // (prefillSyncMs), so the first token is known as early as with the CPU loop.
-import { ort } from "../ort.js";
+import { GpuTokenChooser } from "../../pkg/ocr_bench_core.js";
 import { DECODER_IO, pastNameOf } from "../contract.js";
-import { decoderTensors } from "./decoder-tensors.js";
 import { countDispatches, uncounted } from "../dispatch-count.js";
+import { ort } from "../ort.js";
+import { decoderTensors } from "./decoder-tensors.js";
+
+/** @typedef {import("./decoder-tensors.js").Tensors} Tensors */
 
 /**
  * The plain way to run the steps: each step's presents are fed back as the
@@ -27,7 +31,7 @@ import { countDispatches, uncounted } from "../dispatch-count.js";
  * is queued; dispatches counts what onnxruntime encoded for the run.
  */
 function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
-	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
+	const { presentNames, pastLength, prefillFeeds, disposeOutputs } = decoderTensors(spec);
 	const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 	// One id buffer per position, written once (a queue write, not a readback);
 	// 16 bytes, the granule onnxruntime-web sizes its own buffers in.
@@ -40,6 +44,7 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 		}
 		return positionTensors[position];
 	};
+	/** @type {Tensors | null} */
 	let outputs = null;
 	const logitsOf = (run, dispatches) => ({
 		dispatches,
@@ -51,13 +56,7 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 	});
 	return {
 		async prefill(visionEmbeds) {
-			const feeds = {
-				[DECODER_IO.visionEmbeds]: visionEmbeds,
-				[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
-				[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
-			};
-			for (const name of presentNames) feeds[pastNameOf(name)] = emptyCache();
-			if (spec.fixedKv) feeds[DECODER_IO.pastLength] = pastLength(0);
+			const feeds = prefillFeeds(visionEmbeds);
 			let counted;
 			try {
 				counted = await waiter.wait(() => countDispatches(() => session.run(feeds)));
@@ -74,7 +73,9 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
 				[DECODER_IO.positionIds]: positionTensor(position),
 			};
 			if (spec.fixedKv) feeds[DECODER_IO.pastLength] = pastLength(position);
-			for (const name of presentNames) feeds[pastNameOf(name)] = outputs[name];
+			const presents = outputs;
+			if (!presents) throw new Error("A decode step ran before the prefill: there are no presents to feed back.");
+			for (const name of presentNames) feeds[pastNameOf(name)] = presents[name];
 			let counted;
 			try {
 				counted = await waiter.wait(() => countDispatches(() => session.run(feeds)));
@@ -100,19 +101,31 @@ function feedBackRunner(session, spec, waiter, { device, tokenTensor }) {
  * queued per readback, 1..=64. createRunner(session, spec, waiter, { device,
  * tokenTensor }): how the prefill and steps run; by default the presents are
  * fed back (feedBackRunner), capture=on passes decode-capture.js's.
+ * @param {import("onnxruntime-web").InferenceSession} session
+ * @param {import("./decoder-tensors.js").DecoderSpec} spec
+ * @param {ReturnType<typeof import("../gpu-wait.js").createGpuWaiter>} waiter
+ * @param {object} options
+ * @param {GPUDevice} options.device
+ * @param {GpuTokenChooser | null} options.chooser
+ * @param {number | null} [options.forcedToken]
+ * @param {number} options.sync
+ * @param {typeof feedBackRunner} [options.createRunner]
  */
 export function createGpuDecoder(session, spec, waiter, { device, chooser, forcedToken = null, sync, createRunner = feedBackRunner }) {
 	const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-	let tokenBuffer = chooser?.tokenBuffer;
-	if (!chooser) {
+	let tokenBuffer;
+	if (chooser) tokenBuffer = chooser.tokenBuffer;
+	else {
+		if (forcedToken === null) throw new Error("The GPU decode loop needs a chooser or a forced token.");
 		tokenBuffer = device.createBuffer({ label: "forced token", size: 16, usage });
 		device.queue.writeBuffer(tokenBuffer, 0, Int32Array.of(forcedToken));
 	}
 	const tokenTensor = ort.Tensor.fromGpuBuffer(tokenBuffer, { dataType: "int32", dims: [1, 1] });
 	const runner = createRunner(session, spec, waiter, { device, tokenTensor });
-	// What the chooser reads back for a step without a candidate (GpuTokenChooser.NO_CANDIDATE).
-	const NO_CANDIDATE = chooser ? chooser.constructor.NO_CANDIDATE : null;
-	const noCandidate = (step) => new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or blocked (the GPU chooser's readback marked it).`);
+	// What the chooser reads back for a step without a candidate.
+	const NO_CANDIDATE = chooser ? GpuTokenChooser.NO_CANDIDATE : null;
+	const noCandidate = (step) =>
+		new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or blocked (the GPU chooser's readback marked it).`);
 
 	/** Queues the choice from a step's logits; returns the time it took to queue. */
 	const choose = (logits) => {
@@ -125,7 +138,11 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 		return ms;
 	};
 	/** The last `count` chosen ids, on the CPU. */
-	const readIds = async (count, knownIds) => (chooser ? Array.from(await waiter.wait(() => chooser.readChosen(count))) : (await waiter.wait(() => device.queue.onSubmittedWorkDone()), knownIds(count)));
+	const readIds = async (count, knownIds) => {
+		if (chooser) return Array.from(await waiter.wait(() => chooser.readChosen(count)));
+		await waiter.wait(() => device.queue.onSubmittedWorkDone());
+		return knownIds(count);
+	};
 	const forcedIds = (count) => new Array(count).fill(forcedToken);
 
 	/**
@@ -137,7 +154,18 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 		chooser?.reset();
 		const prefillLogits = await runner.prefill(visionEmbeds);
 		const prefillSubmitMs = performance.now() - started;
-		const probe = { prefillSubmitMs, prefillSyncMs: 0, submitMs: [], syncMs: [], chooseMs: [], stepsPerReadback: sync, prefillDispatches: prefillLogits.dispatches, stepDispatches: [] };
+		/** @type {import("./decode.js").DecodeProbe} */
+		const probe = {
+			prefillSubmitMs,
+			prefillSyncMs: 0,
+			submitMs: [],
+			syncMs: [],
+			chooseMs: [],
+			stepsPerReadback: sync,
+			prefillDispatches: prefillLogits.dispatches,
+			stepDispatches: [],
+		};
+		/** @type {number[]} */
 		const tokens = [];
 		let decodeSteps = 0;
 		let decodeStarted = performance.now();
@@ -153,6 +181,7 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 			while (!ended && tokens.length < maxTokens) {
 				// Each step makes one token: never queue more than maxTokens allows.
 				const batch = Math.min(sync, maxTokens - tokens.length);
+				/** @type {{ submitMs: number, dispatches: number, chooseMs: number }[]} */
 				const times = [];
 				for (let index = 0; index < batch; index += 1) {
 					const position = spec.visionTokens + 1 + decodeSteps + index;
@@ -186,6 +215,13 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 			runner.end();
 		}
 		const now = performance.now();
-		return { tokens, decodeSteps, prefillMs: probe.prefillSubmitMs + probe.prefillSyncMs, decodeMs: now - decodeStarted, decodeTotalMs: now - started, probe };
+		return {
+			tokens,
+			decodeSteps,
+			prefillMs: probe.prefillSubmitMs + probe.prefillSyncMs,
+			decodeMs: now - decodeStarted,
+			decodeTotalMs: now - started,
+			probe,
+		};
 	};
 }

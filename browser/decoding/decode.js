@@ -1,3 +1,4 @@
+// @ts-check
 // The decode loop of the model contract (docs/model-contract.md, "Prefill and
 // steps"): prefill with the vision embeddings, BOS and positions 0..V; then
 // one token per step at position V+1+i with the previous presents fed back as
@@ -10,20 +11,30 @@
 // step's kernels), syncMs (until the logits are readable on the CPU: the GPU's
 // work plus the browser's completion wait) and chooseMs (the core's token
 // choice). Without the split the first two are one await, as in the seed.
-import { ort } from "../ort.js";
+
 import { DECODER_IO, pastNameOf } from "../contract.js";
+import { countDispatches } from "../dispatch-count.js";
+import { ort } from "../ort.js";
 import { decoderTensors } from "./decoder-tensors.js";
 import { createDivergence } from "./divergence.js";
-import { countDispatches } from "../dispatch-count.js";
 
 /**
- * session: the decoder session; spec: { layers, visionTokens, hiddenSize,
- * kvHeads, headDim, kvSlots, fixedKv, vocabulary, bos, eos }; waiter: the
+ * The decode probe of one case as both loops fill it (the core's CaseProbe, with the
+ * dispatch counts always there).
+ * @typedef {import("../../pkg/ocr_bench_core.js").CaseProbe & { stepDispatches: number[] }} DecodeProbe
+ */
+
+/**
+ * session: the decoder session; spec: what the loop knows of the decoder; waiter: the
  * realm's GPU waiter (browser/gpu-wait.js). device: the GPUDevice the session
  * runs on (only the test-only diverge-kv fault writes to it).
+ * @param {import("onnxruntime-web").InferenceSession} session
+ * @param {import("./decoder-tensors.js").DecoderSpec} spec
+ * @param {import("../gpu-wait.js").GpuWaiter} waiter
+ * @param {{ device?: GPUDevice | null }} [options]
  */
 export function createDecoder(session, spec, waiter, { device = null } = {}) {
-	const { presentNames, int32, emptyCache, pastLength, disposeOutputs } = decoderTensors(spec);
+	const { presentNames, int32, pastLength, prefillFeeds, disposeOutputs } = decoderTensors(spec);
 	const pastNames = new Set(presentNames.map((name) => pastNameOf(name)));
 	const disposeFeeds = (feeds, keep) => {
 		for (const [name, tensor] of Object.entries(feeds)) if (!keep.has(name)) tensor.dispose();
@@ -43,7 +54,9 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 		const synced = performance.now();
 		if (logits.length !== spec.vocabulary) {
 			disposeOutputs(outputs);
-			throw new Error(`The decoder returned ${logits.length} logits, but the vocabulary has ${spec.vocabulary} ids (manifest capability.vocabulary and vocab.json).`);
+			throw new Error(
+				`The decoder returned ${logits.length} logits, but the vocabulary has ${spec.vocabulary} ids (manifest capability.vocabulary and vocab.json).`,
+			);
 		}
 		return { outputs, logits, submitMs: submitted - started, syncMs: synced - submitted, dispatches };
 	};
@@ -59,21 +72,25 @@ export function createDecoder(session, spec, waiter, { device = null } = {}) {
 	return async function decode(visionEmbeds, { next, maxTokens, diverge = null }) {
 		const divergence = diverge ? createDivergence(diverge, { spec, device }) : null;
 		const started = performance.now();
-		const prefillFeeds = {
-			[DECODER_IO.visionEmbeds]: visionEmbeds,
-			[DECODER_IO.tokenIds]: int32([spec.bos], [1, 1]),
-			[DECODER_IO.positionIds]: int32(Array.from({ length: spec.visionTokens + 1 }, (_, index) => index), [1, spec.visionTokens + 1]),
-		};
-		for (const name of presentNames) prefillFeeds[pastNameOf(name)] = emptyCache();
-		if (spec.fixedKv) prefillFeeds[DECODER_IO.pastLength] = pastLength(0);
+		const prefillInputs = prefillFeeds(visionEmbeds);
 		let prefill;
 		try {
-			prefill = await step(prefillFeeds);
+			prefill = await step(prefillInputs);
 		} finally {
-			disposeFeeds(prefillFeeds, new Set());
+			disposeFeeds(prefillInputs, new Set());
 		}
-		const probe = { prefillSubmitMs: prefill.submitMs, prefillSyncMs: prefill.syncMs, submitMs: [], syncMs: [], chooseMs: [], prefillDispatches: prefill.dispatches, stepDispatches: [] };
+		/** @type {DecodeProbe} */
+		const probe = {
+			prefillSubmitMs: prefill.submitMs,
+			prefillSyncMs: prefill.syncMs,
+			submitMs: [],
+			syncMs: [],
+			chooseMs: [],
+			prefillDispatches: prefill.dispatches,
+			stepDispatches: [],
+		};
 		let { outputs, logits } = prefill;
+		/** @type {number[]} */
 		const tokens = [];
 		let decodeSteps = 0;
 		const decodeStarted = performance.now();

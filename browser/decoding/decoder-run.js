@@ -1,3 +1,4 @@
+// @ts-check
 // One decoder run, set up the same way in every realm that decodes: the page
 // (realm=page, www/main.js) and the decoder worker (realm=worker,
 // worker/decoder-worker.js). From the core's parsed config it creates the
@@ -6,14 +7,14 @@
 // and the token choice (the core's TokenChooser or GpuTokenChooser), so the two
 // realms decode and time alike. The caller owns the device and its waiter.
 import { GpuTokenChooser, TokenChooser } from "../../pkg/ocr_bench_core.js";
-import { createSession } from "../sessions.js";
 import { checkDecoder } from "../contract.js";
 import { endProfile } from "../ort-profile.js";
-import { createDecoder } from "./decode.js";
-import { createGpuDecoder } from "./decode-gpu.js";
-import { createCapturedSteps } from "./decode-capture.js";
-import { decoderOutputLocations } from "./decoder-tensors.js";
+import { createSession } from "../sessions.js";
 import { withCoreDefaults } from "./core-defaults.js";
+import { createDecoder } from "./decode.js";
+import { createCapturedSteps } from "./decode-capture.js";
+import { createGpuDecoder } from "./decode-gpu.js";
+import { decoderOutputLocations } from "./decoder-tensors.js";
 
 // Decoder-only scope: the seed forces this non-EOS id (the vocabulary's first
 // character) so every run walks the complete cache path.
@@ -40,6 +41,8 @@ export function createTokenChoice({ decoderOnly, vocabulary, tokens }) {
 	};
 }
 
+/** @typedef {Awaited<ReturnType<typeof createDecoderRun>>} DecoderRun */
+
 /**
  * config: the core's parsed config (core.parseConfig, structured-cloned into a
  * worker as it is); capability: the manifest's; entry: the decoder's manifest
@@ -57,10 +60,24 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 	const outputs = decoderOutputLocations(capability.layers);
 	// capture=all: the prefill on this session replays its own recorded graph (decode-capture.js).
 	const capturedPrefill = config.capture === "all";
-	const created = await createSession({ model: entry.model, loader: config.loader, memory: config.memory, device, preferredOutputLocation: outputs, what: `decoder "${entry.name}"`, profile: config.profile, role: "decoder", graph: "decoder", graphCapture: capturedPrefill });
+	const created = await createSession({
+		model: entry.model,
+		loader: config.loader,
+		memory: config.memory,
+		device,
+		preferredOutputLocation: outputs,
+		what: `decoder "${entry.name}"`,
+		profile: config.profile,
+		role: "decoder",
+		graph: "decoder",
+		graphCapture: capturedPrefill,
+	});
 	const session = created.session;
+	/** @type {import("onnxruntime-web").InferenceSession | null} */
 	let stepSession = null;
+	/** @type {ReturnType<typeof createTokenChoice> | null} */
 	let choice = null;
+	/** @type {GpuTokenChooser | null} */
 	let gpuChooser = null;
 	let released = false;
 	const release = async () => {
@@ -76,7 +93,16 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 	};
 	try {
 		const shape = checkDecoder(session, capability, entry, config.maxTokens);
-		const spec = { ...shape, fixedKv: entry.fixedKv, visionTokens: capability.visionTokens, hiddenSize: capability.hiddenSize, vocabulary: capability.vocabulary, bos: tokens.bos, eos: tokens.eos };
+		const spec = {
+			...shape,
+			fixedKv: entry.fixedKv,
+			visionTokens: capability.visionTokens,
+			hiddenSize: capability.hiddenSize,
+			vocabulary: capability.vocabulary,
+			bos: tokens.bos,
+			eos: tokens.eos,
+		};
+		/** @type {{ createMs: number, session: import("../../pkg/ocr_bench_core.js").SessionRecord } | null} */
 		let step = null;
 		let loop;
 		if (config.choose === "gpu") {
@@ -86,7 +112,16 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 			let createRunner;
 			if (config.capture !== "off") {
 				// The steps on a second session of the same file that records and replays them (decode-capture.js).
-				const captured = await createCapturedSteps({ model: entry.model, loader: config.loader, memory: config.memory, device, outputs, name: entry.name, profile: config.profile, capturedPrefill });
+				const captured = await createCapturedSteps({
+					model: entry.model,
+					loader: config.loader,
+					memory: config.memory,
+					device,
+					outputs,
+					name: entry.name,
+					profile: config.profile,
+					capturedPrefill,
+				});
 				stepSession = captured.session;
 				step = { createMs: captured.createMs, session: captured.record };
 				createRunner = captured.createRunner;
@@ -107,12 +142,16 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 			 * without keepLogits).
 			 */
 			async decode(visionEmbeds, { maxTokens, keepLogits = false, diverge = null, wrapNext = (next) => next }) {
+				/** @type {Float32Array[] | null} */
 				const logits = keepLogits ? [] : null;
 				// A fresh sequence holds only BOS (penalised like any seen id).
 				choice?.reset();
-				const next = (stepLogits, index) => {
+				/** @param {Float32Array} stepLogits */
+				const next = (stepLogits) => {
 					logits?.push(stepLogits);
-					return choice.next(stepLogits, index);
+					// Only the CPU loop asks: choose=gpu chooses on the GPU.
+					if (!choice) throw new Error("No CPU token choice: this decoder run chooses on the GPU (choose=gpu).");
+					return choice.next(stepLogits);
 				};
 				const decoded = await loop(visionEmbeds, { next: wrapNext(next), maxTokens, diverge });
 				return { ...decoded, logits };

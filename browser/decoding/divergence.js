@@ -1,3 +1,4 @@
+// @ts-check
 // The test-only divergence faults (www/fault-injection.js): what each one
 // changes in decode.js's loop, in the page or in the decoder worker
 // (realm=worker), so that a WebGPU run leaves the WASM reference at a known
@@ -54,7 +55,8 @@ export function createDivergence(kind, { spec, device }) {
 			if (kind !== "diverge-kv") return;
 			for (const name of presentNames.filter((n) => n === cacheName("present", "k", 0) || n === cacheName("present", "v", 0))) {
 				const tensor = outputs[name];
-				if (tensor.location !== "gpu-buffer") throw new Error(`inject=diverge-kv: ${name} is on ${tensor.location}, not a gpu-buffer; nothing on the GPU to overwrite.`);
+				if (tensor.location !== "gpu-buffer")
+					throw new Error(`inject=diverge-kv: ${name} is on ${tensor.location}, not a gpu-buffer; nothing on the GPU to overwrite.`);
 				const [, heads, slots, headDim] = tensor.dims;
 				const slot = new Float32Array(headDim).fill(KV_VALUE);
 				for (let head = 0; head < heads; head += 1) device.queue.writeBuffer(tensor.gpuBuffer, head * slots * headDim * 4, slot);
@@ -62,7 +64,10 @@ export function createDivergence(kind, { spec, device }) {
 			applied = true;
 		},
 		check() {
-			if (!applied) throw new Error(`inject=${kind}: the case ended before the fault could change its decode (it needs ${kind === "diverge-kv" ? "a first token that is not EOS and maxTokens of at least 2" : "a prefill"}).`);
+			if (!applied)
+				throw new Error(
+					`inject=${kind}: the case ended before the fault could change its decode (it needs ${kind === "diverge-kv" ? "a first token that is not EOS and maxTokens of at least 2" : "a prefill"}).`,
+				);
 		},
 	};
 }

@@ -1,8 +1,9 @@
+// @ts-check
 // What every chart of the report is drawn with (www/report/charts.js says how
 // the parts load): colours, MiB, the Chart.js options and the phase marks'
 // plugin, a figure with its controls, and the count of plotted values that a
 // headless check reads.
-(function () {
+(() => {
 	"use strict";
 
 	const MIB = 2 ** 20;
@@ -48,7 +49,8 @@
 		plugins: { legend: { labels: { color: "#ddd", boxWidth: 12 } } },
 	});
 
-	const pointsOf = (datasets) => datasets.reduce((sum, d) => sum + d.data.filter((v) => v != null && (typeof v !== "object" || v.y != null)).length, 0);
+	const pointsOf = (datasets) =>
+		datasets.reduce((sum, d) => sum + d.data.filter((v) => v != null && (typeof v !== "object" || v.y != null)).length, 0);
 
 	/** A figure with a title, an optional control and a canvas; returns its parts. */
 	function figure(root, id, title, caption) {
@@ -74,7 +76,7 @@
 		const wrapper = document.createElement("label");
 		wrapper.textContent = `${label} `;
 		const input = document.createElement("select");
-		options.forEach(([value, text]) => input.add(new Option(text, value)));
+		for (const [value, text] of options) input.add(new Option(text, value));
 		input.addEventListener("change", () => onChange(input.value));
 		wrapper.append(input);
 		controls.append(wrapper);

@@ -1,3 +1,4 @@
+// @ts-check
 // The report's charts, one set of code for both places that show them: the
 // static report `ocr-bench report --out DIR` writes (the records embedded as
 // JSON in DIR/index.html, opened from disk) and the page `serve` offers
@@ -18,10 +19,11 @@
 // (reading the records), chart-kit.js (what every chart is drawn with),
 // timeline.js (a), configuration-charts.js (b-d), decomposition.js (e, f).
 // This file draws them all (render) and starts the static report.
-(function () {
+(() => {
 	"use strict";
 
-	const { collectRuns, byConfiguration, timelineChart, phasePeaksChart, decompositionChart, phaseDecompositionChart, latencyChart, ncerChart } = window.OcrReport;
+	const { collectRuns, byConfiguration, timelineChart, phasePeaksChart, decompositionChart, phaseDecompositionChart, latencyChart, ncerChart } =
+		window.OcrReport;
 
 	/**
 	 * A line above the charts naming the configurations with runs whose verify=wasm
@@ -30,7 +32,11 @@
 	 */
 	function verificationBanner(root, groups) {
 		const failed = groups
-			.map((group) => ({ name: group.name, count: group.runs.filter((run) => run.summary.verification?.passed === false).length, of: group.runs.length }))
+			.map((group) => ({
+				name: group.name,
+				count: group.runs.filter((run) => run.summary.verification?.passed === false).length,
+				of: group.runs.length,
+			}))
 			.filter((group) => group.count > 0);
 		const count = failed.reduce((sum, group) => sum + group.count, 0);
 		if (!count) return 0;
@@ -102,8 +108,9 @@
 	// The static report: the records are embedded in the page (`ocr-bench report --out`).
 	const embedded = document.getElementById("report-data");
 	if (embedded) {
-		const root = document.getElementById("charts");
-		const status = document.getElementById("status");
+		// The static report's page (runner/src/report_html) has both.
+		const root = /** @type {HTMLElement} */ (document.getElementById("charts"));
+		const status = /** @type {HTMLElement} */ (document.getElementById("status"));
 		try {
 			const data = JSON.parse(embedded.textContent);
 			const records = data.files.flatMap((file) => file.records.map((record) => ({ ...record, file: file.name })));
@@ -121,7 +128,7 @@
 			status.textContent = `${data.files.map((f) => f.name).join(", ")}: ${Object.keys(points).length} charts, written ${data.written}${warnings.length ? `; ${warnings.join("; ")}` : ""}`;
 			status.className = warnings.length ? "warning" : "done";
 		} catch (error) {
-			fail(root, status, `Could not draw the report: ${error.message}`);
+			fail(root, status, `Could not draw the report: ${error instanceof Error ? error.message : error}`);
 		}
 	}
 })();

@@ -1,7 +1,8 @@
+// @ts-check
 // Charts (b) to (d) of the report (www/report/charts.js), one bar or column
 // per configuration: the peak memory per phase, every token time with its p50,
 // and nCER.
-(function () {
+(() => {
 	"use strict";
 
 	const { phasesOf, extraPeakKeys, tokenTimes, mib, color, figure, select, baseOptions, pointsOf } = window.OcrReport;
@@ -20,10 +21,16 @@
 
 	/** (b) Per-phase peaks across configurations, PSS by default; RSS and driver VRAM by the select. */
 	function phasePeaksChart(root, groups) {
-		const parts = figure(root, "phase-peaks", "Peak memory per phase", "The largest total over all the browser's processes in each phase, the highest over a configuration's runs. PSS is sampled less often than RSS, so a short phase may have no PSS value.");
+		const parts = figure(
+			root,
+			"phase-peaks",
+			"Peak memory per phase",
+			"The largest total over all the browser's processes in each phase, the highest over a configuration's runs. PSS is sampled less often than RSS, so a short phase may have no PSS value.",
+		);
 		const phaseNames = [...new Set(groups.flatMap((g) => g.runs.flatMap((run) => phasesOf(run).map((p) => p.name))))];
 		const extra = [...new Set(groups.flatMap((g) => g.runs.flatMap((run) => phasesOf(run).flatMap((p) => extraPeakKeys(p.phase.total)))))];
 		const metrics = [["peakPssBytes", "PSS"], ["peakRssBytes", "RSS"], ...extra.map((key) => [key, key.replace(/^peak|Bytes$/g, "")])];
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (key) => {
 			const datasets = groups.map((group, index) => {
@@ -40,7 +47,12 @@
 
 	/** (c) Every token time of each configuration's runs, one column per configuration, its p50 marked. */
 	function latencyChart(root, groups) {
-		const parts = figure(root, "token-latency", "Per-token latency", "Each point is one decode step (submit + sync + the next token's choice) of a case of the configuration's runs, spread sideways to be seen; the bar is the p50 of all of them.");
+		const parts = figure(
+			root,
+			"token-latency",
+			"Per-token latency",
+			"Each point is one decode step (submit + sync + the next token's choice) of a case of the configuration's runs, spread sideways to be seen; the bar is the p50 of all of them.",
+		);
 		const datasets = [];
 		const medians = [];
 		groups.forEach((group, index) => {
@@ -69,7 +81,12 @@
 
 	/** (d) nCER per configuration: the mean over its runs; none where accuracy does not apply. */
 	function ncerChart(root, groups) {
-		const parts = figure(root, "ncer", "nCER per configuration", "Normalized character error rate over the cases (0 is perfect), the mean over the configuration's runs; decoder-only runs have none.");
+		const parts = figure(
+			root,
+			"ncer",
+			"nCER per configuration",
+			"Normalized character error rate over the cases (0 is perfect), the mean over the configuration's runs; decoder-only runs have none.",
+		);
 		const data = groups.map((group) => {
 			const values = group.runs.map((run) => run.summary.nCER).filter((v) => typeof v === "number");
 			return values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;

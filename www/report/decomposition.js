@@ -1,8 +1,9 @@
+// @ts-check
 // Charts (e) and (f) of the report (www/report/charts.js): where each phase's
 // memory went (the GPU bytes and WASM heaps of every realm, the rest of PSS,
 // the floor, driver VRAM), per phase of one configuration and per configuration
 // in one phase.
-(function () {
+(() => {
 	"use strict";
 
 	const { phasesOf, mib, color, figure, select, pointsOf, stackedOptions } = window.OcrReport;
@@ -47,10 +48,28 @@
 			const [phase, workerAlive] = found;
 			const worker = workerAlive ? sample.worker : null;
 			const decoder = decoderWorkerCounts(sample, phase) ? sample.decoderWorker : null;
-			const gpuParts = [sample.gpu ? windowPeak(sample.gpu) : null, worker?.gpu ? worker.gpu.liveBytes : null, decoder ? windowPeak(decoder.gpu) : null];
-			if (gpuParts.some((v) => v != null)) raise(gpu, phase, gpuParts.reduce((a, v) => a + (v ?? 0), 0));
-			const wasmParts = [sample.wasmHeaps ? heapBytes(sample.wasmHeaps) : null, worker ? heapBytes(worker.wasmHeaps) : null, decoder ? heapBytes(decoder.wasmHeaps) : null];
-			if (wasmParts.some((v) => v != null)) raise(wasm, phase, wasmParts.reduce((a, v) => a + (v ?? 0), 0));
+			const gpuParts = [
+				sample.gpu ? windowPeak(sample.gpu) : null,
+				worker?.gpu ? worker.gpu.liveBytes : null,
+				decoder ? windowPeak(decoder.gpu) : null,
+			];
+			if (gpuParts.some((v) => v != null))
+				raise(
+					gpu,
+					phase,
+					gpuParts.reduce((a, v) => a + (v ?? 0), 0),
+				);
+			const wasmParts = [
+				sample.wasmHeaps ? heapBytes(sample.wasmHeaps) : null,
+				worker ? heapBytes(worker.wasmHeaps) : null,
+				decoder ? heapBytes(decoder.wasmHeaps) : null,
+			];
+			if (wasmParts.some((v) => v != null))
+				raise(
+					wasm,
+					phase,
+					wasmParts.reduce((a, v) => a + (v ?? 0), 0),
+				);
 		}
 		return { gpu, wasm };
 	}
@@ -66,21 +85,30 @@
 	/** Whether the run's GPU bytes are process memory (inside PSS): "software", "device" or "unknown". */
 	function gpuPlacement(summary) {
 		const environment = summary.environment ?? {};
-		const answers = [environment.adapter, environment.workerAdapter, environment.decoderWorkerAdapter].filter((a) => a != null).map(adapterIsSoftware);
+		const answers = [environment.adapter, environment.workerAdapter, environment.decoderWorkerAdapter]
+			.filter((a) => a != null)
+			.map(adapterIsSoftware);
 		return answers.includes(true) ? "software" : answers.includes(false) ? "device" : "unknown";
 	}
 
 	/** Where each phase's memory went in one run (startup left out: no page sample, no floor). */
 	function decompositionOf(run) {
 		const { gpu, wasm } = realmBytesByPhase(run.summary.memorySamples);
-		const floor = run.processMemory?.floor?.available ? run.processMemory.floor.phases ?? {} : {};
+		const floor = run.processMemory?.floor?.available ? (run.processMemory.floor.phases ?? {}) : {};
 		const driverRead = run.processMemory?.driverGpuMemory?.available === true;
 		const placement = gpuPlacement(run.summary);
 		const phases = new Map();
 		for (const { name, phase } of phasesOf(run)) {
 			if (name === "startup") continue;
-			const share = { pss: phase.total?.peakPssBytes ?? null, gpu: gpu.get(name) ?? null, wasm: wasm.get(name) ?? null, driverVram: driverRead ? phase.total?.peakDriverGpuBytes ?? null : null, floor: floor[name]?.bytes ?? null };
-			share.rest = share.pss == null || placement === "unknown" ? null : share.pss - (share.wasm ?? 0) - (placement === "software" ? share.gpu ?? 0 : 0);
+			const share = {
+				pss: phase.total?.peakPssBytes ?? null,
+				gpu: gpu.get(name) ?? null,
+				wasm: wasm.get(name) ?? null,
+				driverVram: driverRead ? (phase.total?.peakDriverGpuBytes ?? null) : null,
+				floor: floor[name]?.bytes ?? null,
+			};
+			share.rest =
+				share.pss == null || placement === "unknown" ? null : share.pss - (share.wasm ?? 0) - (placement === "software" ? (share.gpu ?? 0) : 0);
 			phases.set(name, share);
 		}
 		return { placement, phases };
@@ -105,24 +133,52 @@
 		// On a real GPU the device's bytes are outside PSS: a bar of their own beside it.
 		const gpuStack = placement === "software" ? "pss" : "device";
 		const take = (key) => shares.map((s) => mib(s?.[key] ?? null));
-		return [
+		/** @type {import("chart.js").ChartDataset<"bar" | "line", (number | null)[]>[]} */
+		const datasets = [
 			{ type: "bar", label: "GPU bytes, all realms", data: take("gpu"), backgroundColor: color(0), stack: gpuStack },
 			{ type: "bar", label: "WASM heaps, all realms", data: take("wasm"), backgroundColor: color(1), stack: "pss" },
 			{ type: "bar", label: "rest of PSS", data: take("rest"), backgroundColor: color(8), stack: "pss" },
 			// order -1: drawn last, over the bars (Chart.js draws higher orders first).
-			{ type: "line", label: "floor", data: take("floor"), stack: "floor", order: -1, showLine: false, pointStyle: "line", pointRadius: 40, pointBorderWidth: 3, borderColor: "#fff", backgroundColor: "#fff" },
-			{ type: "line", label: "driver VRAM", data: take("driverVram"), stack: "vram", order: -1, showLine: false, pointStyle: "crossRot", pointRadius: 8, pointBorderWidth: 2, borderColor: color(3), backgroundColor: color(3) },
-		].filter((d) => d.label !== "driver VRAM" || d.data.some((v) => v != null));
+			{
+				type: "line",
+				label: "floor",
+				data: take("floor"),
+				stack: "floor",
+				order: -1,
+				showLine: false,
+				pointStyle: "line",
+				pointRadius: 40,
+				pointBorderWidth: 3,
+				borderColor: "#fff",
+				backgroundColor: "#fff",
+			},
+			{
+				type: "line",
+				label: "driver VRAM",
+				data: take("driverVram"),
+				stack: "vram",
+				order: -1,
+				showLine: false,
+				pointStyle: "crossRot",
+				pointRadius: 8,
+				pointBorderWidth: 2,
+				borderColor: color(3),
+				backgroundColor: color(3),
+			},
+		];
+		return datasets.filter((d) => d.label !== "driver VRAM" || d.data.some((v) => v != null));
 	}
 
 	/** Bytes of the shares as the chart shows them, for a headless check. */
 	const sharesData = (labels, shares) => JSON.stringify(Object.fromEntries(labels.map((label, i) => [label, shares[i] ?? null])));
 
-	const DECOMPOSITION_CAPTION = "Per phase: the GPU bytes of every realm's WebGPU device, every realm's WebAssembly heaps (onnxruntime and the core) and the rest of PSS (all the browser's processes), of the configuration's run with the highest PSS in the phase; the white mark is the floor (weights + one KV cache + the largest activation). On a software adapter (SwiftShader, llvmpipe/lavapipe, a fallback adapter) the GPU bytes are process memory and the three stack up to PSS; on a real GPU they are device memory, drawn beside PSS, and rest = PSS − WASM.";
+	const DECOMPOSITION_CAPTION =
+		"Per phase: the GPU bytes of every realm's WebGPU device, every realm's WebAssembly heaps (onnxruntime and the core) and the rest of PSS (all the browser's processes), of the configuration's run with the highest PSS in the phase; the white mark is the floor (weights + one KV cache + the largest activation). On a software adapter (SwiftShader, llvmpipe/lavapipe, a fallback adapter) the GPU bytes are process memory and the three stack up to PSS; on a real GPU they are device memory, drawn beside PSS, and rest = PSS − WASM.";
 
 	/** (e) One configuration's phases, each a stacked bar of where its memory went. */
 	function decompositionChart(root, groups) {
 		const parts = figure(root, "decomposition", "Where the memory went, per phase", DECOMPOSITION_CAPTION);
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (index) => {
 			const best = groupDecomposition(groups[index]);
@@ -136,7 +192,12 @@
 			parts.element.dataset.configuration = groups[index].name;
 			parts.element.dataset.values = sharesData(labels, shares);
 		};
-		select(parts.controls, "configuration", groups.map((g, index) => [String(index), g.name]), (value) => show(Number(value)));
+		select(
+			parts.controls,
+			"configuration",
+			groups.map((g, index) => [String(index), g.name]),
+			(value) => show(Number(value)),
+		);
 		show(0);
 	}
 
@@ -145,6 +206,7 @@
 		const parts = figure(root, "decomposition-across", "One phase across configurations", DECOMPOSITION_CAPTION);
 		const perGroup = groups.map(groupDecomposition);
 		const phaseNames = [...new Set(perGroup.flatMap((best) => [...best.keys()]))];
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (phase) => {
 			const shares = perGroup.map((best) => best.get(phase) ?? null);
@@ -157,7 +219,12 @@
 			parts.element.dataset.phase = phase;
 			parts.element.dataset.values = sharesData(labels, shares);
 		};
-		const input = select(parts.controls, "phase", phaseNames.map((name) => [name, name]), show);
+		const input = select(
+			parts.controls,
+			"phase",
+			phaseNames.map((name) => [name, name]),
+			show,
+		);
 		const first = phaseNames.includes("decoder-run") ? "decoder-run" : phaseNames[0];
 		input.value = first;
 		show(first);

@@ -1,8 +1,9 @@
+// @ts-check
 // The report's reading of a results file (www/report/charts.js says how the
 // parts load): JSONL text into records, the finished runs of the benchmark page
 // grouped by configuration, each run's phases on the sampler's clock and its
 // token times. The first part loaded: it makes window.OcrReport.
-(function () {
+(() => {
 	"use strict";
 
 	/** Records of JSONL text; lines that are not JSON are skipped, each named in `problems`. */
@@ -14,7 +15,8 @@
 			try {
 				records.push(JSON.parse(line));
 			} catch (error) {
-				problems.push(`line ${index + 1}: ${error.message}`);
+				// JSON.parse throws a SyntaxError.
+				problems.push(`line ${index + 1}: ${/** @type {SyntaxError} */ (error).message}`);
 			}
 		});
 		return { records, problems };
@@ -72,7 +74,9 @@
 
 	/** The keys `peak…Bytes` of a phase extent other than RSS and PSS: driver VRAM where the runner recorded it. */
 	function extraPeakKeys(extent) {
-		return Object.keys(extent ?? {}).filter((key) => /^peak.*Bytes$/.test(key) && key !== "peakRssBytes" && key !== "peakPssBytes" && typeof extent[key] === "number");
+		return Object.keys(extent ?? {}).filter(
+			(key) => /^peak.*Bytes$/.test(key) && key !== "peakRssBytes" && key !== "peakPssBytes" && typeof extent[key] === "number",
+		);
 	}
 
 	/**
@@ -82,7 +86,7 @@
 	 */
 	function tokenTimes(summary) {
 		const times = [];
-		const configured = summary.config?.choose === "gpu" ? summary.config?.sync ?? 1 : 1;
+		const configured = summary.config?.choose === "gpu" ? (summary.config?.sync ?? 1) : 1;
 		for (const result of summary.results ?? []) {
 			const probe = result.decodeProbe ?? {};
 			const batch = Math.max(1, probe.stepsPerReadback ?? configured);

@@ -1,7 +1,8 @@
+// @ts-check
 // Chart (a) of the report (www/report/charts.js): one run's memory over time,
 // the sampler's per-phase peaks as steps and the page's own samples, with the
 // phase marks.
-(function () {
+(() => {
 	"use strict";
 
 	const { phasesOf, extraPeakKeys, mib, color, figure, select, baseOptions, phaseMarks, pointsOf } = window.OcrReport;
@@ -39,7 +40,10 @@
 			add("JS heap used", sample.atMs, sample.usedJSHeapSize);
 			for (const heap of sample.wasmHeaps ?? []) add(`WASM heap, page ${heap.label}`, sample.atMs, heap.bytes);
 			// Each worker's last report, as the page held it at the sample (crate/src/types.d.ts, RealmMemory).
-			for (const [realm, report] of [["vision worker", sample.worker], ["decoder worker", sample.decoderWorker]]) {
+			for (const [realm, report] of [
+				["vision worker", sample.worker],
+				["decoder worker", sample.decoderWorker],
+			]) {
 				add(`GPU bytes, ${realm}`, sample.atMs, report?.gpu?.liveBytes);
 				for (const heap of report?.wasmHeaps ?? []) add(`WASM heap, ${realm} ${heap.label}`, sample.atMs, heap.bytes);
 			}
@@ -51,24 +55,59 @@
 		const phases = phasesOf(run);
 		const datasets = [];
 		const push = (label, data, style = {}) => {
-			if (data.length) datasets.push({ label, data, borderColor: color(datasets.length), backgroundColor: color(datasets.length), pointRadius: 0, borderWidth: 1.5, ...style });
+			if (data.length)
+				datasets.push({
+					label,
+					data,
+					borderColor: color(datasets.length),
+					backgroundColor: color(datasets.length),
+					pointRadius: 0,
+					borderWidth: 1.5,
+					...style,
+				});
 		};
-		push("RSS, all processes", steps(phases, (p) => p.total?.peakRssBytes), { borderWidth: 2.5 });
-		push("PSS, all processes", steps(phases, (p) => p.total?.peakPssBytes), { borderWidth: 2.5, borderDash: [6, 3] });
+		push(
+			"RSS, all processes",
+			steps(phases, (p) => p.total?.peakRssBytes),
+			{ borderWidth: 2.5 },
+		);
+		push(
+			"PSS, all processes",
+			steps(phases, (p) => p.total?.peakPssBytes),
+			{ borderWidth: 2.5, borderDash: [6, 3] },
+		);
 		for (const type of PROCESS_TYPES) {
-			push(`RSS, ${type}`, steps(phases, (p) => p.byType?.[type]?.peakRssBytes));
-			push(`PSS, ${type}`, steps(phases, (p) => p.byType?.[type]?.peakPssBytes), { borderDash: [6, 3], hidden: true });
+			push(
+				`RSS, ${type}`,
+				steps(phases, (p) => p.byType?.[type]?.peakRssBytes),
+			);
+			push(
+				`PSS, ${type}`,
+				steps(phases, (p) => p.byType?.[type]?.peakPssBytes),
+				{ borderDash: [6, 3], hidden: true },
+			);
 		}
 		// Driver VRAM (NVML) where the runner recorded it; absent on machines without the driver.
 		const extra = [...new Set(phases.flatMap((p) => extraPeakKeys(p.phase.total)))];
-		for (const key of extra) push(`${key.replace(/^peak|Bytes$/g, "")}, all processes`, steps(phases, (p) => p.total?.[key]), { borderWidth: 2.5, borderDash: [2, 2] });
+		for (const key of extra)
+			push(
+				`${key.replace(/^peak|Bytes$/g, "")}, all processes`,
+				steps(phases, (p) => p.total?.[key]),
+				{ borderWidth: 2.5, borderDash: [2, 2] },
+			);
 		for (const [label, data] of pageSeries(run, phases)) push(label, data, { pointRadius: 3, showLine: true, stepped: false });
 		return { datasets, phases };
 	}
 
 	/** (a) One run's memory over time with its phase marks; a select picks the run. */
 	function timelineChart(root, runs) {
-		const parts = figure(root, "timeline", "Memory over a run", "Sampler figures are the peak of each phase (RSS every tick, PSS less often), drawn as steps from the phase's mark to the next; GPU bytes, JS heap and WASM heaps (the page's, and each worker's where the run had one) are the page's own samples between phases, put on the sampler's clock at the baseline mark. Click a legend entry to show or hide it.");
+		const parts = figure(
+			root,
+			"timeline",
+			"Memory over a run",
+			"Sampler figures are the peak of each phase (RSS every tick, PSS less often), drawn as steps from the phase's mark to the next; GPU bytes, JS heap and WASM heaps (the page's, and each worker's where the run had one) are the page's own samples between phases, put on the sampler's clock at the baseline mark. Click a legend entry to show or hide it.",
+		);
+		/** @type {import("chart.js").Chart | null} */
 		let chart = null;
 		const show = (index) => {
 			const run = runs[index];
@@ -84,7 +123,12 @@
 			const driver = run.processMemory?.driverGpuMemory;
 			parts.note.dataset.driver = driver && driver.available === false ? `driver VRAM not recorded: ${driver.reason ?? "unavailable"}` : "";
 		};
-		select(parts.controls, "run", runs.map((run, index) => [String(index), `${run.configuration} · ${run.runId}${run.file ? ` (${run.file})` : ""}`]), (value) => show(Number(value)));
+		select(
+			parts.controls,
+			"run",
+			runs.map((run, index) => [String(index), `${run.configuration} · ${run.runId}${run.file ? ` (${run.file})` : ""}`]),
+			(value) => show(Number(value)),
+		);
 		show(0);
 	}
 
