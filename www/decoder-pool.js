@@ -78,8 +78,10 @@ async function workerRealm(index, { config, capability, tokens, decoderEntry, vo
 export function oneAtATime(waiter) {
 	/** @type {Promise<unknown>} */
 	let last = Promise.resolve();
+	// Spreading the waiter would copy its `kicks` getter's value once; the count must stay live.
 	return {
-		...waiter,
+		poll: waiter.poll,
+		kickMs: waiter.kickMs,
 		/**
 		 * @template T
 		 * @param {() => Promise<T>} start
@@ -89,6 +91,10 @@ export function oneAtATime(waiter) {
 			last = turn.catch(() => {});
 			return turn;
 		},
+		get kicks() {
+			return waiter.kicks;
+		},
+		close: () => waiter.close(),
 	};
 }
 
