@@ -20,6 +20,9 @@
 
 use std::f64::consts::PI;
 
+/// A filter's weight at a distance, in source pixels at scale 1.
+type Kernel = fn(f64) -> f64;
+
 /// The PIL resampling filters by their `Image.Resampling` numbers, as `resample` in a
 /// `preprocessor_config.json` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -52,7 +55,7 @@ impl Filter {
     }
 
     /// The kernel and its support at scale 1; `None` for nearest.
-    fn kernel(self) -> Option<(fn(f64) -> f64, f64)> {
+    fn kernel(self) -> Option<(Kernel, f64)> {
         match self {
             Filter::Nearest => None,
             Filter::Box => Some((box_filter, 0.5)),
@@ -131,12 +134,7 @@ struct AxisWeights {
 }
 
 /// Pillow's `precompute_coeffs` and `normalize_coeffs_8bpc` for the whole source axis.
-fn axis_weights(
-    in_size: usize,
-    out_size: usize,
-    kernel: fn(f64) -> f64,
-    support: f64,
-) -> AxisWeights {
+fn axis_weights(in_size: usize, out_size: usize, kernel: Kernel, support: f64) -> AxisWeights {
     // Pillow takes the box edge as a C float; sizes up to 2^24 are exact in it.
     let scale = f64::from(in_size as f32) / out_size as f64;
     let filter_scale = scale.max(1.0);
