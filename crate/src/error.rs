@@ -97,6 +97,9 @@ pub enum CoreError {
         actual: usize,
     },
 
+    #[error("preprocessor_config.json: `{setting}` {message}")]
+    PreprocessorConfig { setting: String, message: String },
+
     #[error("case {index} (`{id}`): {message}")]
     InvalidCase {
         index: usize,

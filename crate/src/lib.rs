@@ -16,6 +16,7 @@ pub mod latency;
 pub mod manifest;
 pub mod per_style;
 pub mod phase;
+pub mod pil_resize;
 pub mod preprocess;
 pub mod record;
 pub mod runtime;
@@ -26,6 +27,7 @@ pub mod sweep_grid;
 #[cfg(test)]
 mod typescript;
 pub mod verification;
+pub mod vit_processor;
 pub mod vocab;
 
 pub use config::{parameters, parse_query, Config};

@@ -70,7 +70,7 @@ fn composite_over_white(rgba: &mut [u8]) {
     }
 }
 
-fn check_size(rgba_len: usize, width: u32, height: u32) -> Result<()> {
+pub(crate) fn check_size(rgba_len: usize, width: u32, height: u32) -> Result<()> {
     if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
         return Err(CoreError::ImageSize {
             width,

@@ -295,6 +295,29 @@ export type ManifestLimits = {
     maxComputeWorkgroupStorageSize?: number | null;
 };
 
+/** What a `preprocessor_config.json` of the family asks for, with the class defaults filled in. */
+export type VitSettings = {
+    /** The processor named by the file (`ViTImageProcessor`, `DeiTFeatureExtractor`, …). */
+    processor: string;
+    /** The size the image is resized to. */
+    resizeWidth: number;
+    resizeHeight: number;
+    resample: PilFilter;
+    /** DeiT's centre crop, `[width, height]`, where `do_center_crop` is on. */
+    centerCrop: [number, number] | null;
+    /** `rescale_factor` where `do_rescale` is on. */
+    rescaleFactor: number | null;
+    /** `image_mean` and `image_std` where `do_normalize` is on. */
+    mean: [number, number, number] | null;
+    std: [number, number, number] | null;
+};
+
+/**
+ * The PIL resampling filters by their `Image.Resampling` numbers, as `resample` in a
+ * `preprocessor_config.json` names them.
+ */
+export type PilFilter = "nearest" | "lanczos" | "bilinear" | "bicubic" | "box" | "hamming";
+
 /** Options of [`TokenChooser`]; a missing field takes the seed's value. */
 export type TokenChooserOptions = {
     /**

@@ -23,9 +23,11 @@ use crate::manifest::{
     Initializer, Limits, Manifest, ModelShape, Tokens, VisionEntry,
 };
 use crate::per_style::StyleSummary;
+use crate::pil_resize::Filter as PilFilter;
 use crate::record::*;
 use crate::summary::{CaseInput, CaseSummary, Summary, SummaryOptions};
 use crate::verification::{VerificationInput, VerifyCaseInput};
+use crate::vit_processor::VitSettings;
 
 const COMMITTED: &str = include_str!("types.d.ts");
 
@@ -78,6 +80,9 @@ declared!(
     Activation,
     Initializer,
     Limits,
+    // The settings of a ViT-family preprocessor_config.json, as VitImageProcessor reads them.
+    VitSettings,
+    PilFilter,
     // The options and the answer of the TokenChooser and of summarize.
     ChooserOptions,
     CaseInput,

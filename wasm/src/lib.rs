@@ -234,6 +234,45 @@ pub fn preprocess_js(
     })
 }
 
+/// Hugging Face's ViT-family image processor (`ViTImageProcessor`, `DeiTImageProcessor`), read
+/// from an export folder's `preprocessor_config.json`. No page path calls it yet: the imported
+/// `VisionEncoderDecoder` path of issue 52 (`ocr-bench import`) will feed its `pixelValues` to
+/// the encoder's `pixel_values`.
+#[wasm_bindgen(js_name = VitImageProcessor)]
+pub struct VitImageProcessorJs {
+    inner: ocr_bench_core::vit_processor::VitSettings,
+}
+
+#[wasm_bindgen(js_class = VitImageProcessor)]
+impl VitImageProcessorJs {
+    /// `text` is the file's text; an unknown processor or setting throws, naming it.
+    #[wasm_bindgen(constructor)]
+    pub fn new(text: &str) -> Result<VitImageProcessorJs, JsError> {
+        Ok(Self {
+            inner: ocr_bench_core::vit_processor::VitSettings::parse(text)?,
+        })
+    }
+
+    /// The settings read, with the processor's defaults filled in.
+    #[wasm_bindgen(getter, unchecked_return_type = "VitSettings")]
+    pub fn settings(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner)
+    }
+
+    /// RGBA bytes → `pixel_values` `[1, 3, height, width]` (the crop's size for DeiT), CHW.
+    #[wasm_bindgen(js_name = pixelValues)]
+    pub fn pixel_values(
+        &self,
+        rgba: &[u8],
+        width: u32,
+        height: u32,
+    ) -> Result<Float32Array, JsError> {
+        Ok(Float32Array::from(
+            &self.inner.pixel_values(rgba, width, height)?[..],
+        ))
+    }
+}
+
 /// A short name for what a JS value is, for error messages: its constructor's name for an
 /// object (`Array`, `Float32Array`), else `null` or its `typeof`. Read through `Reflect`, which
 /// cannot throw into the caller, so an object without a constructor still gets the message.
