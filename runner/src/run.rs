@@ -430,7 +430,6 @@ async fn run_attempt(
     .await
     .context("stopping the browser")?;
     let (stop, instance) = stop;
-    state.browser_stopped();
     let browser_log_tail = instance.log_tail(40);
     let remote = Remote {
         reported_capabilities: instance.reported_capabilities(),
@@ -439,7 +438,18 @@ async fn run_attempt(
     };
     drop(instance);
     server_task.abort();
-    let report = close_run(state, outcome, started, stop, url, seen, remote, browser)?;
+    let closed = close_run(
+        state.clone(),
+        outcome,
+        started,
+        stop,
+        url,
+        seen,
+        remote,
+        browser,
+    );
+    state.run_closed();
+    let report = closed?;
     Ok(RunReport {
         browser_log_tail,
         ..report

@@ -1,7 +1,7 @@
 //! The test-only hold: with `OCR_BENCH_TEST_HOLD=PHASE:OTHER` in the runner's environment, a
 //! run whose page marks PHASE is answered only once another run of the same runner (a
 //! sweep's other job) has marked OTHER, and the result of a run is answered only once every
-//! other run held at PHASE has ended (its browser stopped); each wait lasts at most
+//! other run held at PHASE has ended (its browser stopped and its closing record written); each wait lasts at most
 //! [`HOLD_LIMIT`]. The page waits for each answer, so a test can make two jobs overlap for
 //! certain (one held in `release` until the other is in `decoder-run`, and the other's result
 //! held until the first's browser is stopped) rather than by luck of timing. A benchmark never
@@ -110,7 +110,8 @@ impl Hold {
     }
 }
 
-/// Notes that `run` has ended (its browser is stopped), waking the results held for it.
+/// Notes that `run` has ended (its browser stopped, its closing record written), waking the
+/// results held for it.
 pub fn run_ended(run: u64) {
     lock(&BOARD.ended).push(run);
     BOARD.changed.notify_waiters();

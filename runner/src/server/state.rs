@@ -118,9 +118,9 @@ impl AppState {
         self
     }
 
-    /// Notes that this run's browser is stopped, answering the results a test-only hold keeps
-    /// waiting for it ([`Hold::at_result`]).
-    pub fn browser_stopped(&self) {
+    /// Notes that this run has ended (its browser stopped, its closing record written),
+    /// answering the results a test-only hold keeps waiting for it ([`Hold::at_result`]).
+    pub fn run_closed(&self) {
         if self.hold.is_some() {
             super::hold::run_ended(self.run_number);
         }
