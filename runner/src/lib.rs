@@ -16,6 +16,7 @@ pub mod memory_model;
 pub mod model_manifest;
 pub mod other_page;
 pub mod process_type;
+pub mod probe_cache;
 pub mod procfs;
 pub mod reach;
 pub mod record;
