@@ -17,10 +17,10 @@ use crate::exit::{Cause, Failure};
 use crate::gpu_route::{self, AdapterVerdict, GpuRoute, GpuRouteRequest, Route};
 use crate::probe_cache::{ProbeCache, ProbeMode};
 use crate::reach::Reach;
-use ocr_bench_core::record::RunnerProbeKey;
 use crate::record::{ErrorBody, Posted, Record, RunEnd};
 use crate::server::{self, AppState, Event, RunContext};
 use crate::target::BrowserTarget;
+use ocr_bench_core::record::RunnerProbeKey;
 
 mod checks;
 mod outcome;

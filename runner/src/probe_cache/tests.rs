@@ -48,7 +48,11 @@ fn summary_with(origin: FloorOrigin, runner: &RunnerProbeKey) -> PageSummary {
         ("worker", &mut completion.worker),
         ("decoderWorker", &mut completion.decoder_worker),
     ] {
-        floor.as_mut().expect("both workers were probed").rounds.source = Some(FloorSource {
+        floor
+            .as_mut()
+            .expect("both workers were probed")
+            .rounds
+            .source = Some(FloorSource {
             origin,
             key: Some(key(runner.clone(), realm, None)),
             measured_at: None,
@@ -78,7 +82,9 @@ fn measured_floors_are_kept_with_their_rounds_and_offered_to_the_same_browser_an
     assert!(before.reuse && before.floors.is_empty(), "{before:?}");
 
     let summary = summary_with(FloorOrigin::Measured, &here);
-    let kept = cache(&dir, ProbeMode::Reuse, here.clone()).keep(&summary).unwrap();
+    let kept = cache(&dir, ProbeMode::Reuse, here.clone())
+        .keep(&summary)
+        .unwrap();
     assert_eq!(kept, 2);
     let offer = cache(&dir, ProbeMode::Reuse, here.clone()).offer();
     assert!(offer.reuse && offer.reason.is_none(), "{offer:?}");
@@ -89,10 +95,19 @@ fn measured_floors_are_kept_with_their_rounds_and_offered_to_the_same_browser_an
         .find(|kept| kept.key.realm == "worker")
         .expect("the vision worker's floor is kept");
     let recorded = &summary.completion.worker.as_ref().unwrap().rounds;
-    assert_eq!(worker.rounds.dispatch_readback_ms, recorded.dispatch_readback_ms);
+    assert_eq!(
+        worker.rounds.dispatch_readback_ms,
+        recorded.dispatch_readback_ms
+    );
     assert_eq!(worker.rounds.empty_queue_ms, recorded.empty_queue_ms);
-    assert_eq!(worker.rounds.source, None, "the cache keeps the rounds, not their origin");
-    assert_eq!(worker.measured_run_id.as_deref(), Some(summary.run_id.as_str()));
+    assert_eq!(
+        worker.rounds.source, None,
+        "the cache keeps the rounds, not their origin"
+    );
+    assert_eq!(
+        worker.measured_run_id.as_deref(),
+        Some(summary.run_id.as_str())
+    );
 
     // Another driver or another browser build is offered nothing: their key differs.
     for other in [
@@ -104,7 +119,10 @@ fn measured_floors_are_kept_with_their_rounds_and_offered_to_the_same_browser_an
         },
     ] {
         let offer = cache(&dir, ProbeMode::Reuse, other.clone()).offer();
-        assert!(offer.reuse && offer.floors.is_empty(), "{other:?}: {offer:?}");
+        assert!(
+            offer.reuse && offer.floors.is_empty(),
+            "{other:?}: {offer:?}"
+        );
     }
 }
 
@@ -113,10 +131,17 @@ fn a_floor_measured_again_replaces_the_kept_one_and_a_reused_one_is_not_kept_aga
     let dir = tempfile::tempdir().unwrap();
     let here = runner(None);
     let cache = cache(&dir, ProbeMode::Reuse, here.clone());
-    cache.keep(&summary_with(FloorOrigin::Measured, &here)).unwrap();
+    cache
+        .keep(&summary_with(FloorOrigin::Measured, &here))
+        .unwrap();
     let first = std::fs::read_to_string(cache.path()).unwrap();
 
-    assert_eq!(cache.keep(&summary_with(FloorOrigin::Reused, &here)).unwrap(), 0);
+    assert_eq!(
+        cache
+            .keep(&summary_with(FloorOrigin::Reused, &here))
+            .unwrap(),
+        0
+    );
     assert_eq!(std::fs::read_to_string(cache.path()).unwrap(), first);
 
     let mut again = summary_with(FloorOrigin::Measured, &here);
@@ -126,7 +151,11 @@ fn a_floor_measured_again_replaces_the_kept_one_and_a_reused_one_is_not_kept_aga
     cache.keep(&again).unwrap();
     let offer = cache.offer();
     assert_eq!(offer.floors.len(), 2, "one floor per key: {offer:?}");
-    let worker = offer.floors.iter().find(|k| k.key.realm == "worker").unwrap();
+    let worker = offer
+        .floors
+        .iter()
+        .find(|k| k.key.realm == "worker")
+        .unwrap();
     assert_eq!(worker.rounds.dispatch_readback_ms, vec![3.0; 20]);
     assert_eq!(worker.measured_run_id.as_deref(), Some("the-second-run"));
 }
@@ -158,7 +187,16 @@ fn every_input_of_the_key_tells_floors_apart() {
     }
     // The page compares the JSON: the runner's part sits beside its own, camelCase.
     let json = serde_json::to_value(&base).unwrap();
-    for field in ["browser", "target", "driver", "userAgent", "adapter", "poll", "kickMs", "realm"] {
+    for field in [
+        "browser",
+        "target",
+        "driver",
+        "userAgent",
+        "adapter",
+        "poll",
+        "kickMs",
+        "realm",
+    ] {
         assert!(json.get(field).is_some(), "{field}: {json}");
     }
 }
@@ -196,14 +234,23 @@ fn a_corrupt_cache_is_set_aside_whole_and_every_floor_is_measured_again() {
             "{reason}"
         );
         let aside = corrupt_path(cache.path());
-        assert_eq!(std::fs::read_to_string(&aside).unwrap(), corrupt, "kept whole");
+        assert_eq!(
+            std::fs::read_to_string(&aside).unwrap(),
+            corrupt,
+            "kept whole"
+        );
         assert!(!cache.path().exists());
         std::fs::remove_file(aside).unwrap();
     }
 
     // Keeping over a corrupt cache sets it aside and writes a cache of this run's floors.
     std::fs::write(cache.path(), "not json").unwrap();
-    assert_eq!(cache.keep(&summary_with(FloorOrigin::Measured, &here)).unwrap(), 2);
+    assert_eq!(
+        cache
+            .keep(&summary_with(FloorOrigin::Measured, &here))
+            .unwrap(),
+        2
+    );
     assert_eq!(cache.offer().floors.len(), 2);
     assert_eq!(
         std::fs::read_to_string(corrupt_path(cache.path())).unwrap(),
@@ -216,5 +263,8 @@ fn an_unknown_probe_mode_names_the_allowed_ones() {
     assert_eq!("always".parse::<ProbeMode>(), Ok(ProbeMode::Always));
     assert_eq!("reuse".parse::<ProbeMode>(), Ok(ProbeMode::Reuse));
     let err = "sometimes".parse::<ProbeMode>().unwrap_err();
-    assert!(err.contains("\"sometimes\"") && err.contains("reuse") && err.contains("always"), "{err}");
+    assert!(
+        err.contains("\"sometimes\"") && err.contains("reuse") && err.contains("always"),
+        "{err}"
+    );
 }

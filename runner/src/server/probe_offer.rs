@@ -42,7 +42,10 @@ impl AppState {
 /// `serve` an offer of nothing, saying why.
 pub(super) async fn offer(state: &AppState, headers: &HeaderMap) -> Response {
     if let Err((status, message)) = state.check_sender(headers) {
-        eprintln!("ocr-bench: {PROBE_CACHE_PATH} refused ({}): {message}", status.as_u16());
+        eprintln!(
+            "ocr-bench: {PROBE_CACHE_PATH} refused ({}): {message}",
+            status.as_u16()
+        );
         return (status, Json(json!({ "ok": false, "error": message }))).into_response();
     }
     let offer = match &state.probe_cache {
