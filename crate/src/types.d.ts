@@ -808,12 +808,12 @@ export type FloorRounds = {
 };
 
 /**
- * Where a floor of the record came from and the key it is kept under; a reused one also
- * names the run that measured it.
+ * Where a floor of the record came from and the key it is kept under (null where no runner
+ * keeps floors: under `serve`); a reused one also names the run that measured it.
  */
 export type FloorSource = {
     origin: FloorOrigin;
-    key: ProbeKey;
+    key: ProbeKey | null;
     measuredAt?: string;
     measuredRunId?: string;
 };

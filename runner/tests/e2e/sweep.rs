@@ -240,7 +240,9 @@ fn a_sweep_with_two_jobs_whose_runs_overlap_ends_with_both_results() {
             .unwrap()
             .clone();
         // The probe phase as the runner's sampler timed it: from its mark to the next one.
-        let probe_ms = result["processMemory"]["phases"]["probe"]["durationMs"].clone();
+        let probe_ms = result["processMemory"]["phases"]["probe"]["durationMs"]
+            .as_f64()
+            .expect("the probe phase was sampled");
         (result, probe_ms, records)
     };
     let (alone, reused_probe_ms, records) = run_alone("reuse");
@@ -273,8 +275,8 @@ fn a_sweep_with_two_jobs_whose_runs_overlap_ends_with_both_results() {
         "rounds run again"
     );
     eprintln!(
-        "e2e: firefox {FUSED}: probe phase {reused_probe_ms} ms reusing the floor, \
-         {measured_probe_ms} ms with --probe always"
+        "e2e: firefox {FUSED}: probe phase {reused_probe_ms:.0} ms reusing the floor, \
+         {measured_probe_ms:.0} ms with --probe always"
     );
     let cache: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("overlap.jsonl.probe-cache.json")).unwrap(),
