@@ -185,15 +185,15 @@ function startMemory(config) {
 }
 
 /** The baseline sample, then the harness's own rounds in a phase of their own (www/probe.js). */
-async function baselineAndProbe(config, memory) {
+async function baselineAndProbe(config, environment, memory) {
 	await enter("baseline");
 	await memory.sample("baseline");
 	await enter("probe");
-	const completionFloors = await probeCompletionFloors(config);
+	const completionFloors = await probeCompletionFloors(config, environment.adapter, view.log);
 	for (const [realm, floor] of Object.entries(completionFloors)) {
 		if (floor)
 			view.log(
-				`COMPLETION_FLOOR ${realm} ${JSON.stringify({ probeMs: floor.probeMs, emptyQueueMs: core.latencyStats(Float64Array.from(floor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(floor.dispatchReadbackMs)) })}`,
+				`COMPLETION_FLOOR ${realm} ${JSON.stringify({ source: floor.source?.origin, probeMs: floor.probeMs, emptyQueueMs: core.latencyStats(Float64Array.from(floor.emptyQueueMs)), dispatchReadbackMs: core.latencyStats(Float64Array.from(floor.dispatchReadbackMs)) })}`,
 			);
 	}
 	return completionFloors;
@@ -536,7 +536,7 @@ async function run() {
 	const { memory, workers } = startMemory(config);
 	// Every session this realm creates, as browser/sessions.js records it, with their creation times and placement.
 	const records = { sessionMs: {}, placement: {}, sessions: [] };
-	const completionFloors = await baselineAndProbe(config, memory);
+	const completionFloors = await baselineAndProbe(config, environment, memory);
 
 	const decoding = { spec: null, decode: null, profile: null };
 	const hooks = scheduleHooks({ config, inputs, adapter, environment, memory, workers, records, decoding });

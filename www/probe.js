@@ -13,10 +13,14 @@
 // kind of realm (its timer, the realm's event loop, the run's poll and
 // kickMs), which a fresh device on the same adapter meets alike: measured in
 // Firefox at 100 ms in the page and in a worker, on lavapipe and an H200.
+// That is also why a floor can be kept across runs (www/probe-cache.js): a
+// second run of the same browser, adapter, driver and waiting meets the same
+// timer, and its probe phase then runs no rounds.
 
 import { measureCompletionFloor } from "../browser/completion-floor.js";
 import { createDevice, requestGpuAdapter } from "../browser/gpu.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
+import { askProbeCache, keptFloor, measuredRounds, probeKey, reusedRounds } from "./probe-cache.js";
 import { startWorker } from "./worker-client.js";
 
 /** Which realms hold a device in a run of config: the page, the vision worker, the decoder worker. */
@@ -52,15 +56,24 @@ async function workerFloor({ poll, kickMs }) {
  * Each realm's floor rounds, one realm at a time (so that no probe shares the
  * CPU with another); null for a realm the run does not have. The vision and the
  * decoder worker are both dedicated workers, but each gets a probe of its own,
- * so that each record's floor was measured as its realm's.
+ * so that each record's floor was measured as its realm's. A realm whose key
+ * the runner's cache holds reuses that floor and runs no rounds
+ * (www/probe-cache.js); `log` says which.
  */
-export async function probeCompletionFloors(config) {
+export async function probeCompletionFloors(config, adapterInfo, log) {
 	const realms = probedRealms(config);
 	const waiting = { poll: config.poll, kickMs: config.kickMs };
+	const offer = await askProbeCache();
+	if (!offer.reuse) log(`PROBE_CACHE measuring every floor: ${offer.reason}`);
+	const measure = { page: () => pageFloor(waiting), worker: () => workerFloor(waiting), decoderWorker: () => workerFloor(waiting) };
 	/** @type {import("../pkg/ocr_bench_core.js").CompletionFloors} */
 	const floors = { page: null, worker: null, decoderWorker: null };
-	if (realms.page) floors.page = await pageFloor(waiting);
-	if (realms.worker) floors.worker = await workerFloor(waiting);
-	if (realms.decoderWorker) floors.decoderWorker = await workerFloor(waiting);
+	for (const realm of /** @type {(keyof typeof floors)[]} */ (Object.keys(floors))) {
+		if (!realms[realm]) continue;
+		const key = probeKey(offer.runner, adapterInfo, waiting, realm);
+		const kept = keptFloor(offer, key);
+		floors[realm] = kept ? reusedRounds(kept) : measuredRounds(await measure[realm](), key);
+		if (offer.reuse) log(`PROBE_CACHE ${realm} ${kept ? `reused the floor measured ${kept.measuredAt}` : "measured: no kept floor has this key"}`);
+	}
 	return floors;
 }

@@ -16,6 +16,12 @@ const ms = (value) => (value == null ? "—" : `${value.toFixed(0)} ms`);
 const fine = (value) => (value == null ? "—" : `${value.toFixed(value < 10 ? 2 : 1)} ms`);
 const spread = (stats) => (stats ? `p50 ${fine(stats.p50Ms)} · p90 ${fine(stats.p90Ms)} · max ${fine(stats.maxMs)}` : "—");
 
+/** Whether a floor was measured in this run or reused from the runner's probe cache (www/probe-cache.js). */
+function floorOrigin(source) {
+	if (!source) return "";
+	return source.origin === "reused" ? `; reused, measured ${source.measuredAt}` : "; measured";
+}
+
 /** The decode probe's lines of the summary table. */
 function probeLines(summary) {
 	const probe = summary.decodeProbe;
@@ -29,7 +35,7 @@ function probeLines(summary) {
 		[
 			"completion floor (page)",
 			floor
-				? `${fine(floor.p50Ms)} (dispatch + readback), ${fine(summary.completion.page.emptyQueue?.p50Ms)} (empty queue); poll=${summary.poll.mode}`
+				? `${fine(floor.p50Ms)} (dispatch + readback), ${fine(summary.completion.page.emptyQueue?.p50Ms)} (empty queue); poll=${summary.poll.mode}${floorOrigin(summary.completion.page.source)}`
 				: "—",
 		],
 		["completion", summary.completion?.check?.verdict ?? "—"],

@@ -21,12 +21,14 @@ use crate::manifest::ModelShape;
 
 mod dispatches;
 mod memory;
+mod probe_cache;
 mod sessions;
 mod timing;
 mod verification;
 
 pub use dispatches::*;
 pub use memory::*;
+pub use probe_cache::*;
 pub use sessions::*;
 pub use timing::*;
 pub use verification::*;

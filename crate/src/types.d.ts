@@ -823,6 +823,92 @@ export type FloorRounds = {
      * `probe` phase; absent from records made while the probe ran inside the load phases.
      */
     probeMs?: number | null;
+    /**
+     * Measured in this run or reused from the runner's probe cache, and under which key;
+     * absent from records made before the cache (every floor then was measured).
+     */
+    source?: FloorSource;
+};
+
+/**
+ * Where a floor of the record came from and the key it is kept under (null where no runner
+ * keeps floors: under `serve`); a reused one also names the run that measured it.
+ */
+export type FloorSource = {
+    origin: FloorOrigin;
+    key: ProbeKey | null;
+    measuredAt?: string;
+    measuredRunId?: string;
+};
+
+/** Whether the run measured a floor or took it from the runner's cache. */
+export type FloorOrigin = "measured" | "reused";
+
+/**
+ * Everything a realm's completion floor depends on. The runner names the browser build, the
+ * target and the GPU driver; the page adds what it sees (its user agent, the adapter) and the
+ * run's waiting (`poll`, `kickMs`) and the realm. Two floors with equal keys are the same
+ * browser's timer on the same adapter and driver, met the same way.
+ */
+export type ProbeKey = {
+    userAgent: string;
+    adapter: ProbeAdapter;
+    /** `wait`, `kick` or `spin`, as the floor's waiter was made. */
+    poll: string;
+    kickMs: number | null;
+    /** `page`, `worker` (the vision worker) or `decoderWorker`. */
+    realm: string;
+    /** The browser build as the runner asked its executable (`Mozilla Firefox 140.5.0esr`). */
+    browser: string;
+    /** Where the browser runs (`local`, `webdriver:…`). */
+    target: string;
+    /**
+     * The GPU's kernel driver on the browser's machine (`nvidia 580.159.04`); null where
+     * there is none or the runner cannot see that machine.
+     */
+    driver: string | null;
+};
+
+/** The part of the key only the runner knows. */
+export type RunnerProbeKey = {
+    /** The browser build as the runner asked its executable (`Mozilla Firefox 140.5.0esr`). */
+    browser: string;
+    /** Where the browser runs (`local`, `webdriver:…`). */
+    target: string;
+    /**
+     * The GPU's kernel driver on the browser's machine (`nvidia 580.159.04`); null where
+     * there is none or the runner cannot see that machine.
+     */
+    driver: string | null;
+};
+
+/** The adapter as the page sees it (`GPUAdapterInfo`). */
+export type ProbeAdapter = {
+    vendor: string;
+    architecture: string;
+    device: string;
+    description: string;
+};
+
+/** One floor the cache keeps: its key, its rounds as measured, and when and in which run. */
+export type CachedFloor = {
+    key: ProbeKey;
+    rounds: FloorRounds;
+    measuredAt: string;
+    measuredRunId: string | null;
+};
+
+/**
+ * What the runner answers the page that asks for the cache: whether it may reuse, the
+ * runner's part of the key, and the floors kept (those of this browser, target and driver).
+ */
+export type ProbeOffer = {
+    /** False under `--probe always`, under `serve`, or when the cache could not be read. */
+    reuse: boolean;
+    /** Why the page measures every floor, in words, where `reuse` is false. */
+    reason: string | null;
+    runner: RunnerProbeKey | null;
+    floors: Array<CachedFloor>;
 };
 
 /** One realm's empty-queue and one-dispatch round trips, raw and as statistics. */
@@ -841,6 +927,11 @@ export type CompletionFloor = {
      * `probe` phase; absent from records made while the probe ran inside the load phases.
      */
     probeMs?: number | null;
+    /**
+     * Measured in this run or reused from the runner's probe cache, and under which key;
+     * absent from records made before the cache (every floor then was measured).
+     */
+    source?: FloorSource;
 };
 
 /** The completion floor of each realm and the verdict over the decode steps. */

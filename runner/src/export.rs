@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use ocr_bench_core::config::{ParameterKind, PARAMETER_NAMES};
 use ocr_bench_core::latency::LatencyStats;
 use ocr_bench_core::phase::{Phase, RELEASE_STEPS};
-use ocr_bench_core::record::{GpuBytes, PageSummary};
+use ocr_bench_core::record::{FloorOrigin, GpuBytes, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 use serde_json::{Map, Value};
 
@@ -355,12 +355,27 @@ fn latency_cells(row: &mut Row, f: &Facts<'_>) {
     }
     let check = s.map(|s| &s.completion.check);
     row.push("completion.floorMs", number(check.map(|c| c.floor_ms)));
+    row.push("completion.floorSource", text(floor_source(s)));
     row.push("completion.bound", flag(check.map(|c| c.bound)));
     row.push("completion.waits", count(check.map(|c| c.waits)));
     row.push(
         "completion.atMultiples",
         count(check.map(|c| c.at_multiples)),
     );
+}
+
+/// Whether the floor the check used (the decoding realm's) was `measured` or `reused` from
+/// the probe cache; empty for a record older than the cache.
+fn floor_source(summary: Option<&PageSummary>) -> Option<&'static str> {
+    let completion = &summary?.completion;
+    let floor = completion
+        .decoder_worker
+        .as_ref()
+        .or(completion.page.as_ref())?;
+    Some(match floor.rounds.source.as_ref()?.origin {
+        FloorOrigin::Measured => "measured",
+        FloorOrigin::Reused => "reused",
+    })
 }
 
 fn gpu_cells(row: &mut Row, f: &Facts<'_>) {
@@ -679,6 +694,34 @@ mod tests {
         // No runs: no column holds anything.
         assert!(Table::of(&[], false).columns.is_empty());
         assert_eq!(Table::of(&[], true).columns, columns());
+    }
+
+    #[test]
+    fn the_floor_source_is_the_decoding_realms_and_empty_before_the_probe_cache() {
+        use ocr_bench_core::record::FloorSource;
+        let run = two_configs().into_iter().next().unwrap();
+        let mut summary = Facts::of(&run).summary.cloned().expect("a result");
+        assert_eq!(
+            floor_source(Some(&summary)),
+            None,
+            "recorded before the cache"
+        );
+        let source = |origin| {
+            Some(FloorSource {
+                origin,
+                key: None,
+                measured_at: None,
+                measured_run_id: None,
+            })
+        };
+        let page = summary.completion.page.as_mut().expect("the page's floor");
+        page.rounds.source = source(FloorOrigin::Reused);
+        assert_eq!(floor_source(Some(&summary)), Some("reused"));
+        // realm=worker: the check used the decoder worker's floor, so its source is the one.
+        let mut worker = summary.completion.page.clone().unwrap();
+        worker.rounds.source = source(FloorOrigin::Measured);
+        summary.completion.decoder_worker = Some(worker);
+        assert_eq!(floor_source(Some(&summary)), Some("measured"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod memory_expected;
 pub mod memory_model;
 pub mod model_manifest;
 pub mod other_page;
+pub mod probe_cache;
 pub mod process_type;
 pub mod procfs;
 pub mod reach;

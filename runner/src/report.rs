@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use ocr_bench_core::latency::LatencyStats;
-use ocr_bench_core::record::PageSummary;
+use ocr_bench_core::record::{CompletionFloor, FloorOrigin, PageSummary};
 
 use crate::memory::ProcessMemory;
 use crate::other_page::OtherFigures;
@@ -80,10 +80,11 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
     };
     let _ = writeln!(
         out,
-        "completion floor{realm} {} ms (dispatch + readback; empty queue {} ms; poll={}): {}",
+        "completion floor{realm} {} ms (dispatch + readback; empty queue {} ms; poll={}{}): {}",
         fine_ms(floor.and_then(|p| p50(&p.dispatch_readback))),
         fine_ms(floor.and_then(|p| p50(&p.empty_queue))),
         summary.poll.mode,
+        floor.map(floor_origin).unwrap_or_default(),
         summary.completion.check.verdict,
     );
     // Each realm's probe ran in the `probe` phase; an older record's ran inside its loading
@@ -96,8 +97,12 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
     ]
     .into_iter()
     .filter_map(|(realm, floor)| {
-        let ms = floor.as_ref()?.rounds.probe_ms?;
-        Some(format!("{realm} {:.1} s", ms / 1000.0))
+        let floor = floor.as_ref()?;
+        let ms = floor.rounds.probe_ms?;
+        Some(match reused_at(floor) {
+            Some(at) => format!("{realm} reused (measured {at} in {:.1} s)", ms / 1000.0),
+            None => format!("{realm} {:.1} s", ms / 1000.0),
+        })
     })
     .collect();
     if !probes.is_empty() {
@@ -106,6 +111,22 @@ fn probe_lines(out: &mut String, summary: &PageSummary) {
             "completion-floor probes, in the probe phase (outside every model phase): {}",
             probes.join(", ")
         );
+    }
+}
+
+/// When a reused floor was measured; `None` for a floor this run measured.
+fn reused_at(floor: &CompletionFloor) -> Option<&str> {
+    let source = floor.rounds.source.as_ref()?;
+    (source.origin == FloorOrigin::Reused).then(|| source.measured_at.as_deref().unwrap_or("?"))
+}
+
+/// `; measured` or `; reused from the probe cache`, after the floor's poll; nothing for a
+/// record older than the cache.
+fn floor_origin(floor: &CompletionFloor) -> String {
+    match (&floor.rounds.source, reused_at(floor)) {
+        (None, _) => String::new(),
+        (Some(_), None) => "; measured".to_owned(),
+        (Some(_), Some(at)) => format!("; reused from the probe cache, measured {at}"),
     }
 }
 
@@ -779,6 +800,45 @@ pub(crate) mod tests {
         assert!(run_row.contains("288/291 -1%"), "{run_row}");
         // A phase without a session has no predicted VRAM or PSS rise.
         assert!(row("probe").contains("-/"), "{text}");
+    }
+
+    #[test]
+    fn a_floor_says_whether_it_was_measured_or_reused_from_the_probe_cache() {
+        use ocr_bench_core::record::FloorSource;
+        let (mut summary, memory) = legacy();
+        let floor = summary.completion.page.as_mut().expect("the page's floor");
+        floor.rounds.probe_ms = Some(4726.1);
+        floor.rounds.source = Some(FloorSource {
+            origin: FloorOrigin::Measured,
+            key: None,
+            measured_at: None,
+            measured_run_id: None,
+        });
+        let text = run_table("firefox", "", &summary, &memory, 32.0);
+        assert!(text.contains("poll=none; measured): "), "{text}");
+        assert!(
+            text.contains("in the probe phase (outside every model phase): page 4.7 s"),
+            "{text}"
+        );
+
+        let floor = summary.completion.page.as_mut().unwrap();
+        floor.rounds.source = Some(FloorSource {
+            origin: FloorOrigin::Reused,
+            key: None,
+            measured_at: Some("2026-12-06T03:50:00.000Z".to_owned()),
+            measured_run_id: Some("an-earlier-run".to_owned()),
+        });
+        let text = run_table("firefox", "", &summary, &memory, 32.0);
+        assert!(
+            text.contains(
+                "poll=none; reused from the probe cache, measured 2026-12-06T03:50:00.000Z): "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("page reused (measured 2026-12-06T03:50:00.000Z in 4.7 s)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -15,10 +15,12 @@ use crate::browser::{BrowserKind, StopReport};
 use crate::browser_processes::BrowserTag;
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{self, AdapterVerdict, GpuRoute, GpuRouteRequest, Route};
+use crate::probe_cache::{ProbeCache, ProbeMode};
 use crate::reach::Reach;
 use crate::record::{ErrorBody, Posted, Record, RunEnd};
 use crate::server::{self, AppState, Event, RunContext};
 use crate::target::BrowserTarget;
+use ocr_bench_core::record::RunnerProbeKey;
 
 mod checks;
 mod outcome;
@@ -42,6 +44,8 @@ pub struct RunOptions {
     pub sample_interval: Duration,
     /// `--gpu-route`: how the browser reaches WebGPU.
     pub gpu_route: GpuRouteRequest,
+    /// `--probe`: whether the page may reuse a kept completion floor ([`crate::probe_cache`]).
+    pub probe: ProbeMode,
     /// `--host`, `--port`, `--public-url`, `--tls`: where the server listens and the origin
     /// the browser opens.
     pub reach: Reach,
@@ -255,9 +259,19 @@ async fn run_attempt(
     };
     let secret = server::new_secret().context("reading /dev/urandom for the run's secret")?;
     let page_url_path = page_url_path(&options.page, &options.query);
+    let probe_cache = ProbeCache::beside(
+        &options.results,
+        options.probe,
+        RunnerProbeKey {
+            browser: browser.version.clone(),
+            target: target.identity(),
+            driver: target.gpu_driver(),
+        },
+    );
     let state = Arc::new(
         AppState::new(&options.results, context, sampler.clone(), Some(events_tx))?
             .guarded(secret.clone(), page_url_path.clone())
+            .with_probe_cache(probe_cache)
             .without_process_memory(target.no_process_memory()),
     );
     let reach = &options.reach;

@@ -27,6 +27,7 @@ mod endpoint;
 mod guard;
 mod hold;
 mod injection;
+mod probe_offer;
 mod receive;
 mod results_file;
 mod served;
@@ -36,6 +37,7 @@ use endpoint::Endpoint;
 pub use guard::{new_secret, LAUNCH_PATH, RUN_COOKIE};
 pub use hold::{Hold, HOLD_VARIABLE};
 pub use injection::{Injection, INJECT_PATH, INJECT_VARIABLE};
+pub use probe_offer::PROBE_CACHE_PATH;
 use receive::receive;
 pub use served::Served;
 pub use state::{AppState, Event, RunContext, DEFAULT_PAGE};
@@ -144,6 +146,14 @@ pub fn router(served: Served, state: Arc<AppState>) -> Router {
                  headers: HeaderMap,
                  body: Result<Json<Value>, JsonRejection>| async move {
                     injection::confirm(&state, &headers, body.ok().map(|Json(v)| v)).await
+                },
+            ),
+        )
+        .route(
+            PROBE_CACHE_PATH,
+            post(
+                |State(state): State<Arc<AppState>>, headers: HeaderMap| async move {
+                    probe_offer::offer(&state, &headers).await
                 },
             ),
         );

@@ -88,6 +88,10 @@ pub trait BrowserTarget: Send + Sync {
     /// The machine the browser runs on, for the `start` record.
     fn machine(&self) -> Value;
 
+    /// The GPU's kernel driver on the browser's machine, for the probe cache's key
+    /// ([`crate::probe_cache::local_driver`]); `None` where there is none or it cannot be seen.
+    fn gpu_driver(&self) -> Option<String>;
+
     /// A process sampler taking a sample every `interval` of the processes that carry `tag`,
     /// started before the browser so that its startup is measured; `None` where the browser's
     /// processes cannot be read.

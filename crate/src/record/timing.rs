@@ -49,6 +49,11 @@ pub struct FloorRounds {
     /// `probe` phase; absent from records made while the probe ran inside the load phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_ms: Option<f64>,
+    /// Measured in this run or reused from the runner's probe cache, and under which key;
+    /// absent from records made before the cache (every floor then was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub source: Option<super::FloorSource>,
 }
 
 /// The decode probe over every timed case of the run.

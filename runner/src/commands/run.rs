@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 
 use ocr_bench::browser::{self, BrowserKind};
 use ocr_bench::gpu_route::GpuRouteRequest;
+use ocr_bench::probe_cache::ProbeMode;
 use ocr_bench::reach::Reach;
 use ocr_bench::run::{run_once, Outcome, RunOptions, TimeLimit, DEFAULT_PAGE};
 use ocr_bench::target::local::{self, LocalTarget};
@@ -43,6 +44,12 @@ pub struct RunSettings {
     /// Vulkan driver is found (see `ocr-bench gpu-route`).
     #[arg(long, default_value = "auto", value_name = "auto|gpu|software")]
     pub gpu_route: GpuRouteRequest,
+    /// The completion floor: `reuse` takes a floor kept in `<results>.probe-cache.json` by
+    /// an earlier run of the same browser build, adapter, driver, poll, kickMs and realm
+    /// (the page compares every field, and measures on any difference); `always` measures
+    /// every floor. Either way a measured floor is kept for later runs.
+    #[arg(long, default_value = "reuse", value_name = "reuse|always")]
+    pub probe: ProbeMode,
     #[command(flatten)]
     pub local: LocalArgs,
     #[command(flatten)]
@@ -68,6 +75,7 @@ impl RunSettings {
             timeout: TimeLimit::from_seconds(self.timeout),
             sample_interval: Duration::from_millis(self.sample_ms),
             gpu_route: self.gpu_route,
+            probe: self.probe,
             reach: self.reach.reach()?,
         })
     }
@@ -411,6 +419,7 @@ mod tests {
             timeout: ocr_bench::run::TimeLimit::Given(Duration::from_secs(1)),
             sample_interval: Duration::from_millis(25),
             gpu_route: Default::default(),
+            probe: Default::default(),
             reach: Default::default(),
         }
     }

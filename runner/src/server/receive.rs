@@ -122,6 +122,13 @@ pub(super) async fn receive(
     if let Err(e) = state.append(record.clone()) {
         return state.write_failed(e);
     }
+    if let Record::Result {
+        summary: Posted::Benchmark(summary),
+        ..
+    } = &record
+    {
+        state.keep_floors(summary);
+    }
     state.announce(&record);
     state.tell(Event::Accepted(Box::new(record)));
     answer

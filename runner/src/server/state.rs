@@ -21,6 +21,7 @@ use super::injection::Injection;
 use super::results_file::ResultsFile;
 use crate::browser::BrowserInfo;
 use crate::memory::Sampler;
+use crate::probe_cache::ProbeCache;
 use crate::record::{Line, ProcessMemoryAnswer, Record, Refused, StartBody};
 
 /// Who is being measured: the runner's own browser (under `run`), or a person's (`serve`).
@@ -70,6 +71,8 @@ pub struct AppState {
     pub(super) starts: Mutex<HashMap<String, StartBody>>,
     /// Why a run's browser has no process figures (a WebDriver browser); `None`: serve mode.
     pub(super) no_process_memory: Option<&'static str>,
+    /// Under `run`: the completion floors kept beside the results ([`super::probe_offer`]).
+    pub(super) probe_cache: Option<ProbeCache>,
 }
 
 impl AppState {
@@ -94,6 +97,7 @@ impl AppState {
             },
             starts: Mutex::new(HashMap::new()),
             no_process_memory: None,
+            probe_cache: None,
         })
     }
 

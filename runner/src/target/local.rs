@@ -78,6 +78,10 @@ impl BrowserTarget for LocalTarget {
         self.machine.clone()
     }
 
+    fn gpu_driver(&self) -> Option<String> {
+        crate::probe_cache::local_driver()
+    }
+
     /// The browser's processes through `/proc` (those carrying `tag`), driver VRAM through
     /// NVML.
     fn sampler(&self, interval: Duration, tag: &BrowserTag) -> Option<Sampler> {

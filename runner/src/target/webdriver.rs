@@ -396,6 +396,12 @@ impl BrowserTarget for WebDriverTarget {
         json!({ "webdriver": self.endpoint.shown(), "browserMachine": "unknown to the runner" })
     }
 
+    /// The browser's machine is not this one: its driver is unknown here (the page's user
+    /// agent and adapter still tell its floors apart).
+    fn gpu_driver(&self) -> Option<String> {
+        None
+    }
+
     fn sampler(&self, _interval: Duration, _tag: &BrowserTag) -> Option<Sampler> {
         None
     }

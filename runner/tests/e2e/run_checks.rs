@@ -387,6 +387,12 @@ pub(super) fn check_probe(summary: &Value, query: &Config, probed_in_its_own_pha
             let probe_ms = number(&floor["probeMs"], "probeMs");
             assert!(probe_ms > 0.0, "{realm}: probeMs {probe_ms}");
             println!("{realm}: completion-floor probe {probe_ms:.0} ms");
+            // A run launched here has a results file of its own, so no floor was kept for
+            // it: each was measured, and is kept under its realm's key with the run's poll.
+            let source = &floor["source"];
+            assert_eq!(source["origin"], "measured", "{realm}: {floor}");
+            assert_eq!(source["key"]["realm"], realm, "{realm}: {source}");
+            assert_eq!(source["key"]["poll"], poll, "{realm}: {source}");
         }
         assert_eq!(
             floor["poll"], poll,

@@ -111,12 +111,15 @@ fn sweep_records_every_combination_and_resumes() {
 /// results, each with its own marks, and each run's process memory is its own browser's: as
 /// many processes as the same configuration run alone, not the two browsers together (as
 /// when every descendant of the runner was sampled, stopped and reaped by each job).
+///
+/// The run alone goes to the sweep's results file, so it also checks the probe cache: it
+/// reuses the page's completion floor a run of the sweep measured (the very rounds, so no
+/// round was run again), and a last run with `--probe always` measures it again.
 #[test]
 #[ignore = "drives real browsers: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn a_sweep_with_two_jobs_whose_runs_overlap_ends_with_both_results() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("overlap.jsonl");
-    let alone = dir.path().join("alone.jsonl");
     const FUSED: &str = "decoder=fixed-kv-fused&scope=decoder&maxTokens=2";
     let out = Command::new(BIN)
         .arg("--root")
@@ -205,28 +208,100 @@ fn a_sweep_with_two_jobs_whose_runs_overlap_ends_with_both_results() {
         ended(first)
     );
 
-    let out = Command::new(BIN)
-        .arg("--root")
-        .arg(repository_root())
-        .args(["run", "--browser", "firefox", FUSED, "--results"])
-        .arg(&alone)
-        .output()
-        .expect("running ocr-bench run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let max_processes = |file: &Path, query: &str| {
-        std::fs::read_to_string(file)
+    let run_alone = |probe: &str| {
+        let out = Command::new(BIN)
+            .arg("--root")
+            .arg(repository_root())
+            .args([
+                "run",
+                "--browser",
+                "firefox",
+                "--probe",
+                probe,
+                FUSED,
+                "--results",
+            ])
+            .arg(&results)
+            .output()
+            .expect("running ocr-bench run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let records: Vec<Value> = std::fs::read_to_string(&results)
             .unwrap()
             .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .find(|r| r["kind"] == "result" && r["query"] == query)
-            .and_then(|r| r["processMemory"]["sampler"]["maxProcesses"].as_u64())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let result = records
+            .iter()
+            .rfind(|r| r["kind"] == "result")
+            .unwrap()
+            .clone();
+        // The probe phase as the runner's sampler timed it: from its mark to the next one.
+        let probe_ms = result["processMemory"]["phases"]["probe"]["durationMs"]
+            .as_f64()
+            .expect("the probe phase was sampled");
+        (result, probe_ms, records)
+    };
+    let (alone, reused_probe_ms, records) = run_alone("reuse");
+    let floor = |result: &Value| result["summary"]["completion"]["page"].clone();
+    let sweep_floors: Vec<Value> = records
+        .iter()
+        .filter(|r| r["kind"] == "result")
+        .filter(|r| r["summary"]["runId"] != alone["summary"]["runId"])
+        .map(floor)
+        .collect();
+    let reused = floor(&alone);
+    assert_eq!(reused["source"]["origin"], "reused", "{reused}");
+    let measured_by = sweep_floors
+        .iter()
+        .find(|f| {
+            f["source"]["key"] == reused["source"]["key"]
+                && f["dispatchReadbackMs"] == reused["dispatchReadbackMs"]
+        })
+        .unwrap_or_else(|| {
+            panic!("the reused floor is no run's of the sweep: {reused}\n{sweep_floors:?}")
+        });
+    assert_eq!(measured_by["source"]["origin"], "measured", "{measured_by}");
+    assert_eq!(reused["emptyQueueMs"], measured_by["emptyQueueMs"]);
+    let (again, measured_probe_ms, _) = run_alone("always");
+    let remeasured = floor(&again);
+    assert_eq!(remeasured["source"]["origin"], "measured", "{remeasured}");
+    assert_eq!(remeasured["source"]["key"], reused["source"]["key"]);
+    assert_ne!(
+        remeasured["dispatchReadbackMs"], reused["dispatchReadbackMs"],
+        "rounds run again"
+    );
+    eprintln!(
+        "e2e: firefox {FUSED}: probe phase {reused_probe_ms:.0} ms reusing the floor, \
+         {measured_probe_ms:.0} ms with --probe always"
+    );
+    let cache: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("overlap.jsonl.probe-cache.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        cache["floors"].as_array().unwrap().iter().any(|kept| {
+            kept["measuredRunId"] == again["summary"]["runId"]
+                && kept["key"] == remeasured["source"]["key"]
+        }),
+        "the floor measured again replaced the kept one: {cache}"
+    );
+
+    let max_processes = |result: &Value| {
+        result["processMemory"]["sampler"]["maxProcesses"]
+            .as_u64()
             .unwrap()
     };
-    let (overlapped, by_itself) = (max_processes(&results, FUSED), max_processes(&alone, FUSED));
+    let overlapped = records
+        .iter()
+        .find(|r| r["kind"] == "result" && r["query"] == FUSED)
+        .map(max_processes)
+        .unwrap();
+    // The run alone skipped the page's probe rounds, which start no process of their own.
+    let by_itself = max_processes(&alone);
     eprintln!("e2e: processes sampled, overlapped {overlapped}, alone {by_itself}");
     // A process or two may come and go (a utility process); the other browser would double it.
     assert!(
