@@ -25,11 +25,11 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ocrmodel import build_models, reference, spec  # noqa: E402
-from ocrmodel.oracle import cpu_session  # noqa: E402
-from ocrmodel.weights import load_weights, sha256_of  # noqa: E402
+from ocrmodel import build_models, reference, spec
+from ocrmodel.oracle import cpu_session
+from ocrmodel.weights import load_weights, sha256_of
+from train import scoring
 
 SYNTHETIC_SEED = 0
 
@@ -99,18 +99,12 @@ class EvalCase:
 
 
 PYTORCH_REPORT = build_models.REPO / "models" / "checkpoint" / "eval-pytorch.json"
-TRAIN_DIR = Path(__file__).resolve().parents[1] / "train"
 
 
 @pytest.fixture(scope="session")
 def hayai_case() -> EvalCase:
     """hayai13 case 01: 16 tokens, so a few decode steps with real tokens are at hand. Pixels
-    come from the harness's preprocessing in train/scoring.py, imported as the train tests
-    import it (as `scoring` from scripts/train: `train` there is train.py, which needs torch)."""
-    if str(TRAIN_DIR) not in sys.path:
-        sys.path.append(str(TRAIN_DIR))
-    import scoring
-
+    come from the harness's preprocessing in train/scoring.py (which needs no torch)."""
     case = scoring.eval_cases("hayai13", 1)[0]
     results = json.loads(PYTORCH_REPORT.read_text(encoding="utf-8"))["eval"]["hayai13"]["results"]
     tokens = next(result["tokens"] for result in results if result["id"] == case["id"])

@@ -36,14 +36,10 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
+from train import scoring
+
 from . import spec
 from .decode import OnnxDecoder, choose_token, content_ids, greedy_loop, penalised_scores
-
-TRAIN_DIR = Path(__file__).resolve().parents[1] / "train"
-if str(TRAIN_DIR) not in sys.path:
-    sys.path.append(str(TRAIN_DIR))  # scoring, as conftest imports it (train.py there needs torch)
-
-import scoring  # noqa: E402
 
 # The largest gap between a choice's two best scores at which a browser may choose the
 # runner-up (docs/benchmark-protocol.md, "The reading oracle"): about the largest logit

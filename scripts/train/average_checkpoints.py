@@ -14,9 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ocrmodel import spec  # noqa: E402
+from ocrmodel import spec
 
 
 def average(paths: list[Path]) -> dict[str, np.ndarray]:

@@ -6,7 +6,7 @@ prints nCER, exact cases and how many cases chose exactly the tokens that PyTorc
 training's final evaluation (models/checkpoint/eval-pytorch.json, through the same resize,
 ocrmodel.resize).
 
-    cd scripts && ../.venv/bin/python train/compare_onnx.py --build /tmp/gen --set hayai13 \
+    cd scripts && ../.venv/bin/python -m train.compare_onnx --build /tmp/gen --set hayai13 \
         --vision 121 --decoder baseline gather-opt fp16-matmul fixed-kv gpu-gather nbits-int8 nbits-int4 gqa
 
 `--decoder` takes any name of ocrmodel.variants.DECODER_VARIANTS (an unknown one is refused
@@ -26,12 +26,11 @@ from pathlib import Path
 
 import onnxruntime as ort
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ocrmodel import spec  # noqa: E402
-from ocrmodel.decode import OnnxDecoder, content_ids, greedy_loop  # noqa: E402
-from ocrmodel.variants import decoder_variant, vision_variant  # noqa: E402
-from scoring import EVAL_DIR, eval_cases, format_ncer, preprocess, score_set  # noqa: E402
+from ocrmodel import spec
+from ocrmodel.decode import OnnxDecoder, content_ids, greedy_loop
+from ocrmodel.variants import decoder_variant, vision_variant
+from .scoring import EVAL_DIR, eval_cases, format_ncer, preprocess, score_set
 
 REPO = Path(__file__).resolve().parents[2]
 VOCAB = REPO / "models" / "vocab.json"

@@ -27,16 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ocrmodel import spec  # noqa: E402
-from ocrmodel.dialog_text import CharacterDeck, manga_length, random_dialog, random_manga_dialog  # noqa: E402
-from ocrmodel.eval_sets import evaluation_strings  # noqa: E402
-from ocrmodel.fonts import FontLibrary, drawable_vocabulary, face_named  # noqa: E402
-from ocrmodel.manga_styles import KINDS, kind_text, render_kind, scene_for, text_style  # noqa: E402
-from ocrmodel.render import Style, latin_heavy, render  # noqa: E402
-from ocrmodel.resize import resize_for_model  # noqa: E402
-from ocrmodel.scene import Scene, render_scene  # noqa: E402
+from ocrmodel import spec
+from ocrmodel.dialog_text import CharacterDeck, manga_length, random_dialog, random_manga_dialog
+from ocrmodel.eval_sets import evaluation_strings
+from ocrmodel.fonts import FontLibrary, drawable_vocabulary, face_named
+from ocrmodel.manga_styles import KINDS, kind_text, render_kind, scene_for, text_style
+from ocrmodel.render import Style, latin_heavy, render
+from ocrmodel.resize import resize_for_model
+from ocrmodel.scene import Scene, render_scene
 
 MAX_CHARACTERS = 100
 CLEAN_MAX_CHARACTERS = 48  # the previous model's strings, for the clean style

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import torch
 
-from data import VOCAB_PATH
-from model import OcrModel, spec
-from scoring import EVAL_DIR, eval_cases, format_ncer, score_set
-from scoring import preprocess as preprocess_numpy
+from .data import VOCAB_PATH
+from .model import OcrModel, spec
+from .scoring import EVAL_DIR, eval_cases, format_ncer, score_set
+from .scoring import preprocess as preprocess_numpy
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ocrmodel.decode import choose_token, content_ids  # noqa: E402
+from ocrmodel.decode import choose_token, content_ids
 
 
 def vocabulary() -> list[str]:

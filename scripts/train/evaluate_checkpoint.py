@@ -13,10 +13,10 @@ from pathlib import Path
 
 import torch
 
-from evaluate import evaluate_all, summary_lines
-from model import OcrModel, spec
+from .evaluate import evaluate_all, summary_lines
+from .model import OcrModel, spec
 from ocrmodel.weights import sha256_of
-from scoring import set_names
+from .scoring import set_names
 
 
 def main() -> None:

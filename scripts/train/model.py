@@ -16,9 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ocrmodel import spec  # noqa: E402
+from ocrmodel import spec
 
 
 class RMSNorm(nn.Module):

@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ocrmodel.decode import REPETITION_PENALTY  # noqa: E402
+from ocrmodel.decode import REPETITION_PENALTY
 
 
 def penalised_logits(logits: Any, inputs: Any) -> Any:

@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ocrmodel import spec  # noqa: E402
-from ocrmodel.resize import resize_for_model  # noqa: E402
+from ocrmodel import spec
+from ocrmodel.resize import resize_for_model
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "models" / "eval"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from average_checkpoints import average
+from train.average_checkpoints import average
 from ocrmodel import spec
 
 COMMITTED = Path(__file__).resolve().parents[2] / "models" / "checkpoint" / "ocr-bench-default.npz"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calibration_set import COUNT, calibration_pixels
+from train.calibration_set import COUNT, calibration_pixels
 from ocrmodel import spec
 from ocrmodel.build_models import CALIBRATION, calibration_feeds
 

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-import compare_onnx
+from train import compare_onnx
 from ocrmodel import build_models
 from ocrmodel.conftest import _reusable
 from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
-from scoring import eval_cases, normalise
+from train.scoring import eval_cases, normalise
 
 CASES = 3
 

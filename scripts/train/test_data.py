@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from data import (AUX_CELLS, IGNORE, KIND_WEIGHTS, MAX_CHARACTERS, SMALLEST_EM, TEXT_SLOTS, VOCAB_PATH, SampleMaker,
+from train.data import (AUX_CELLS, IGNORE, KIND_WEIGHTS, MAX_CHARACTERS, SMALLEST_EM, TEXT_SLOTS, VOCAB_PATH, SampleMaker,
                   kind_weights, parse_shares, smaller_text)
 from ocrmodel import spec
 from ocrmodel.eval_sets import evaluation_strings

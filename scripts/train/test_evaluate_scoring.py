@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ocrmodel import spec
-from scoring import CaseScore, decode_text, eval_cases, format_ncer, score_set, summarise
+from train.scoring import CaseScore, decode_text, eval_cases, format_ncer, score_set, summarise
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = json.loads((REPO / "models" / "checkpoint" / "eval-pytorch.json").read_text(encoding="utf-8"))

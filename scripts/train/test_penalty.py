@@ -18,7 +18,7 @@ import pytest
 from ocrmodel import spec
 from ocrmodel.conftest import run_core
 from ocrmodel.decode import choose_token
-from penalty import penalised_logits
+from train.penalty import penalised_logits
 
 SEED = 20261204
 # Repeats, so that seen ids are penalised (punctuation ids here); more strings of the first

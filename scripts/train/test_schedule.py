@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedule import FLOOR_SHARE, Schedule
+from train.schedule import FLOOR_SHARE, Schedule
 
 TOTAL = 2000
 

@@ -7,7 +7,7 @@ from PIL import Image
 
 from ocrmodel import spec
 from ocrmodel.resize import resize_for_model
-from scoring import preprocess
+from train.scoring import preprocess
 
 
 def test_preprocess_composites_resizes_and_normalises(tmp_path) -> None:

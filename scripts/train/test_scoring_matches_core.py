@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from ocrmodel.conftest import run_core
-from scoring import CaseScore, levenshtein, normalise, score_case, summarise
+from train.scoring import CaseScore, levenshtein, normalise, score_case, summarise
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261201

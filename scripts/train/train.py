@@ -17,14 +17,14 @@ import torch.nn.functional as F
 from torch.optim.swa_utils import AveragedModel
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, kind_weights, parse_shares, worker_seed
+from .data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, kind_weights, parse_shares, worker_seed
 from ocrmodel.fonts import FontLibrary
-from evaluate import evaluate_all, summary_lines
-from model import OcrModel, spec
-from penalty import penalised_logits
-from replay import ReplayRing
-from schedule import Schedule
-from scoring import set_names
+from .evaluate import evaluate_all, summary_lines
+from .model import OcrModel, spec
+from .penalty import penalised_logits
+from .replay import ReplayRing
+from .schedule import Schedule
+from .scoring import set_names
 
 # The steps over which --minutes measures the step rate: late enough that the workers' queue,
 # full after compilation, no longer inflates it (measured over steps 50-200 it read 7.8 steps/s
