@@ -101,9 +101,11 @@ class FontLibrary:
         if missing:
             where = font_dir or SYSTEM_FONT_ROOT
             packages = sorted({face_named(name).package for name in missing})
-            raise SystemExit(f"fonts missing under {where}: {missing}; install the Debian packages "
-                             f"{packages} (scripts/setup does) or make the subsets "
-                             "(scripts/train/font_subsets.py)")
+            raise SystemExit(
+                f"fonts missing under {where}: {missing}; install the Debian packages "
+                f"{packages} (scripts/setup does) or make the subsets "
+                "(scripts/train/font_subsets.py)"
+            )
 
     def path(self, face: Face) -> Path:
         if self.font_dir is not None:

@@ -78,8 +78,16 @@ def test_every_mark_kind_draws_something() -> None:
         drawn = 0
         for seed in range(6):
             style = text_style("あいうえお", "art", random.Random(seed), LIBRARY)
-            scene = replace(scene_for("art", style, random.Random(seed)), background="plain", after=(mark,), blank=True,
-                            noise=0.0, jpeg=0, blur=0.0, halo=0)
+            scene = replace(
+                scene_for("art", style, random.Random(seed)),
+                background="plain",
+                after=(mark,),
+                blank=True,
+                noise=0.0,
+                jpeg=0,
+                blur=0.0,
+                halo=0,
+            )
             pixels = np.asarray(render_scene("あいうえお", style, scene, random.Random(seed)).image)
             drawn += int(pixels.min() < scene.paper - 40)
         assert drawn >= 4, f"{mark} drew nothing in {6 - drawn} of 6 crops"

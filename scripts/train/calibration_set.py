@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-
-from .data import COMMITTED_SHARES, SampleMaker
 from ocrmodel.build_models import CALIBRATION
 from ocrmodel.fonts import FontLibrary
+
+from .data import COMMITTED_SHARES, SampleMaker
 
 SEED = "calibration/0"  # training workers draw from train/<seed>/<worker>
 COUNT = 32

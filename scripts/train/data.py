@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 from ocrmodel import spec
 from ocrmodel.dialog_text import CharacterDeck, manga_length, random_dialog, random_manga_dialog
 from ocrmodel.eval_sets import evaluation_strings
@@ -54,13 +53,35 @@ VOCAB_PATH = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 # The kinds the previous runs read worst (low resolution, long strings) have
 # the larger shares; the last three (where real crops showed the model reading on past the
 # text, sound effects, tilted lines) take 22 %, the others keeping their proportions roughly.
-KIND_WEIGHTS = {"clean": 0.12, "balloon": 0.07, "narration": 0.03, "inverted": 0.05, "art": 0.03,
-                "horizontal": 0.05, "lowres": 0.30, "long": 0.13, "ending": 0.10, "sfx": 0.06, "tilted": 0.06}
+KIND_WEIGHTS = {
+    "clean": 0.12,
+    "balloon": 0.07,
+    "narration": 0.03,
+    "inverted": 0.05,
+    "art": 0.03,
+    "horizontal": 0.05,
+    "lowres": 0.30,
+    "long": 0.13,
+    "ending": 0.10,
+    "sfx": 0.06,
+    "tilted": 0.06,
+}
 # The mix the committed checkpoint's last run was trained with (run 9: KIND_WEIGHTS with low
 # resolution back at 36 %, clean 9 %, long 10 %): calibration_set.py draws tier 121's rounding
 # images from it, so they fit that model.
-COMMITTED_SHARES = {"clean": 0.09, "balloon": 0.07, "narration": 0.03, "inverted": 0.05, "art": 0.03,
-                    "horizontal": 0.05, "lowres": 0.36, "long": 0.10, "ending": 0.10, "sfx": 0.06, "tilted": 0.06}
+COMMITTED_SHARES = {
+    "clean": 0.09,
+    "balloon": 0.07,
+    "narration": 0.03,
+    "inverted": 0.05,
+    "art": 0.03,
+    "horizontal": 0.05,
+    "lowres": 0.36,
+    "long": 0.10,
+    "ending": 0.10,
+    "sfx": 0.06,
+    "tilted": 0.06,
+}
 assert set(COMMITTED_SHARES) == set(KIND_WEIGHTS)
 # Kinds manga_styles renders whole (text and crop), rather than this module's samplers.
 WHOLE_KINDS = ("ending", "sfx", "tilted")
@@ -160,7 +181,9 @@ class SampleMaker:
             elif kind == "clean":
                 text = random_dialog(self.rng, CLEAN_MAX_CHARACTERS)
             else:
-                length = self.rng.randint(49, MAX_CHARACTERS) if kind == "long" else manga_length(self.rng, MAX_CHARACTERS)
+                length = (
+                    self.rng.randint(49, MAX_CHARACTERS) if kind == "long" else manga_length(self.rng, MAX_CHARACTERS)
+                )
                 text = random_manga_dialog(self.rng, self.deck, length)
             if self.allowed(text):
                 return text
@@ -188,8 +211,8 @@ class SampleMaker:
         inputs = np.zeros(TEXT_SLOTS, np.int64)
         targets = np.full(TEXT_SLOTS, IGNORE, np.int64)
         inputs[0] = spec.BOS_ID
-        inputs[1:len(ids) + 1] = ids
-        targets[:len(ids)] = ids
+        inputs[1 : len(ids) + 1] = ids
+        targets[: len(ids)] = ids
         targets[len(ids)] = spec.EOS_ID
         # Auxiliary targets: which character's centre lies in each 14x14 cell of the 16x16 grid,
         # id 0 for none; every occupied cell plus random empty ones, AUX_CELLS in all.

@@ -18,7 +18,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 from ocrmodel.fonts import FACES, FALLBACK_ONLY, SYSTEM_FONT_ROOT, subset_name
 from ocrmodel.render import PRESENTATION_FORMS
 
@@ -40,9 +39,20 @@ def main() -> None:
             target = args.out / subset_name(face)
             # Some fonts carry a malformed gasp table that fontTools refuses; the renderer never
             # reads it.
-            subprocess.run([pyftsubset, str(source), f"--font-number={face.index}", f"--text-file={text_file.name}",
-                            "--layout-features=", "--no-hinting", "--drop-tables+=gasp,mort,morx",
-                            f"--output-file={target}"], check=True, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    pyftsubset,
+                    str(source),
+                    f"--font-number={face.index}",
+                    f"--text-file={text_file.name}",
+                    "--layout-features=",
+                    "--no-hinting",
+                    "--drop-tables+=gasp,mort,morx",
+                    f"--output-file={target}",
+                ],
+                check=True,
+                stderr=subprocess.DEVNULL,
+            )
             print(f"{face.name}: {target.stat().st_size / 1e6:.1f} MB", flush=True)
 
 

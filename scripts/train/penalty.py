@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-
 from ocrmodel.decode import REPETITION_PENALTY
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-
 from ocrmodel import spec
 from ocrmodel.resize import resize_for_model
 
@@ -97,9 +96,14 @@ def summarise(scores: list[CaseScore]) -> dict:
     """The summary's accuracy fields, with the page's names."""
     distance = sum(score.distance for score in scores)
     characters = sum(score.characters for score in scores)
-    return {"cases": len(scores), "nCER": distance / characters if characters else None, "distance": distance,
-            "characters": characters, "exact": sum(score.exact for score in scores),
-            "trailingExtras": sum(score.trailing_extras for score in scores)}
+    return {
+        "cases": len(scores),
+        "nCER": distance / characters if characters else None,
+        "distance": distance,
+        "characters": characters,
+        "exact": sum(score.exact for score in scores),
+        "trailingExtras": sum(score.trailing_extras for score in scores),
+    }
 
 
 def format_ncer(summary: dict) -> str:
@@ -117,8 +121,16 @@ def score_set(name: str, cases: list[dict], tokens: list[list[int]], characters:
         text = decode_text(chosen, characters)
         score = score_case(case["expected"], text)
         scores.append(score)
-        results.append({"id": case["id"], "expected": case["expected"], "actual": text, "tokens": list(chosen),
-                        "distance": score.distance, "characters": score.characters})
+        results.append(
+            {
+                "id": case["id"],
+                "expected": case["expected"],
+                "actual": text,
+                "tokens": list(chosen),
+                "distance": score.distance,
+                "characters": score.characters,
+            }
+        )
     scored = {"set": name, **summarise(scores), "results": results}
     styles = [case.get("style") for case in cases]
     if any(style is not None for style in styles):  # the core's perStyle: each style as the whole set

@@ -43,12 +43,15 @@ def test_averaging_never_starts_inside_the_warm_up() -> None:
     assert schedule.rate(300, TOTAL) == 1e-4
 
 
-@pytest.mark.parametrize(("settings", "message"), [
-    ({"average_from": 1.0, "average_lr": 1e-4}, "--average-from 1.0: allowed 0 (off) or a share between 0 and 1"),
-    ({"average_from": 0.5, "average_lr": 0.0}, "--average-lr 0.0: allowed above 0 and at most the peak"),
-    ({"average_from": 0.5, "average_lr": 1e-3}, "--average-lr 0.001: allowed above 0 and at most the peak"),
-    ({"average_from": 0.5, "average_lr": 1e-4, "every": 0}, "--average-every 0: allowed 1 or more steps"),
-])
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"average_from": 1.0, "average_lr": 1e-4}, "--average-from 1.0: allowed 0 (off) or a share between 0 and 1"),
+        ({"average_from": 0.5, "average_lr": 0.0}, "--average-lr 0.0: allowed above 0 and at most the peak"),
+        ({"average_from": 0.5, "average_lr": 1e-3}, "--average-lr 0.001: allowed above 0 and at most the peak"),
+        ({"average_from": 0.5, "average_lr": 1e-4, "every": 0}, "--average-every 0: allowed 1 or more steps"),
+    ],
+)
 def test_settings_outside_their_range_are_refused_with_what_is_allowed(settings: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Schedule(peak=5e-4, warmup=100, **settings)
