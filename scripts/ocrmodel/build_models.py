@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     info = {
         "weightsSource": source.as_json(),
-        "builtAt": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "builtAt": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "buildSeconds": round(seconds, 2),
         "builderDigest": builder_digest(),
         "tools": {"onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "numpy": np.__version__},

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -137,7 +137,7 @@ class OnnxDecoder:
         if self.fixed_kv:
             feeds["past_length"] = np.array([past_length], dtype=np.int64)
         names = [output.name for output in self.session.get_outputs()]
-        self.last_outputs = dict(zip(names, self.session.run(names, feeds)))
+        self.last_outputs = dict(zip(names, self.session.run(names, feeds), strict=True))
         self.cache = {
             name.replace("present_", "past_"): value
             for name, value in self.last_outputs.items()

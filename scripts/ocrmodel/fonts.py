@@ -13,7 +13,7 @@ training text never asks for one (`drawable_vocabulary`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 SYSTEM_FONT_ROOT = Path("/usr/share/fonts")
@@ -127,7 +127,7 @@ class FontLibrary:
         return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cmap(path: str, index: int) -> frozenset[int]:
     from fontTools.ttLib import TTCollection, TTFont  # noqa: PLC0415 - only renderers need it
 

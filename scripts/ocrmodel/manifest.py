@@ -117,7 +117,7 @@ def _measured(concrete: onnx.ModelProto, step: str) -> list[dict]:
     values = session.run(names, feeds)
     return [
         {"bytes": int(value.nbytes), "tensor": name, "shape": list(value.shape), "step": step}
-        for name, value in zip(names, values)
+        for name, value in zip(names, values, strict=True)
     ]
 
 

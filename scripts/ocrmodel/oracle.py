@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -145,7 +145,7 @@ def read(
         pixels = scoring.preprocess(scoring.EVAL_DIR / cases_name / case["image"])
         embeds = vision.run(None, {"pixel_values": pixels})[0]
         chooser = TieRecorder(prefix)
-        tokens = greedy_loop(lambda: decoder.prefill(embeds), decoder.step, max_tokens, content, chooser)
+        tokens = greedy_loop(partial(decoder.prefill, embeds), decoder.step, max_tokens, content, chooser)
         results.append(
             {
                 "id": str(case["id"]),

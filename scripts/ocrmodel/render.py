@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
@@ -39,6 +40,7 @@ PRESENTATION_FORMS = dict(
     zip(
         "，、。：；！？〖〗…‥—–（）｛｝〔〕【】《》〈〉「」『』［］",
         "︐︑︒︓︔︕︖︗︘︙︰︱︲︵︶︷︸︹︺︻︼︽︾︿﹀﹁﹂﹃﹄﹇﹈",
+        strict=True,
     )
 )
 TATE_CHU_YOKO = set("０１２３４５６７８９！？0123456789!?")
@@ -182,7 +184,7 @@ def ragged_lines(text: str, lines: int, rng: random.Random) -> list[str]:
         at = round(index * per_line + rng.uniform(-per_line / 3, per_line / 3))
         bounds.append(min(len(text) - (lines - index), max(bounds[-1] + 1, at)))
     bounds.append(len(text))
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in pairwise(bounds)]
 
 
 def _drawn(style: Style, character: str) -> str:
@@ -244,7 +246,7 @@ def _draw_cell(
         small = max(6, int(size * min(1.0, 0.95 * size / max(1.0, sum(widths)))))
         widths = [font(face, small).getlength(g) for g in glyphs]
         pen = cx - sum(widths) / 2
-        for character, drawn, width in zip(cell, glyphs, widths):
+        for drawn, width in zip(glyphs, widths, strict=True):
             x = pen + width / 2
             pen += width
             centres.append((x, cy))

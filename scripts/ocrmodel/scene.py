@@ -392,7 +392,7 @@ def _perspective(image: Image.Image, centres, amount: float, fill: int, rng: ran
 
 def _homography(source, target) -> np.ndarray:
     rows, values = [], []
-    for (x, y), (u, v) in zip(source, target):
+    for (x, y), (u, v) in zip(source, target, strict=True):
         rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
         rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
         values.extend([u, v])

@@ -144,7 +144,7 @@ def test_choose_token_matches_the_core(tmp_path, content):
         "tie among the maximum": 0,
     }
     mismatches = []
-    for number, ((tokens, case_logits), core_answer) in enumerate(zip(cases, reply["choose"])):
+    for number, ((tokens, case_logits), core_answer) in enumerate(zip(cases, reply["choose"], strict=True)):
         expected = "no candidate" if isinstance(core_answer, dict) else core_answer
         if isinstance(core_answer, dict):
             assert core_answer["error"].startswith("no token can be chosen"), core_answer

@@ -282,13 +282,13 @@ def test_greedy_tokens_equal_baselines(build, variant, vision_embeds, baseline_r
         # Untrained weights leave near ties that 4-bit weights reorder; fed baseline's tokens,
         # the logits must still stay near baseline's.
         logits = teacher_forced(build.embedded(variant.file), vision_embeds, expected_tokens, variant.fixed_kv)
-        worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
+        worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits, strict=True))
         print(f"{variant.name} (synthetic weights, baseline's tokens): max |logit difference| {worst:.3f}")
         assert worst <= NBITS4_SYNTHETIC_ATOL
         return
     tokens, logits = recorded_loop(build.embedded(variant.file), vision_embeds, variant.fixed_kv)
     assert len(tokens) >= 8 and tokens == expected_tokens
-    worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
+    worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits, strict=True))
     print(f"{variant.name}: {len(tokens)} tokens as baseline's, max |logit difference| {worst:.2e}")
     if variant.head in INT8_TABLE_HEADS:
         assert worst <= SAME_WEIGHTS_ATOL
@@ -391,6 +391,6 @@ def test_fused_decoder_computes_what_its_unfused_twin_does(build, variant, visio
     tokens, _ = baseline_run
     ours = teacher_forced(build.embedded(variant.file), vision_embeds, tokens, variant.fixed_kv)
     theirs = teacher_forced(build.embedded(twin.file), vision_embeds, tokens, twin.fixed_kv)
-    worst = max(np.abs(a - b).max() for a, b in zip(ours, theirs))
+    worst = max(np.abs(a - b).max() for a, b in zip(ours, theirs, strict=True))
     print(f"{variant.name}: max |logit difference| from {twin.name} {worst:.2e} over {len(ours)} calls")
     assert worst <= FUSED_ATOL

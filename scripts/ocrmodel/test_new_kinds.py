@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def test_sound_effects_are_short_kana_inside_the_vocabulary() -> None:
     assert set("".join(seen)) <= VOCAB
     hiragana_rows = {chr(ord(c) - 0x60) for c in I_ROW}
     for text in seen:
-        for before, glide in zip(text, text[1:]):
+        for before, glide in pairwise(text):
             if glide in "ャュョゃゅょ":
                 assert before in I_ROW | hiragana_rows, text  # キャ, しゅ: never コュ
     assert len(set(seen)) > 1000, "the generator repeats itself"

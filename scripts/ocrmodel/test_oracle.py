@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
@@ -38,10 +39,10 @@ def test_reads_as_the_numpy_reference(build, reading):
     content = content_ids(VOCAB)
     cases = oracle.scoring.eval_cases(SET)
     assert [result["id"] for result in reading["results"]] == [case["id"] for case in cases]
-    for case, result in zip(cases, reading["results"]):
+    for case, result in zip(cases, reading["results"], strict=True):
         pixels = oracle.scoring.preprocess(oracle.scoring.EVAL_DIR / SET / case["image"])
         embeds = reference.vision_forward(vision_weights, pixels)
-        expected = greedy_loop(lambda: decoder.prefill(embeds), decoder.step, MAX_TOKENS, content)
+        expected = greedy_loop(partial(decoder.prefill, embeds), decoder.step, MAX_TOKENS, content)
         # Past a near tie float32 rounding may fairly take either path.
         agreed = min((tie["position"] for tie in result["nearTies"]), default=MAX_TOKENS + 1)
         print(

@@ -117,5 +117,5 @@ def test_external_data_files_compute_what_the_embedded_ones_do(build, hayai_case
                     for kind in "kv"
                 },
             }
-        for got, want in zip(external.run(None, feeds), embedded.run(None, feeds)):
+        for got, want in zip(external.run(None, feeds), embedded.run(None, feeds), strict=True):
             np.testing.assert_array_equal(got, want)

@@ -90,7 +90,7 @@ def decoder_gap(build, hayai_case, baseline_runs) -> tuple[float, float]:
     vision_embeds, runs = baseline_runs
     ours = ReferenceDecoder(decoder_weights_from_file(build.embedded(decoder_variant("baseline").file)))
     logits_gap = cache_gap = 0.0
-    for (_, call), (logits, cache) in zip(decoder_calls(vision_embeds, hayai_case.pytorch_tokens), runs):
+    for (_, call), (logits, cache) in zip(decoder_calls(vision_embeds, hayai_case.pytorch_tokens), runs, strict=True):
         logits_gap = max(logits_gap, float(np.abs(call(ours) - logits).max()) / DECODER_LOGITS_ATOL)
         for layer in range(spec.LAYERS):
             for kind, present in (("k", ours.past_k[layer]), ("v", ours.past_v[layer])):

@@ -19,7 +19,10 @@ def weight_bytes(path) -> dict[str, list[int]]:
     feed MatMul, MatMulNBits, Gemm, Gather and Einsum (scales counted with their weights)."""
     model = onnx.load(str(path))
     tensors = {t.name: t for t in model.graph.initializer}
-    size = lambda name: numpy_helper.to_array(tensors[name]).nbytes  # noqa: E731
+
+    def size(name: str) -> int:
+        return numpy_helper.to_array(tensors[name]).nbytes
+
     totals: dict[str, list[int]] = {}
 
     def add(kind: str, stored: int, elements: int) -> None:
@@ -90,7 +93,10 @@ def test_print_size_and_parameter_table(build):
         formats = ", ".join(f"{kind} {fp / stored:.2f}x" for kind, (stored, fp) in sorted(totals.items()))
         rows.append((file, params, fp32, embedded, graph, data, formats))
         assert embedded < fp32, f"{file} is not smaller than its fp32 weights"
-    mib = lambda n: f"{n / 2**20:8.2f}"  # noqa: E731
+
+    def mib(n: int) -> str:
+        return f"{n / 2**20:8.2f}"
+
     print()
     print(
         f"{'file':40} {'params':>11} {'fp32 MiB':>9} {'file MiB':>9} {'ext .onnx':>9} {'ext .data':>9}  "

@@ -142,6 +142,12 @@ def plain_rounding(w: np.ndarray, block: int) -> np.ndarray:
     return (np.clip(np.rint(blocks / scales), -8, 7) * scales).reshape(n, k)
 
 
+def output_error(delta: np.ndarray, hessian: np.ndarray) -> float:
+    """The error a weight change `delta` [n, k] adds to the layer's outputs, summed over the
+    calibration inputs whose Hessian (X^T X) is `hessian` [k, k]."""
+    return float(np.sum((delta @ hessian) * delta))
+
+
 def test_int4_vision_stores_symmetric_blocks_closer_to_its_layers_than_plain_rounding(build, truth):
     variant = next(v for v in VISION_VARIANTS if v.precision == "int4")
     path = build.embedded(variant.file)
@@ -160,11 +166,8 @@ def test_int4_vision_stores_symmetric_blocks_closer_to_its_layers_than_plain_rou
         assert w.shape == (n, k) and k % block == 0, linear
         values = reference.unpack_matmulnbits(tensors[node.input[1]], tensors[node.input[2]], None, k, n, 4, block)
         hessian = hessians[node.input[1].removesuffix("_Q4")]
-
-        def output_error(delta: np.ndarray) -> float:
-            return float(np.sum((delta @ hessian) * delta))
-
-        stored, plain = output_error(values.astype(np.float64) - w), output_error(plain_rounding(w, block) - w)
+        stored = output_error(values.astype(np.float64) - w, hessian)
+        plain = output_error(plain_rounding(w, block) - w, hessian)
         print(f"{linear}: output error {stored / plain:.2f} of plain rounding's")
         assert stored < 0.5 * plain, (
             f"{linear}: the stored codes keep {stored / plain:.2f} of plain rounding's output error"

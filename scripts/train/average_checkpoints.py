@@ -9,7 +9,6 @@ wherever the builder does.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +35,7 @@ def main() -> None:
     try:
         weights = average(args.checkpoints)
     except (ValueError, OSError) as error:
-        raise SystemExit(f"cannot average: {error}")
+        raise SystemExit(f"cannot average: {error}") from error
     spec.save_checkpoint(weights, args.out)
     print(f"wrote {args.out}: the mean of {', '.join(map(str, args.checkpoints))}")
 

@@ -12,7 +12,6 @@ inputs that model was trained for; a checkpoint trained on another mix draws the
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import onnxruntime as ort
@@ -76,7 +76,7 @@ def compare(
             decoder = OnnxDecoder(session(build / variant.file, threads), variant.fixed_kv)
             started = time.perf_counter()
             tokens = [
-                greedy_loop(lambda: decoder.prefill(embeds[case["id"]]), decoder.step, spec.MAX_TOKENS, content)
+                greedy_loop(partial(decoder.prefill, embeds[case["id"]]), decoder.step, spec.MAX_TOKENS, content)
                 for case in cases
             ]
             scored = score_set(set_name, cases, tokens, characters)
@@ -90,7 +90,8 @@ def compare(
             print(
                 f"{set_name} tier={tier} decoder={name}: nCER {format_ncer(scored)} "
                 f"({scored['distance']}/{scored['characters']}), exact {scored['exact']}/{scored['cases']}, "
-                f"trailing extras {scored['trailingExtras']}/{scored['cases']}, PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s",
+                f"trailing extras {scored['trailingExtras']}/{scored['cases']}, "
+                f"PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s",
                 flush=True,
             )
             results.append(scored)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -217,7 +216,7 @@ class SampleMaker:
         # Auxiliary targets: which character's centre lies in each 14x14 cell of the 16x16 grid,
         # id 0 for none; every occupied cell plus random empty ones, AUX_CELLS in all.
         labels = np.zeros(GRID * GRID, np.int64)
-        for (x, y), token in zip(rendered.centres, ids):
+        for (x, y), token in zip(rendered.centres, ids, strict=True):
             column = min(GRID - 1, max(0, int(x / width * GRID)))
             row = min(GRID - 1, max(0, int(y / height * GRID)))
             labels[row * GRID + column] = token

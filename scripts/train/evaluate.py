@@ -10,7 +10,6 @@ total characters). Both are tested against the wasm core without torch.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import torch

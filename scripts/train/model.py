@@ -8,9 +8,6 @@ is not exported.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import torch
 import torch.nn.functional as F

@@ -15,8 +15,6 @@ it against the page's token choice where torch is not installed.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +116,7 @@ def score_set(name: str, cases: list[dict], tokens: list[list[int]], characters:
     if len(tokens) != len(cases):
         raise ValueError(f"{len(cases)} cases of {name} but {len(tokens)} token lists")
     results, scores = [], []
-    for case, chosen in zip(cases, tokens):
+    for case, chosen in zip(cases, tokens, strict=True):
         text = decode_text(chosen, characters)
         score = score_case(case["expected"], text)
         scores.append(score)
@@ -135,7 +134,7 @@ def score_set(name: str, cases: list[dict], tokens: list[list[int]], characters:
     styles = [case.get("style") for case in cases]
     if any(style is not None for style in styles):  # the core's perStyle: each style as the whole set
         groups: dict[str, list[CaseScore]] = {}
-        for style, score in zip(styles, scores):
+        for style, score in zip(styles, scores, strict=True):
             groups.setdefault(style if style is not None else "(none)", []).append(score)
         scored["perStyle"] = {style: summarise(group) for style, group in sorted(groups.items())}
     return scored

@@ -62,7 +62,7 @@ def test_every_variant_reads_the_first_hayai13_cases_exactly(trained_build, caps
     characters = sum(len(normalise(case["expected"])) for case in cases)
     assert characters == 50
     assert [(r["tier"], r["decoder"]) for r in results] == [(t, d) for t in tiers for d in decoders]
-    for result, line in zip(results, printed):
+    for result, line in zip(results, printed, strict=True):
         assert [case["actual"] for case in result["results"]] == [case["expected"] for case in cases]
         assert (result["nCER"], result["distance"], result["characters"], result["exact"]) == (0.0, 0, 50, CASES)
         assert result["samePyTorchTokens"] == CASES

@@ -62,7 +62,7 @@ def test_samples_have_the_model_shapes_and_consistent_labels() -> None:
 def test_same_seed_same_samples() -> None:
     first = [SampleMaker(LIBRARY, "seeded").sample() for _ in range(1)][0]
     second = [SampleMaker(LIBRARY, "seeded").sample() for _ in range(1)][0]
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=True):
         assert np.array_equal(a, b)
 
 

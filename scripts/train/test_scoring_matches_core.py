@@ -203,7 +203,7 @@ def test_normalise_matches_the_core(tmp_path, generated):
     reply = run_core(tmp_path, {"normalize": inputs})
     mismatches = [
         f"{text!r}: python {normalise(text)!r}, core {core!r}"
-        for text, core in zip(inputs, reply["normalize"])
+        for text, core in zip(inputs, reply["normalize"], strict=True)
         if normalise(text) != core
     ]
     assert not mismatches, f"{len(mismatches)} of {len(inputs)} differ:\n" + "\n".join(mismatches[:20])
@@ -241,7 +241,7 @@ def test_score_case_and_summary_match_the_core(tmp_path, generated):
         [],
     ]
     reply = run_core(tmp_path, {"summarize": sets})
-    for cases, core in zip(sets, reply["summarize"]):
+    for cases, core in zip(sets, reply["summarize"], strict=True):
         scores = [score_case(case["expected"], case["actual"]) for case in cases]
         assert scores == [core_case_score(per_case) for per_case in core["perCase"]]
         ours = summarise(scores)

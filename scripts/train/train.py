@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from ocrmodel.fonts import FontLibrary
 
-from .data import AUX_CELLS, IGNORE, VOCAB_PATH, SampleMaker, kind_weights, parse_shares, worker_seed
+from .data import IGNORE, VOCAB_PATH, SampleMaker, kind_weights, parse_shares, worker_seed
 from .evaluate import evaluate_all, summary_lines
 from .model import OcrModel, spec
 from .penalty import penalised_logits
@@ -138,11 +138,11 @@ def main() -> None:
     try:
         schedule = Schedule(args.lr, args.warmup, args.average_from, args.average_lr, args.average_every)
     except ValueError as error:
-        raise SystemExit(str(error))
+        raise SystemExit(str(error)) from error
     try:
         weights = kind_weights(parse_shares(args.shares))
     except ValueError as error:
-        raise SystemExit(f"--shares: {error}")
+        raise SystemExit(f"--shares: {error}") from error
     print(f"kind shares: {weights}", flush=True)
     if not torch.cuda.is_available():
         raise SystemExit("training needs a CUDA GPU")
@@ -191,6 +191,8 @@ def main() -> None:
     for step, (pixels, inputs, targets, cells, labels) in enumerate(loader):
         if total and step >= total:
             break
+        if step == RATE_WINDOW[0]:
+            rate_started = time.time()
         if not total and step == RATE_WINDOW[1]:
             rate = (RATE_WINDOW[1] - RATE_WINDOW[0]) / (time.time() - rate_started)
             total = int(rate * (args.minutes * 60 - (time.time() - started))) + step
@@ -198,8 +200,6 @@ def main() -> None:
                 f"measured {rate:.2f} steps/s; total steps fixed at {total} (reproduce with --steps {total})",
                 flush=True,
             )
-        if step == RATE_WINDOW[0]:
-            rate_started = time.time()
         lr = schedule.rate(step, total or 10**9)
         for group in optimizer.param_groups:
             group["lr"] = lr
@@ -207,7 +207,7 @@ def main() -> None:
         drawn[batch[1].flatten()] = True
         if ring is not None:
             ring.add(batch)
-            batch = [torch.cat(pair) for pair in zip(batch, ring.draw(replayed))]
+            batch = [torch.cat(pair) for pair in zip(batch, ring.draw(replayed), strict=True)]
         text_loss, aux_loss = step_losses(model, *batch)
         loss = text_loss + args.aux_weight * aux_loss
         optimizer.zero_grad(set_to_none=True)

@@ -304,7 +304,10 @@ class _DecoderGraph:
         else:
             start = b.op("Shape", [pasts[0][0]], hint="past.len", start=2, end=3)
             total = b.op("Add", [start, new_count], hint="total.len")
-        scalar = lambda t, hint: b.op("Squeeze", [t, b.const([0])], hint=hint)  # noqa: E731
+
+        def scalar(t: str, hint: str) -> str:
+            return b.op("Squeeze", [t, b.const([0])], hint=hint)
+
         start_s, new_s, total_s = scalar(start, "p0"), scalar(new_count, "s0"), scalar(total, "t0")
         query_slots = b.op(
             "Range", [start_s, b.op("Add", [start_s, new_s], hint="p_end"), b.const(1)], hint="query.slots"
@@ -639,7 +642,7 @@ class _DecoderGraph:
         else:
             head(self.rms_norm(b.op("Gather", [x, last_index], hint="last", axis=1), "decoder.norm.weight"))
         b.output("logits", FLOAT, [1, spec.VOCAB_IDS])
-        for layer, (present_k, present_v) in enumerate(presents):
+        for present_k, present_v in presents:
             b.output(present_k, FLOAT, [1, spec.KV_HEADS, present_dim, spec.HEAD_DIM])
             b.output(present_v, FLOAT, [1, spec.KV_HEADS, present_dim, spec.HEAD_DIM])
         return b.model(

@@ -94,7 +94,7 @@ def input_hessians(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]]) -
     session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
     sums: dict[str, np.ndarray] = {}
     for feed in feeds:
-        for name, values in zip(inputs, session.run(inputs, feed)):
+        for name, values in zip(inputs, session.run(inputs, feed), strict=True):
             rows = values.reshape(-1, values.shape[-1]).astype(np.float64)
             sums[name] = sums.get(name, 0.0) + rows.T @ rows
     return {weight: sums[a] for a, weight in matmuls}
