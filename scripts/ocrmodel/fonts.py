@@ -129,7 +129,7 @@ class FontLibrary:
 
 @cache
 def _cmap(path: str, index: int) -> frozenset[int]:
-    from fontTools.ttLib import TTCollection, TTFont  # noqa: PLC0415 - only renderers need it
+    from fontTools.ttLib import TTCollection, TTFont  # imported here, as only renderers need it
 
     if path.endswith(".ttc"):
         font = TTCollection(path, lazy=True).fonts[index]

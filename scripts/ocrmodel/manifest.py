@@ -72,7 +72,7 @@ def largest_activation(model: onnx.ModelProto, steps: dict[str, tuple[dict, dict
             # uuid-named .data file of ~16 MB) into the working directory: keep that out of ours.
             with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
                 inferred = SymbolicShapeInference.infer_shapes(concrete, auto_merge=False)
-        except Exception:  # noqa: BLE001 - it raises a bare Exception on operators it lacks
+        except Exception:  # it raises a bare Exception on operators it lacks
             # (GatherBlockQuantized, GroupQueryAttention): measure the shapes by running the step.
             best = max([best, *_measured(concrete, step)], key=lambda entry: entry["bytes"])
             continue
