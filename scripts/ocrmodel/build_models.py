@@ -43,8 +43,19 @@ DEFAULT_SYNTHETIC_SEED = 0
 # Tensors below this many bytes (shape constants, norms) stay inside the external .onnx.
 EXTERNAL_THRESHOLD_BYTES = 1024
 # Files whose content decides what a build produces: a build-info with another digest is stale.
-BUILDER_SOURCES = ("spec.py", "weights.py", "quantize.py", "variants.py", "manifest.py", "build_models.py",
-                   "graphs/builder.py", "graphs/decoder.py", "graphs/gptq.py", "graphs/nbits.py", "graphs/vision.py")
+BUILDER_SOURCES = (
+    "spec.py",
+    "weights.py",
+    "quantize.py",
+    "variants.py",
+    "manifest.py",
+    "build_models.py",
+    "graphs/builder.py",
+    "graphs/decoder.py",
+    "graphs/gptq.py",
+    "graphs/nbits.py",
+    "graphs/vision.py",
+)
 
 
 def builder_digest() -> str:
@@ -64,8 +75,9 @@ def calibration_feeds() -> list[dict[str, np.ndarray]]:
         pixels = stored["pixels"]
     mean = np.array(spec.MEAN, np.float32).reshape(1, 3, 1, 1)
     std = np.array(spec.STD, np.float32).reshape(1, 3, 1, 1)
-    return [{"pixel_values": ((np.float32(image[None, None]) / 255.0 - mean) / std).astype(np.float32)}
-            for image in pixels]
+    return [
+        {"pixel_values": ((np.float32(image[None, None]) / 255.0 - mean) / std).astype(np.float32)} for image in pixels
+    ]
 
 
 def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
@@ -75,8 +87,14 @@ def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
     external = out / "external" / file
     data = external.with_name(file + ".data")
     data.unlink(missing_ok=True)  # onnx appends to an existing data file
-    onnx.save_model(model, external, save_as_external_data=True, all_tensors_to_one_file=True,
-                    location=data.name, size_threshold=EXTERNAL_THRESHOLD_BYTES)
+    onnx.save_model(
+        model,
+        external,
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=data.name,
+        size_threshold=EXTERNAL_THRESHOLD_BYTES,
+    )
     return [embedded, external, data]
 
 
@@ -107,14 +125,25 @@ def relative(path: Path, start: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", type=Path, default=None,
-                        help=f"weights written by spec.save_checkpoint (default {relative(DEFAULT_CHECKPOINT, REPO)} "
-                             "when it exists)")
-    parser.add_argument("--synthetic-seed", type=int, default=None,
-                        help="ignore any checkpoint and use deterministic synthetic weights from this seed")
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        help=f"weights written by spec.save_checkpoint (default {relative(DEFAULT_CHECKPOINT, REPO)} when it exists)",
+    )
+    parser.add_argument(
+        "--synthetic-seed",
+        type=int,
+        default=None,
+        help="ignore any checkpoint and use deterministic synthetic weights from this seed",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default models/generated)")
-    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST,
-                        help="where to write the manifest (default models/manifest.json)")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=DEFAULT_MANIFEST,
+        help="where to write the manifest (default models/manifest.json)",
+    )
     args = parser.parse_args(argv)
     if args.checkpoint is not None and args.synthetic_seed is not None:
         parser.error("--checkpoint and --synthetic-seed exclude each other: pick one weights source")
@@ -137,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     info = {
         "weightsSource": source.as_json(),
-        "builtAt": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "builtAt": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "buildSeconds": round(seconds, 2),
         "builderDigest": builder_digest(),
         "tools": {"onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "numpy": np.__version__},
@@ -148,8 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     (out / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
 
     manifest_dir = args.manifest.resolve().parent
-    manifest = build_manifest(Path(relative(out, manifest_dir)), Path(relative(VOCAB, manifest_dir)),
-                              Path(relative(DEFAULT_CHECKPOINT, manifest_dir)), info["files"], graphs)
+    manifest = build_manifest(
+        Path(relative(out, manifest_dir)),
+        Path(relative(VOCAB, manifest_dir)),
+        Path(relative(DEFAULT_CHECKPOINT, manifest_dir)),
+        info["files"],
+        graphs,
+    )
     args.manifest.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
     print(f"weights: {source.describe()}")

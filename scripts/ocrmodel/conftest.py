@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,11 +24,10 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from ocrmodel import build_models, reference, spec  # noqa: E402
-from ocrmodel.oracle import cpu_session  # noqa: E402
-from ocrmodel.weights import load_weights, sha256_of  # noqa: E402
+from ocrmodel import build_models, reference, spec
+from ocrmodel.oracle import cpu_session
+from ocrmodel.weights import load_weights, sha256_of
+from train import scoring
 
 SYNTHETIC_SEED = 0
 
@@ -62,8 +60,9 @@ def _reusable(out: Path) -> dict | None:
     if any(not (out / name).is_file() or (out / name).stat().st_size != size for name, size in info["files"].items()):
         return None
     source = info["weightsSource"]
-    if source["kind"] == "checkpoint" and (not Path(source["path"]).is_file()
-                                           or sha256_of(Path(source["path"])) != source["sha256"]):
+    if source["kind"] == "checkpoint" and (
+        not Path(source["path"]).is_file() or sha256_of(Path(source["path"])) != source["sha256"]
+    ):
         return None
     return info
 
@@ -77,8 +76,9 @@ def build(tmp_path_factory) -> Build:
     else:
         out = tmp_path_factory.mktemp("generated")
         manifest_path = out.parent / "manifest.json"
-        build_models.main(["--synthetic-seed", str(SYNTHETIC_SEED), "--out", str(out),
-                           "--manifest", str(manifest_path)])
+        build_models.main(
+            ["--synthetic-seed", str(SYNTHETIC_SEED), "--out", str(out), "--manifest", str(manifest_path)]
+        )
         info = json.loads((out / "build-info.json").read_text())
     source = info["weightsSource"]
     if source["kind"] == "checkpoint":
@@ -99,18 +99,12 @@ class EvalCase:
 
 
 PYTORCH_REPORT = build_models.REPO / "models" / "checkpoint" / "eval-pytorch.json"
-TRAIN_DIR = Path(__file__).resolve().parents[1] / "train"
 
 
 @pytest.fixture(scope="session")
 def hayai_case() -> EvalCase:
     """hayai13 case 01: 16 tokens, so a few decode steps with real tokens are at hand. Pixels
-    come from the harness's preprocessing in train/scoring.py, imported as the train tests
-    import it (as `scoring` from scripts/train: `train` there is train.py, which needs torch)."""
-    if str(TRAIN_DIR) not in sys.path:
-        sys.path.append(str(TRAIN_DIR))
-    import scoring
-
+    come from the harness's preprocessing in train/scoring.py (which needs no torch)."""
     case = scoring.eval_cases("hayai13", 1)[0]
     results = json.loads(PYTORCH_REPORT.read_text(encoding="utf-8"))["eval"]["hayai13"]["results"]
     tokens = next(result["tokens"] for result in results if result["id"] == case["id"])
@@ -188,25 +182,30 @@ def decoder_weights_from_file(path: Path) -> dict[str, np.ndarray]:
     `mlp.gate_up` ([gate; up]), the embedding as int8 rows with one scale per token (the tied
     head uses the same table), norms in fp32."""
     tensors = stored_tensors(path)
-    weights = {"decoder.embed.weight": reference.dequantize_int8(tensors["decoder.embed.int8"],
-                                                                 tensors["decoder.embed.scale"], axis=0),
-               "decoder.norm.weight": tensors["decoder.norm.weight"]}
+    weights = {
+        "decoder.embed.weight": reference.dequantize_int8(
+            tensors["decoder.embed.int8"], tensors["decoder.embed.scale"], axis=0
+        ),
+        "decoder.norm.weight": tensors["decoder.norm.weight"],
+    }
     q_rows, kv_rows = spec.HEADS * spec.HEAD_DIM, spec.KV_HEADS * spec.HEAD_DIM
     for layer in range(spec.LAYERS):
         p = f"decoder.layers.{layer}."
         qkv = _stored_linear(tensors, p + "attn.qkv")
         gate_up = _stored_linear(tensors, p + "mlp.gate_up")
-        weights.update({
-            p + "attn_norm.weight": tensors[p + "attn_norm.weight"],
-            p + "attn.q.weight": qkv[:q_rows] * Q_FOLD,
-            p + "attn.k.weight": qkv[q_rows:q_rows + kv_rows],
-            p + "attn.v.weight": qkv[q_rows + kv_rows:],
-            p + "attn.o.weight": _stored_linear(tensors, p + "attn.o"),
-            p + "mlp_norm.weight": tensors[p + "mlp_norm.weight"],
-            p + "mlp.gate.weight": gate_up[:spec.MLP],
-            p + "mlp.up.weight": gate_up[spec.MLP:],
-            p + "mlp.down.weight": _stored_linear(tensors, p + "mlp.down"),
-        })
+        weights.update(
+            {
+                p + "attn_norm.weight": tensors[p + "attn_norm.weight"],
+                p + "attn.q.weight": qkv[:q_rows] * Q_FOLD,
+                p + "attn.k.weight": qkv[q_rows : q_rows + kv_rows],
+                p + "attn.v.weight": qkv[q_rows + kv_rows :],
+                p + "attn.o.weight": _stored_linear(tensors, p + "attn.o"),
+                p + "mlp_norm.weight": tensors[p + "mlp_norm.weight"],
+                p + "mlp.gate.weight": gate_up[: spec.MLP],
+                p + "mlp.up.weight": gate_up[spec.MLP :],
+                p + "mlp.down.weight": _stored_linear(tensors, p + "mlp.down"),
+            }
+        )
     return _check_names_and_shapes(weights, "decoder.", path)
 
 
@@ -227,8 +226,14 @@ def vision_weights_from_file(path: Path) -> dict[str, np.ndarray]:
         zero_points = tensors[node.input[3]] if len(node.input) > 3 and node.input[3] else None
         linear = node.input[1].removesuffix("_Q4").removesuffix(".weight_t")
         weights[linear + ".weight"] = reference.unpack_matmulnbits(
-            tensors[node.input[1]], tensors[node.input[2]], zero_points, attributes["K"], attributes["N"],
-            attributes.get("bits", 4), attributes["block_size"])
+            tensors[node.input[1]],
+            tensors[node.input[2]],
+            zero_points,
+            attributes["K"],
+            attributes["N"],
+            attributes.get("bits", 4),
+            attributes["block_size"],
+        )
     shapes = spec.parameter_shapes()
     for name, value in tensors.items():
         if name.endswith(".weight_t"):
@@ -239,7 +244,7 @@ def vision_weights_from_file(path: Path) -> dict[str, np.ndarray]:
         for kind in ("weight", "bias"):
             name = f"vision.layers.{layer}.attn.qkv.{kind}"
             weights[name] = weights[name].copy()
-            weights[name][:spec.VISION_WIDTH] *= Q_FOLD
+            weights[name][: spec.VISION_WIDTH] *= Q_FOLD
     return _check_names_and_shapes(weights, "vision.", path)
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -28,24 +28,31 @@ def content_ids(vocab_path: Path) -> set[int]:
     """Ids of one-UTF-16-unit letters and numbers (the seed's `/[\\p{Letter}\\p{Number}]/u` test
     on `character.length === 1`), minus the long-vowel and wave marks."""
     characters = json.loads(Path(vocab_path).read_text(encoding="utf-8"))
-    return {index + spec.VOCAB_OFFSET for index, character in enumerate(characters)
-            if len(character) == 1 and ord(character) <= 0xFFFF and character not in NOT_CONTENT
-            and unicodedata.category(character)[0] in "LN"}
+    return {
+        index + spec.VOCAB_OFFSET
+        for index, character in enumerate(characters)
+        if len(character) == 1
+        and ord(character) <= 0xFFFF
+        and character not in NOT_CONTENT
+        and unicodedata.category(character)[0] in "LN"
+    }
 
 
 class NoCandidate(ValueError):
     """No id scores above -Infinity: every score is NaN, -Infinity or blocked."""
 
 
-def penalised_scores(logits: np.ndarray, sequence: list[int], tokens: list[int], content: set[int]
-                     ) -> tuple[np.ndarray, int | None]:
+def penalised_scores(
+    logits: np.ndarray, sequence: list[int], tokens: list[int], content: set[int]
+) -> tuple[np.ndarray, int | None]:
     """The scores the choice compares (float64, NaN and a blocked id at -Infinity) and the
     blocked id, if any. `sequence` is BOS followed by `tokens`, the ids decoded so far."""
     scores = np.asarray(logits, dtype=np.float64).reshape(-1).copy()  # JS numbers are doubles
     seen = np.fromiter(set(sequence), dtype=np.int64)
     if seen.size and not (0 <= seen.min() and seen.max() < scores.size):
-        raise ValueError(f"sequence ids must lie in 0..{scores.size - 1} (the logits' length); "
-                         f"got {seen.min()}..{seen.max()}")
+        raise ValueError(
+            f"sequence ids must lie in 0..{scores.size - 1} (the logits' length); got {seen.min()}..{seen.max()}"
+        )
     values = scores[seen]
     scores[seen] = np.where(values < 0, values * REPETITION_PENALTY, values / REPETITION_PENALTY)
     blocked = None
@@ -68,16 +75,23 @@ def choose_token(logits: np.ndarray, sequence: list[int], tokens: list[int], con
     scores, blocked = penalised_scores(logits, sequence, tokens, content)
     best = int(np.argmax(scores))  # the first maximum, as the seed's strict `>` scan
     if not scores[best] > -np.inf:
-        raise NoCandidate(f"no token can be chosen: every score is NaN, -Infinity or blocked "
-                          f"({scores.size} logits, blocked id: {'none' if blocked is None else blocked})")
+        raise NoCandidate(
+            f"no token can be chosen: every score is NaN, -Infinity or blocked "
+            f"({scores.size} logits, blocked id: {'none' if blocked is None else blocked})"
+        )
     return best
 
 
 Chooser = Callable[[np.ndarray, list[int], list[int], set[int]], int]
 
 
-def greedy_loop(prefill: Callable[[], np.ndarray], step: Callable[[int, int], np.ndarray], max_tokens: int,
-                content: set[int], choose: Chooser = choose_token) -> list[int]:
+def greedy_loop(
+    prefill: Callable[[], np.ndarray],
+    step: Callable[[int, int], np.ndarray],
+    max_tokens: int,
+    content: set[int],
+    choose: Chooser = choose_token,
+) -> list[int]:
     """The seed's `decode`: prefill, then one step per chosen token until EOS or max_tokens.
     `choose` takes choose_token's arguments (the reading oracle's also records near ties)."""
     logits = prefill()
@@ -114,14 +128,21 @@ class OnnxDecoder:
         self.last_outputs: dict[str, np.ndarray] = {}
 
     def run(self, vision_embeds: np.ndarray, token: int, positions: np.ndarray, past_length: int) -> np.ndarray:
-        feeds = {"vision_embeds": vision_embeds, "token_ids": np.array([[token]], dtype=np.int32),
-                 "position_ids": positions, **self.cache}
+        feeds = {
+            "vision_embeds": vision_embeds,
+            "token_ids": np.array([[token]], dtype=np.int32),
+            "position_ids": positions,
+            **self.cache,
+        }
         if self.fixed_kv:
             feeds["past_length"] = np.array([past_length], dtype=np.int64)
         names = [output.name for output in self.session.get_outputs()]
-        self.last_outputs = dict(zip(names, self.session.run(names, feeds)))
-        self.cache = {name.replace("present_", "past_"): value for name, value in self.last_outputs.items()
-                      if name.startswith("present_")}
+        self.last_outputs = dict(zip(names, self.session.run(names, feeds), strict=True))
+        self.cache = {
+            name.replace("present_", "past_"): value
+            for name, value in self.last_outputs.items()
+            if name.startswith("present_")
+        }
         self.length = past_length + positions.shape[1]
         return self.last_outputs["logits"]
 
@@ -155,5 +176,6 @@ class ReferenceDecoder:
 
     def _run(self, vision_embeds: np.ndarray, token: int, positions: np.ndarray) -> np.ndarray:
         logits, self.past_k, self.past_v = reference.decoder_forward(
-            self.weights, vision_embeds, np.array([[token]]), positions, self.past_k, self.past_v)
+            self.weights, vision_embeds, np.array([[token]]), positions, self.past_k, self.past_v
+        )
         return logits

@@ -139,7 +139,26 @@ def mix_characters() -> set[str]:
 # to 100, plus small kana, tate-chu-yoko digit pairs and characters drawn from the whole
 # drawable vocabulary (a shuffled deck, so every character comes round).
 SMALL_KANA_TEXT = list("ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ")
-LONG_PUNCTUATION = ["、", "、", "。", "・", "！", "？", "…", "……", "～", "ー", "っ", "！！", "！？", "―", "「", "」", "『", "』"]
+LONG_PUNCTUATION = [
+    "、",
+    "、",
+    "。",
+    "・",
+    "！",
+    "？",
+    "…",
+    "……",
+    "～",
+    "ー",
+    "っ",
+    "！！",
+    "！？",
+    "―",
+    "「",
+    "」",
+    "『",
+    "』",
+]
 
 
 class CharacterDeck:
@@ -172,8 +191,7 @@ def manga_length(rng: random.Random, max_length: int = 100) -> int:
     return rng.randint(40, max_length)
 
 
-def random_manga_dialog(rng: random.Random, deck: CharacterDeck | None, length: int,
-                        rare_share: float = 0.12) -> str:
+def random_manga_dialog(rng: random.Random, deck: CharacterDeck | None, length: int, rare_share: float = 0.12) -> str:
     """One string of exactly `length` characters: the dialog mix with small kana, digit pairs,
     punctuation in runs and, at `rare_share` of the segments, characters from the deck."""
     parts: list[str] = []
@@ -224,4 +242,3 @@ def small_kana_phrase(rng: random.Random, length: int) -> str:
     if rng.random() < 0.25:
         text = "".join(chr(ord(c) + 0x60) if "ぁ" <= c <= "ゖ" else c for c in text)
     return text
-

@@ -48,8 +48,17 @@ def synth_strings(count: int = SYNTH_COUNT) -> list[str]:
 
 
 # Style set -> cases. The kind of manga_styles.py each renders is the set's name.
-STYLE_SETS = {"balloon": 40, "narration": 30, "inverted": 30, "long": 30, "lowres": 30, "horizontal": 30,
-              "ending": 40, "sfx": 30, "tilted": 30}
+STYLE_SETS = {
+    "balloon": 40,
+    "narration": 30,
+    "inverted": 30,
+    "long": 30,
+    "lowres": 30,
+    "horizontal": 30,
+    "ending": 40,
+    "sfx": 30,
+    "tilted": 30,
+}
 # Sets whose strings come from manga_styles.kind_text (the first six predate it and keep theirs).
 KIND_TEXT_SETS = ("ending", "sfx", "tilted")
 LONG_RANGE = (49, 100)

@@ -13,7 +13,7 @@ training text never asks for one (`drawable_vocabulary`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 SYSTEM_FONT_ROOT = Path("/usr/share/fonts")
@@ -101,9 +101,11 @@ class FontLibrary:
         if missing:
             where = font_dir or SYSTEM_FONT_ROOT
             packages = sorted({face_named(name).package for name in missing})
-            raise SystemExit(f"fonts missing under {where}: {missing}; install the Debian packages "
-                             f"{packages} (scripts/setup does) or make the subsets "
-                             "(scripts/train/font_subsets.py)")
+            raise SystemExit(
+                f"fonts missing under {where}: {missing}; install the Debian packages "
+                f"{packages} (scripts/setup does) or make the subsets "
+                "(scripts/train/font_subsets.py)"
+            )
 
     def path(self, face: Face) -> Path:
         if self.font_dir is not None:
@@ -125,9 +127,9 @@ class FontLibrary:
         return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cmap(path: str, index: int) -> frozenset[int]:
-    from fontTools.ttLib import TTCollection, TTFont  # noqa: PLC0415 - only renderers need it
+    from fontTools.ttLib import TTCollection, TTFont  # imported here, as only renderers need it
 
     if path.endswith(".ttc"):
         font = TTCollection(path, lazy=True).fonts[index]

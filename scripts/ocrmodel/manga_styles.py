@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import math
 import random
-from functools import lru_cache
-
 from dataclasses import replace
+from functools import lru_cache
 
 from .dialog_text import manga_length, random_manga_dialog, small_kana_phrase
 from .fonts import FACES, Face, FontLibrary
@@ -184,4 +183,3 @@ def render_kind(kind: str, text: str, rng: random.Random, library: FontLibrary, 
         return render_scene(text, style, replace(scene, rotation=angle, keep_corners=True, shear=shear), rng)
     style = text_style(text, kind, rng, library, long_side)
     return render_scene(text, style, scene_for(kind, style, rng), rng)
-

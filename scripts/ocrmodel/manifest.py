@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
-
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -26,8 +25,10 @@ from .variants import DECODER_VARIANTS, VISION_VARIANTS
 LAST_PAST = spec.KV_SLOTS - 1
 VISION_STEPS = {"encode": ({}, {})}
 DECODER_STEPS = {
-    "prefill": ({"vision_tokens": spec.VISION_TOKENS, "sequence": spec.VISION_TOKENS + 1, "past_sequence": 0},
-                {"past_length": 0}),
+    "prefill": (
+        {"vision_tokens": spec.VISION_TOKENS, "sequence": spec.VISION_TOKENS + 1, "past_sequence": 0},
+        {"past_length": 0},
+    ),
     "last-decode": ({"vision_tokens": 0, "sequence": 1, "past_sequence": LAST_PAST}, {"past_length": LAST_PAST}),
 }
 
@@ -71,7 +72,7 @@ def largest_activation(model: onnx.ModelProto, steps: dict[str, tuple[dict, dict
             # uuid-named .data file of ~16 MB) into the working directory: keep that out of ours.
             with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
                 inferred = SymbolicShapeInference.infer_shapes(concrete, auto_merge=False)
-        except Exception:  # noqa: BLE001 - it raises a bare Exception on operators it lacks
+        except Exception:  # it raises a bare Exception on operators it lacks
             # (GatherBlockQuantized, GroupQueryAttention): measure the shapes by running the step.
             best = max([best, *_measured(concrete, step)], key=lambda entry: entry["bytes"])
             continue
@@ -114,8 +115,10 @@ def _measured(concrete: onnx.ModelProto, step: str) -> list[dict]:
     options.log_severity_level = 3
     session = ort.InferenceSession(exposed.SerializeToString(), options, providers=["CPUExecutionProvider"])
     values = session.run(names, feeds)
-    return [{"bytes": int(value.nbytes), "tensor": name, "shape": list(value.shape), "step": step}
-            for name, value in zip(names, values)]
+    return [
+        {"bytes": int(value.nbytes), "tensor": name, "shape": list(value.shape), "step": step}
+        for name, value in zip(names, values, strict=True)
+    ]
 
 
 def graph_interface(model: onnx.ModelProto) -> dict:
@@ -125,8 +128,12 @@ def graph_interface(model: onnx.ModelProto) -> dict:
     return {
         "inputs": [value.name for value in model.graph.input if value.name not in initializers],
         "outputs": [value.name for value in model.graph.output],
-        "operators": sorted({f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
-                             for node in model.graph.node}),
+        "operators": sorted(
+            {
+                f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+                for node in model.graph.node
+            }
+        ),
     }
 
 
@@ -164,9 +171,12 @@ def device_limits(model: onnx.ModelProto, largest: dict, initializer: dict) -> d
     and the workgroup storage come from the runtime's kernels."""
     kernels = json.loads(ORT_WEBGPU_KERNELS.read_text(encoding="utf-8"))
     tensor = max(largest["bytes"], initializer["bytes"])
-    return {"maxBufferSize": tensor, "maxStorageBufferBindingSize": tensor,
-            "maxStorageBuffersPerShaderStage": storage_buffers_per_stage(model, kernels),
-            "maxComputeWorkgroupStorageSize": kernels["workgroupStorageBytes"]}
+    return {
+        "maxBufferSize": tensor,
+        "maxStorageBufferBindingSize": tensor,
+        "maxStorageBuffersPerShaderStage": storage_buffers_per_stage(model, kernels),
+        "maxComputeWorkgroupStorageSize": kernels["workgroupStorageBytes"],
+    }
 
 
 def graph_facts(model: onnx.ModelProto, role: str) -> dict:
@@ -175,8 +185,13 @@ def graph_facts(model: onnx.ModelProto, role: str) -> dict:
     steps = {"vision": VISION_STEPS, "decoder": DECODER_STEPS}[role]
     largest = largest_activation(model, steps)
     initializer = largest_initializer(model)
-    return {"largestActivation": largest, "largestInitializer": initializer,
-            "limits": device_limits(model, largest, initializer), **graph_interface(model)}
+    return {
+        "largestActivation": largest,
+        "largestInitializer": initializer,
+        "limits": device_limits(model, largest, initializer),
+        **graph_interface(model),
+    }
+
 
 MODEL_NAME = "ocr-bench-default"
 # The decoder's logits output: the last position's scores, one row.
@@ -187,40 +202,59 @@ def _files(generated: PurePosixPath, file: str, sizes: dict[str, int], graphs: d
     external = f"external/{file}"
     return {
         "embedded": str(generated / file),
-        "external": {"model": str(generated / external),
-                     "data": str(generated / (external + ".data"))},
-        "bytes": {"embedded": sizes[file], "externalModel": sizes[external],
-                  "externalData": sizes[external + ".data"]},
+        "external": {"model": str(generated / external), "data": str(generated / (external + ".data"))},
+        "bytes": {"embedded": sizes[file], "externalModel": sizes[external], "externalData": sizes[external + ".data"]},
         **graphs[file],
     }
 
 
-def build_manifest(generated: PurePosixPath, vocab: PurePosixPath, checkpoint: PurePosixPath,
-                   sizes: dict[str, int], graphs: dict[str, dict]) -> dict:
+def build_manifest(
+    generated: PurePosixPath,
+    vocab: PurePosixPath,
+    checkpoint: PurePosixPath,
+    sizes: dict[str, int],
+    graphs: dict[str, dict],
+) -> dict:
     """`generated`, `vocab` and `checkpoint` are relative to the manifest's own directory;
     `sizes` are the bytes of every written file by its path under `generated` (build-info's
     `files`), `graphs` each model file's graph_facts by its file name."""
     return {
         "name": MODEL_NAME,
         "weightsSource": f"checkpoint {checkpoint} when present at build time, else synthetic weights from a "
-                         f"seed; {generated / 'build-info.json'} records which",
+        f"seed; {generated / 'build-info.json'} records which",
         "buildInfo": str(generated / "build-info.json"),
         "vocab": str(vocab),
         "tokens": {"bos": spec.BOS_ID, "eos": spec.EOS_ID, "vocabOffset": spec.VOCAB_OFFSET},
         "capability": {
-            "layers": spec.LAYERS, "hiddenSize": spec.HIDDEN, "intermediateSize": spec.MLP,
-            "attentionHeads": spec.HEADS, "kvHeads": spec.KV_HEADS, "headDim": spec.HEAD_DIM,
-            "vocabulary": spec.VOCAB_IDS, "imageSize": spec.IMAGE_SIZE, "visionTokens": spec.VISION_TOKENS,
-            "kvSlots": spec.KV_SLOTS, "maxTokens": spec.MAX_TOKENS,
+            "layers": spec.LAYERS,
+            "hiddenSize": spec.HIDDEN,
+            "intermediateSize": spec.MLP,
+            "attentionHeads": spec.HEADS,
+            "kvHeads": spec.KV_HEADS,
+            "headDim": spec.HEAD_DIM,
+            "vocabulary": spec.VOCAB_IDS,
+            "imageSize": spec.IMAGE_SIZE,
+            "visionTokens": spec.VISION_TOKENS,
+            "kvSlots": spec.KV_SLOTS,
+            "maxTokens": spec.MAX_TOKENS,
         },
         "logitsShape": LOGITS_SHAPE,
         "vision": {
-            v.tier: {"description": v.description, "requires": list(v.requires), **_files(generated, v.file, sizes, graphs)}
+            v.tier: {
+                "description": v.description,
+                "requires": list(v.requires),
+                **_files(generated, v.file, sizes, graphs),
+            }
             for v in VISION_VARIANTS
         },
         "decoder": {
-            d.name: {"description": d.description, "requires": list(d.requires), "fixedKv": d.fixed_kv,
-                     "capturable": d.capturable, **_files(generated, d.file, sizes, graphs)}
+            d.name: {
+                "description": d.description,
+                "requires": list(d.requires),
+                "fixedKv": d.fixed_kv,
+                "capturable": d.capturable,
+                **_files(generated, d.file, sizes, graphs),
+            }
             for d in DECODER_VARIANTS
         },
     }

@@ -30,20 +30,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 
+from train import scoring
+
 from . import spec
 from .decode import OnnxDecoder, choose_token, content_ids, greedy_loop, penalised_scores
-
-TRAIN_DIR = Path(__file__).resolve().parents[1] / "train"
-if str(TRAIN_DIR) not in sys.path:
-    sys.path.append(str(TRAIN_DIR))  # scoring, as conftest imports it (train.py there needs torch)
-
-import scoring  # noqa: E402
 
 # The largest gap between a choice's two best scores at which a browser may choose the
 # runner-up (docs/benchmark-protocol.md, "The reading oracle"): about the largest logit
@@ -106,13 +102,22 @@ def parse_prefix(text: str) -> list[int]:
     except ValueError:
         raise ValueError(f"--prefix {text!r}: give token ids separated by commas, such as 960,1032") from None
     if any(not spec.VOCAB_OFFSET <= token < spec.VOCAB_IDS for token in tokens):
-        raise ValueError(f"--prefix {text!r}: every id must lie in {spec.VOCAB_OFFSET}..{spec.VOCAB_IDS - 1} "
-                         "(the vocabulary's characters)")
+        raise ValueError(
+            f"--prefix {text!r}: every id must lie in {spec.VOCAB_OFFSET}..{spec.VOCAB_IDS - 1} "
+            "(the vocabulary's characters)"
+        )
     return tokens
 
 
-def read(manifest_path: Path, cases_name: str, tier: str, decoder_name: str, max_tokens: int,
-         case_id: str | None = None, prefix: list[int] | None = None) -> dict:
+def read(
+    manifest_path: Path,
+    cases_name: str,
+    tier: str,
+    decoder_name: str,
+    max_tokens: int,
+    case_id: str | None = None,
+    prefix: list[int] | None = None,
+) -> dict:
     """The oracle's reading of every case of the set (or of `case_id` alone, after `prefix`)."""
     if not 1 <= max_tokens <= spec.MAX_TOKENS:
         raise ValueError(f"--max-tokens {max_tokens}: allowed 1..{spec.MAX_TOKENS} (capability.maxTokens)")
@@ -140,12 +145,27 @@ def read(manifest_path: Path, cases_name: str, tier: str, decoder_name: str, max
         pixels = scoring.preprocess(scoring.EVAL_DIR / cases_name / case["image"])
         embeds = vision.run(None, {"pixel_values": pixels})[0]
         chooser = TieRecorder(prefix)
-        tokens = greedy_loop(lambda: decoder.prefill(embeds), decoder.step, max_tokens, content, chooser)
-        results.append({"id": str(case["id"]), "tokenIds": tokens, "text": scoring.decode_text(tokens, characters),
-                        "ended": "maxTokens" if len(tokens) == max_tokens else "eos", "forced": len(prefix),
-                        "nearTies": chooser.near_ties, "gaps": chooser.gaps})
-    return {"nearTie": NEAR_TIE, "manifest": str(manifest_path), "cases": cases_name, "tier": tier,
-            "decoder": decoder_name, "maxTokens": max_tokens, "results": results}
+        tokens = greedy_loop(partial(decoder.prefill, embeds), decoder.step, max_tokens, content, chooser)
+        results.append(
+            {
+                "id": str(case["id"]),
+                "tokenIds": tokens,
+                "text": scoring.decode_text(tokens, characters),
+                "ended": "maxTokens" if len(tokens) == max_tokens else "eos",
+                "forced": len(prefix),
+                "nearTies": chooser.near_ties,
+                "gaps": chooser.gaps,
+            }
+        )
+    return {
+        "nearTie": NEAR_TIE,
+        "manifest": str(manifest_path),
+        "cases": cases_name,
+        "tier": tier,
+        "decoder": decoder_name,
+        "maxTokens": max_tokens,
+        "results": results,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -82,14 +82,24 @@ def vision_forward(w: dict[str, np.ndarray], pixel_values: np.ndarray) -> np.nda
         p = f"vision.layers.{i}."
         h = layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"])
         qkv = linear(h, w[p + "attn.qkv.weight"], w[p + "attn.qkv.bias"])
-        q, k, v = (qkv[:, j * spec.VISION_WIDTH:(j + 1) * spec.VISION_WIDTH]
-                   .reshape(spec.VISION_TOKENS, spec.VISION_HEADS, head_dim).transpose(1, 0, 2) for j in range(3))
-        attention = softmax(q @ k.transpose(0, 2, 1) * np.float32(head_dim ** -0.5)) @ v
-        x = x + linear(attention.transpose(1, 0, 2).reshape(spec.VISION_TOKENS, spec.VISION_WIDTH),
-                       w[p + "attn.out.weight"], w[p + "attn.out.bias"])
+        q, k, v = (
+            qkv[:, j * spec.VISION_WIDTH : (j + 1) * spec.VISION_WIDTH]
+            .reshape(spec.VISION_TOKENS, spec.VISION_HEADS, head_dim)
+            .transpose(1, 0, 2)
+            for j in range(3)
+        )
+        attention = softmax(q @ k.transpose(0, 2, 1) * np.float32(head_dim**-0.5)) @ v
+        x = x + linear(
+            attention.transpose(1, 0, 2).reshape(spec.VISION_TOKENS, spec.VISION_WIDTH),
+            w[p + "attn.out.weight"],
+            w[p + "attn.out.bias"],
+        )
         h = layer_norm(x, w[p + "ln2.weight"], w[p + "ln2.bias"])
-        x = x + linear(gelu(linear(h, w[p + "mlp.fc1.weight"], w[p + "mlp.fc1.bias"])),
-                       w[p + "mlp.fc2.weight"], w[p + "mlp.fc2.bias"])
+        x = x + linear(
+            gelu(linear(h, w[p + "mlp.fc1.weight"], w[p + "mlp.fc1.bias"])),
+            w[p + "mlp.fc2.weight"],
+            w[p + "mlp.fc2.bias"],
+        )
     x = layer_norm(x, w["vision.ln.weight"], w["vision.ln.bias"])
     return linear(x, w["vision.proj.weight"], w["vision.proj.bias"])[None].astype(np.float32)
 
@@ -134,8 +144,10 @@ def dequantize_int8(quantized: np.ndarray, scale: np.ndarray, axis: int) -> np.n
     if quantized.dtype != np.int8:
         raise ValueError(f"expected int8 values, got {quantized.dtype}")
     if scale.ndim != 1 or scale.shape[0] != quantized.shape[axis]:
-        raise ValueError(f"scale of shape {scale.shape} does not give one value per index of axis {axis} "
-                         f"of a {quantized.shape} tensor")
+        raise ValueError(
+            f"scale of shape {scale.shape} does not give one value per index of axis {axis} "
+            f"of a {quantized.shape} tensor"
+        )
     shape = [1] * quantized.ndim
     shape[axis] = -1
     return quantized.astype(np.float32) * scale.astype(np.float32).reshape(shape)
@@ -146,13 +158,14 @@ def _unpack_codes(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
     if bits not in (2, 4, 8):
         raise ValueError(f"{bits}-bit codes: only 2, 4 and 8 bits fill whole bytes")
     per_byte = 8 // bits
-    shifts = (np.arange(per_byte, dtype=np.uint8) * bits)
+    shifts = np.arange(per_byte, dtype=np.uint8) * bits
     codes = (packed[..., None] >> shifts) & np.uint8((1 << bits) - 1)
     return codes.reshape(*packed.shape[:-1], -1)[..., :count]
 
 
-def unpack_matmulnbits(packed: np.ndarray, scales: np.ndarray, zero_points: np.ndarray | None, k: int, n: int,
-                       bits: int, block_size: int) -> np.ndarray:
+def unpack_matmulnbits(
+    packed: np.ndarray, scales: np.ndarray, zero_points: np.ndarray | None, k: int, n: int, bits: int, block_size: int
+) -> np.ndarray:
     """The float32 weight [N, K] (Linear layout [out, in]) of a com.microsoft MatMulNBits node,
     from onnxruntime's documented layout (docs/ContribOperators.md, MatMulNBits):
     - B: uint8 [N, ceil(K / block_size), block_size * bits / 8], the codes of each block packed
@@ -174,9 +187,14 @@ def unpack_matmulnbits(packed: np.ndarray, scales: np.ndarray, zero_points: np.n
     return weight.reshape(n, blocks * block_size)[:, :k]
 
 
-def decoder_forward(w: dict[str, np.ndarray], vision_embeds: np.ndarray, token_ids: np.ndarray,
-                    position_ids: np.ndarray, past_k: list[np.ndarray], past_v: list[np.ndarray]
-                    ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+def decoder_forward(
+    w: dict[str, np.ndarray],
+    vision_embeds: np.ndarray,
+    token_ids: np.ndarray,
+    position_ids: np.ndarray,
+    past_k: list[np.ndarray],
+    past_v: list[np.ndarray],
+) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
     """One unified decoder call. vision_embeds [1,V,512], token_ids [1,1], position_ids [1,V+1],
     past_k/past_v per layer [1,2,P,64]. Returns logits [1,VOCAB_IDS] of the last position and
     the presents [1,2,P+V+1,64]."""
@@ -187,10 +205,12 @@ def decoder_forward(w: dict[str, np.ndarray], vision_embeds: np.ndarray, token_i
     for layer in range(spec.LAYERS):
         p = f"decoder.layers.{layer}."
         h = rms_norm(x, w[p + "attn_norm.weight"])
-        q = rope(linear(h, w[p + "attn.q.weight"]).reshape(new, spec.HEADS, spec.HEAD_DIM).transpose(1, 0, 2),
-                 positions)
-        k = rope(linear(h, w[p + "attn.k.weight"]).reshape(new, spec.KV_HEADS, spec.HEAD_DIM).transpose(1, 0, 2),
-                 positions)
+        q = rope(
+            linear(h, w[p + "attn.q.weight"]).reshape(new, spec.HEADS, spec.HEAD_DIM).transpose(1, 0, 2), positions
+        )
+        k = rope(
+            linear(h, w[p + "attn.k.weight"]).reshape(new, spec.KV_HEADS, spec.HEAD_DIM).transpose(1, 0, 2), positions
+        )
         v = linear(h, w[p + "attn.v.weight"]).reshape(new, spec.KV_HEADS, spec.HEAD_DIM).transpose(1, 0, 2)
         keys = np.concatenate([past_k[layer][0], k], axis=1)
         values = np.concatenate([past_v[layer][0], v], axis=1)
@@ -202,7 +222,7 @@ def decoder_forward(w: dict[str, np.ndarray], vision_embeds: np.ndarray, token_i
         heads = []
         for head in range(spec.HEADS):
             kv = kv_head_of(head)
-            scores = q[head] @ keys[kv].T * np.float32(spec.HEAD_DIM ** -0.5)
+            scores = q[head] @ keys[kv].T * np.float32(spec.HEAD_DIM**-0.5)
             heads.append(softmax(np.where(visible, scores, -np.inf)) @ values[kv])
         x = x + linear(np.stack(heads, axis=1).reshape(new, spec.HEADS * spec.HEAD_DIM), w[p + "attn.o.weight"])
         h = rms_norm(x, w[p + "mlp_norm.weight"])

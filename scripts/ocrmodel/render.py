@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
@@ -35,15 +36,25 @@ SYSTEM_FACES = {
 
 SMALL_KANA = set("ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶㇰㇱㇲㇳㇴㇵㇶㇷㇸㇹㇺㇻㇼㇽㇾㇿ")
 # Unicode's vertical presentation forms (U+FE10..FE19, U+FE30..FE48) of horizontal characters.
-PRESENTATION_FORMS = dict(zip("，、。：；！？〖〗…‥—–（）｛｝〔〕【】《》〈〉「」『』［］",
-                              "︐︑︒︓︔︕︖︗︘︙︰︱︲︵︶︷︸︹︺︻︼︽︾︿﹀﹁﹂﹃﹄﹇﹈"))
+PRESENTATION_FORMS = dict(
+    zip(
+        "，、。：；！？〖〗…‥—–（）｛｝〔〕【】《》〈〉「」『』［］",
+        "︐︑︒︓︔︕︖︗︘︙︰︱︲︵︶︷︸︹︺︻︼︽︾︿﹀﹁﹂﹃﹄﹇﹈",
+        strict=True,
+    )
+)
 TATE_CHU_YOKO = set("０１２３４５６７８９！？0123456789!?")
 ROTATED_IN_VERTICAL = set("「」『』（）【】〔〕〈〉《》［］｛｝ー～〜…‥―－—–~-()[]{}<>＜＞＝=")
 TOP_RIGHT_IN_VERTICAL = set("、。，．,.")
-FULLWIDTH_ALPHANUMERIC = {chr(c) for c in range(0xFF10, 0xFF1A)} | {chr(c) for c in range(0xFF21, 0xFF3B)} | {
-    chr(c) for c in range(0xFF41, 0xFF5B)}
-LATIN = set("ＡＢＣＤＥＦＧＨＩＪＫＬＭＮＯＰＱＲＳＴＵＶＷＸＹＺａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚ"
-            "０１２３４５６７８９＇") | {chr(c) for c in range(0x21, 0x7F)}
+FULLWIDTH_ALPHANUMERIC = (
+    {chr(c) for c in range(0xFF10, 0xFF1A)}
+    | {chr(c) for c in range(0xFF21, 0xFF3B)}
+    | {chr(c) for c in range(0xFF41, 0xFF5B)}
+)
+LATIN = set(
+    "ＡＢＣＤＥＦＧＨＩＪＫＬＭＮＯＰＱＲＳＴＵＶＷＸＹＺａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚ"
+    "０１２３４５６７８９＇"
+) | {chr(c) for c in range(0x21, 0x7F)}
 
 
 def latin_heavy(text: str) -> bool:
@@ -144,7 +155,9 @@ def glyph_mask(face: tuple[str, int], size: int, character: str, rotated: bool) 
         return cached
     mask, (dx, dy) = font(face, size).getmask2(character, mode="L", anchor="mm")
     width, height = mask.size
-    coverage = np.frombuffer(bytes(mask), np.uint8).reshape(height, width) if width and height else np.zeros((1, 1), np.uint8)
+    coverage = (
+        np.frombuffer(bytes(mask), np.uint8).reshape(height, width) if width and height else np.zeros((1, 1), np.uint8)
+    )
     if rotated:  # a quarter turn clockwise about the em centre: (x, y) -> (-y, x)
         coverage = np.ascontiguousarray(np.rot90(coverage, k=-1))
         dx, dy = -(dy + coverage.shape[1]), dx
@@ -159,7 +172,7 @@ def split_lines(text: str, lines: int) -> list[str]:
     """Balanced chunks in reading order."""
     lines = max(1, min(lines, len(text)))
     per_line = math.ceil(len(text) / lines)
-    return [text[i:i + per_line] for i in range(0, len(text), per_line)]
+    return [text[i : i + per_line] for i in range(0, len(text), per_line)]
 
 
 def ragged_lines(text: str, lines: int, rng: random.Random) -> list[str]:
@@ -171,7 +184,7 @@ def ragged_lines(text: str, lines: int, rng: random.Random) -> list[str]:
         at = round(index * per_line + rng.uniform(-per_line / 3, per_line / 3))
         bounds.append(min(len(text) - (lines - index), max(bounds[-1] + 1, at)))
     bounds.append(len(text))
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in pairwise(bounds)]
 
 
 def _drawn(style: Style, character: str) -> str:
@@ -200,7 +213,7 @@ def _cells(style: Style, chunk: str) -> list[str]:
             cells.append(chunk[index:end])
             index = end
         else:
-            cells.extend(chunk[index:max(end, index + 1)])
+            cells.extend(chunk[index : max(end, index + 1)])
             index = max(end, index + 1)
     return cells
 
@@ -215,8 +228,15 @@ def _halfwidth(character: str) -> str:
     return chr(ord(character) - 0xFEE0) if 0xFF01 <= ord(character) <= 0xFF5E else character
 
 
-def _draw_cell(coverage: np.ndarray, style: Style, cell: str, cx: float, cy: float,
-               rng: random.Random, centres: list[tuple[float, float]]) -> None:
+def _draw_cell(
+    coverage: np.ndarray,
+    style: Style,
+    cell: str,
+    cx: float,
+    cy: float,
+    rng: random.Random,
+    centres: list[tuple[float, float]],
+) -> None:
     """Stamps one cell centred at (cx, cy) and appends each character's centre."""
     size = style.size
     if len(cell) > 1:  # tate-chu-yoko: halfwidth glyphs side by side, shrunk to fit the em
@@ -226,7 +246,7 @@ def _draw_cell(coverage: np.ndarray, style: Style, cell: str, cx: float, cy: flo
         small = max(6, int(size * min(1.0, 0.95 * size / max(1.0, sum(widths)))))
         widths = [font(face, small).getlength(g) for g in glyphs]
         pen = cx - sum(widths) / 2
-        for character, drawn, width in zip(cell, glyphs, widths):
+        for drawn, width in zip(glyphs, widths, strict=True):
             x = pen + width / 2
             pen += width
             centres.append((x, cy))
@@ -320,7 +340,7 @@ def _stamp(coverage: np.ndarray, bitmap: np.ndarray, x0: int, y0: int) -> None:
     if ye <= ys or xe <= xs:
         return
     target = coverage[ys:ye, xs:xe]
-    np.maximum(target, bitmap[ys - y0:ye - y0, xs - x0:xe - x0], out=target)
+    np.maximum(target, bitmap[ys - y0 : ye - y0, xs - x0 : xe - x0], out=target)
 
 
 def _compose(coverage: np.ndarray, style: Style, rng: random.Random) -> Image.Image:

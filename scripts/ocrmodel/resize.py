@@ -49,9 +49,5 @@ def resize_for_model(image: Image.Image) -> Image.Image:
     if (fx, fy) != (1, 1):
         image = image.reduce((fx, fy))
     reduced_height = image.size[1]
-    across = image.resize(
-        (spec.IMAGE_SIZE, reduced_height), Image.LANCZOS, box=(0, 0, width / fx, reduced_height)
-    )
-    return across.resize(
-        (spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS, box=(0, 0, spec.IMAGE_SIZE, height / fy)
-    )
+    across = image.resize((spec.IMAGE_SIZE, reduced_height), Image.LANCZOS, box=(0, 0, width / fx, reduced_height))
+    return across.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS, box=(0, 0, spec.IMAGE_SIZE, height / fy))

@@ -75,8 +75,9 @@ def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> R
     canvas_box = _canvas_box(scene, box, text_w, text_h, em, rng)
     strip = None
     if scene.after:
-        canvas_box, strip, side = extend_for_after(canvas_box, box if scene.container != "none" else None,
-                                             text_w, text_h, em, style.vertical, rng)
+        canvas_box, strip, side = extend_for_after(
+            canvas_box, box if scene.container != "none" else None, text_w, text_h, em, style.vertical, rng
+        )
     x0, y0, x1, y1 = canvas_box
     width, height = x1 - x0, y1 - y0
     base = _background(scene, width, height, rng)
@@ -99,9 +100,9 @@ def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> R
     if scene.halo:
         halo = _dilate(coverage, scene.halo).astype(np.float32) / 255.0
         halo_level = 20.0 if scene.inverted else 252.0
-        region = pixels[ty:ty + text_h, tx:tx + text_w]
+        region = pixels[ty : ty + text_h, tx : tx + text_w]
         region[:] = region * (1.0 - halo) + halo_level * halo
-    region = pixels[ty:ty + text_h, tx:tx + text_w]
+    region = pixels[ty : ty + text_h, tx : tx + text_w]
     region[:] = region * (1.0 - alpha) + scene.ink * alpha
     image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L")
     centres = [(x + tx, y + ty) for x, y in centres]
@@ -118,7 +119,7 @@ def _paint(pixels: np.ndarray, coverage: np.ndarray, tx: int, ty: int, radius: i
     xe, ye = min(width, left + mask.shape[1]), min(height, top + mask.shape[0])
     if xe <= xs or ye <= ys:
         return
-    part = mask[ys - top:ye - top, xs - left:xe - left]
+    part = mask[ys - top : ye - top, xs - left : xe - left]
     region = pixels[ys:ye, xs:xe]
     region[:] = region * (1.0 - part) + level * part
 
@@ -214,15 +215,19 @@ def _background(scene: Scene, width: int, height: int, rng: random.Random) -> np
             for _ in range(rng.randint(15, 60)):
                 row = rng.randrange(height)
                 start = rng.randrange(width)
-                lines[row:row + rng.randint(1, 2), start:start + rng.randint(width // 4, width)] = True
+                lines[row : row + rng.randint(1, 2), start : start + rng.randint(width // 4, width)] = True
         field -= lines * rng.uniform(90, 220)
     elif kind == "photo":
         cells = (max(2, height // rng.randint(8, 40)), max(2, width // rng.randint(8, 40)))
         coarse = generator.random(cells).astype(np.float32)
-        smooth = np.asarray(Image.fromarray((coarse * 255).astype(np.uint8), "L").resize((width, height), Image.BICUBIC), np.float32)
+        smooth = np.asarray(
+            Image.fromarray((coarse * 255).astype(np.uint8), "L").resize((width, height), Image.BICUBIC), np.float32
+        )
         # Light art behind dark text, dark art behind light text: a crop a reader can read.
         spread = rng.uniform(0.25, 0.5)
-        field = (rng.uniform(0, 40) if scene.inverted else rng.uniform(255 * (1 - spread) - 60, 255 * (1 - spread))) + smooth * spread
+        field = (
+            rng.uniform(0, 40) if scene.inverted else rng.uniform(255 * (1 - spread) - 60, 255 * (1 - spread))
+        ) + smooth * spread
     elif kind == "gradient":
         angle = math.radians(rng.uniform(0, 360))
         ramp = xx * math.cos(angle) + yy * math.sin(angle)
@@ -269,11 +274,17 @@ def _draw_container(image: Image.Image, scene: Scene, box, rng: random.Random) -
     else:  # cloud and thought: an ellipse with round bumps along its edge
         bumps = rng.randint(8, 16)
         radius = min(rx, ry) * rng.uniform(0.25, 0.4)
-        circles = [(cx + rx * 0.9 * math.cos(2 * math.pi * i / bumps), cy + ry * 0.9 * math.sin(2 * math.pi * i / bumps))
-                   for i in range(bumps)]
+        circles = [
+            (cx + rx * 0.9 * math.cos(2 * math.pi * i / bumps), cy + ry * 0.9 * math.sin(2 * math.pi * i / bumps))
+            for i in range(bumps)
+        ]
         for px, py in circles:
-            draw.ellipse((px - radius - width, py - radius - width, px + radius + width, py + radius + width), fill=line)
-        draw.ellipse((cx - rx * 0.9 - width, cy - ry * 0.9 - width, cx + rx * 0.9 + width, cy + ry * 0.9 + width), fill=line)
+            draw.ellipse(
+                (px - radius - width, py - radius - width, px + radius + width, py + radius + width), fill=line
+            )
+        draw.ellipse(
+            (cx - rx * 0.9 - width, cy - ry * 0.9 - width, cx + rx * 0.9 + width, cy + ry * 0.9 + width), fill=line
+        )
         for px, py in circles:
             draw.ellipse((px - radius, py - radius, px + radius, py + radius), fill=fill)
         draw.ellipse((cx - rx * 0.9, cy - ry * 0.9, cx + rx * 0.9, cy + ry * 0.9), fill=fill)
@@ -381,7 +392,7 @@ def _perspective(image: Image.Image, centres, amount: float, fill: int, rng: ran
 
 def _homography(source, target) -> np.ndarray:
     rows, values = [], []
-    for (x, y), (u, v) in zip(source, target):
+    for (x, y), (u, v) in zip(source, target, strict=True):
         rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
         rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
         values.extend([u, v])

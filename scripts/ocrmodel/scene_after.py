@@ -19,8 +19,7 @@ from PIL import Image, ImageDraw
 AFTER_KINDS = ("tail", "bubbles", "edge", "border", "tone", "speedlines", "art")
 
 
-def extend_for_after(canvas_box, container_box, text_w: int, text_h: int, em: int, vertical: bool,
-                     rng: random.Random):
+def extend_for_after(canvas_box, container_box, text_w: int, text_h: int, em: int, vertical: bool, rng: random.Random):
     """The crop widened on the side where the text ends, and the strip (x0, y0, x1, y1) in the
     text's coordinates where the marks go: beyond the container when there is one."""
     x0, y0, x1, y1 = canvas_box
@@ -63,7 +62,6 @@ class _Canvas:
         self.image, self.pattern = image, pattern
 
 
-
 def _outward(side: str) -> float:
     """The direction away from the text, radians (y grows downwards)."""
     return {"left": math.pi, "below": math.pi / 2, "right": 0.0}[side]
@@ -84,12 +82,17 @@ def _tail(canvas, box, side, em, ink, paper, rng):
     draw = ImageDraw.Draw(canvas.image)
     bx, by = _inner_point(box, side, rng)
     angle = _outward(side) + rng.uniform(-1.0, 1.0)
-    length = rng.uniform(0.5, 1.0) * max(box[2] - box[0], box[3] - box[1]) if side != "below" else \
-        rng.uniform(0.5, 1.0) * (box[3] - box[1])
+    length = (
+        rng.uniform(0.5, 1.0) * max(box[2] - box[0], box[3] - box[1])
+        if side != "below"
+        else rng.uniform(0.5, 1.0) * (box[3] - box[1])
+    )
     half = rng.uniform(0.1, 0.3) * em
     normal = angle + math.pi / 2
-    base = [(bx + half * math.cos(normal), by + half * math.sin(normal)),
-            (bx - half * math.cos(normal), by - half * math.sin(normal))]
+    base = [
+        (bx + half * math.cos(normal), by + half * math.sin(normal)),
+        (bx - half * math.cos(normal), by - half * math.sin(normal)),
+    ]
     tip = (bx + length * math.cos(angle), by + length * math.sin(angle))
     solid = rng.random() < 0.35
     draw.polygon([base[0], tip, base[1]], fill=ink if solid else paper, outline=ink, width=rng.randint(1, 4))
@@ -123,8 +126,12 @@ def _edge(canvas, box, side, em, ink, paper, rng):
     else:
         cx, cy = rng.uniform(x0, x1), y1 + reach - inset * (y1 - y0)
     rx, ry = reach * rng.uniform(0.8, 1.3), reach * rng.uniform(0.8, 1.3)
-    draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=paper if rng.random() < 0.6 else None,
-                 outline=ink, width=rng.randint(1, 6))
+    draw.ellipse(
+        (cx - rx, cy - ry, cx + rx, cy + ry),
+        fill=paper if rng.random() < 0.6 else None,
+        outline=ink,
+        width=rng.randint(1, 6),
+    )
 
 
 def _border(canvas, box, side, em, ink, paper, rng):
@@ -198,6 +205,13 @@ def _pattern(canvas: _Canvas, box, kind: str, rng: random.Random) -> None:
     image.paste(Image.fromarray(patch, "L"), (x0, y0))
 
 
-DRAWERS = {"tail": _tail, "bubbles": _bubbles, "edge": _edge, "border": _border, "tone": _tone,
-           "speedlines": _speedlines, "art": _art}
+DRAWERS = {
+    "tail": _tail,
+    "bubbles": _bubbles,
+    "edge": _edge,
+    "border": _border,
+    "tone": _tone,
+    "speedlines": _speedlines,
+    "art": _art,
+}
 assert set(DRAWERS) == set(AFTER_KINDS)

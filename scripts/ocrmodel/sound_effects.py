@@ -24,8 +24,18 @@ PLAIN = list("カキクケコサシスセソタチツテトハヒフヘホマミ
 VOWELS = list("アイウエオ")
 GLIDES = list("ャュョ")
 I_ROW = set("キギシジチヂニヒビピミリ")  # the morae a glide (ャュョ) follows
-HEAVY_FACES = ("noto-sans-black", "noto-sans-bold", "mplus1-black", "bizud-gothic-bold", "noto-serif-black",
-               "kouzan-brush", "aoyagi-kouzan", "aoyagi-soseki", "klee-semibold", "motoya-cedar")
+HEAVY_FACES = (
+    "noto-sans-black",
+    "noto-sans-bold",
+    "mplus1-black",
+    "bizud-gothic-bold",
+    "noto-serif-black",
+    "kouzan-brush",
+    "aoyagi-kouzan",
+    "aoyagi-soseki",
+    "klee-semibold",
+    "motoya-cedar",
+)
 MAX_LENGTH = 8
 
 
@@ -57,7 +67,7 @@ def random_sound_effect(rng: random.Random) -> str:
         text = _mora(rng) + ("ー" if rng.random() < 0.3 else "")
     text = text[:MAX_LENGTH]
     if len(text) < MAX_LENGTH and rng.random() < 0.15:
-        text += rng.choice(["！", "！！", "…"])[:MAX_LENGTH - len(text)]
+        text += rng.choice(["！", "！！", "…"])[: MAX_LENGTH - len(text)]
     return _to_hiragana(text) if rng.random() < 0.3 else text
 
 
@@ -93,7 +103,9 @@ def sound_effect_scene(style: Style, rng: random.Random) -> Scene:
     inner = max(2, round(rng.uniform(0.05, 0.16) * em))
     layers = [(inner, contrast)]
     if rng.random() < 0.45:  # a double stroke: a thin line of the text's grey outside the outline
-        layers.insert(0, (inner + max(1, round(rng.uniform(0.02, 0.06) * em)), ink if not light_text else rng.randint(0, 40)))
+        layers.insert(
+            0, (inner + max(1, round(rng.uniform(0.02, 0.06) * em)), ink if not light_text else rng.randint(0, 40))
+        )
     shadow = (0, 0, 0)
     if rng.random() < 0.4:
         reach = max(2, round(rng.uniform(0.04, 0.1) * em))

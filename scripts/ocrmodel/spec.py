@@ -69,40 +69,46 @@ def parameter_shapes() -> dict[str, tuple[int, ...]]:
     }
     for i in range(VISION_LAYERS):
         p = f"vision.layers.{i}."
-        shapes.update({
-            p + "ln1.weight": (VISION_WIDTH,),
-            p + "ln1.bias": (VISION_WIDTH,),
-            p + "attn.qkv.weight": (3 * VISION_WIDTH, VISION_WIDTH),
-            p + "attn.qkv.bias": (3 * VISION_WIDTH,),
-            p + "attn.out.weight": (VISION_WIDTH, VISION_WIDTH),
-            p + "attn.out.bias": (VISION_WIDTH,),
-            p + "ln2.weight": (VISION_WIDTH,),
-            p + "ln2.bias": (VISION_WIDTH,),
-            p + "mlp.fc1.weight": (VISION_MLP, VISION_WIDTH),
-            p + "mlp.fc1.bias": (VISION_MLP,),
-            p + "mlp.fc2.weight": (VISION_WIDTH, VISION_MLP),
-            p + "mlp.fc2.bias": (VISION_WIDTH,),
-        })
-    shapes.update({
-        "vision.ln.weight": (VISION_WIDTH,),
-        "vision.ln.bias": (VISION_WIDTH,),
-        "vision.proj.weight": (HIDDEN, VISION_WIDTH),
-        "vision.proj.bias": (HIDDEN,),
-        "decoder.embed.weight": (VOCAB_IDS, HIDDEN),
-    })
+        shapes.update(
+            {
+                p + "ln1.weight": (VISION_WIDTH,),
+                p + "ln1.bias": (VISION_WIDTH,),
+                p + "attn.qkv.weight": (3 * VISION_WIDTH, VISION_WIDTH),
+                p + "attn.qkv.bias": (3 * VISION_WIDTH,),
+                p + "attn.out.weight": (VISION_WIDTH, VISION_WIDTH),
+                p + "attn.out.bias": (VISION_WIDTH,),
+                p + "ln2.weight": (VISION_WIDTH,),
+                p + "ln2.bias": (VISION_WIDTH,),
+                p + "mlp.fc1.weight": (VISION_MLP, VISION_WIDTH),
+                p + "mlp.fc1.bias": (VISION_MLP,),
+                p + "mlp.fc2.weight": (VISION_WIDTH, VISION_MLP),
+                p + "mlp.fc2.bias": (VISION_WIDTH,),
+            }
+        )
+    shapes.update(
+        {
+            "vision.ln.weight": (VISION_WIDTH,),
+            "vision.ln.bias": (VISION_WIDTH,),
+            "vision.proj.weight": (HIDDEN, VISION_WIDTH),
+            "vision.proj.bias": (HIDDEN,),
+            "decoder.embed.weight": (VOCAB_IDS, HIDDEN),
+        }
+    )
     for i in range(LAYERS):
         p = f"decoder.layers.{i}."
-        shapes.update({
-            p + "attn_norm.weight": (HIDDEN,),
-            p + "attn.q.weight": (HEADS * HEAD_DIM, HIDDEN),
-            p + "attn.k.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
-            p + "attn.v.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
-            p + "attn.o.weight": (HIDDEN, HEADS * HEAD_DIM),
-            p + "mlp_norm.weight": (HIDDEN,),
-            p + "mlp.gate.weight": (MLP, HIDDEN),
-            p + "mlp.up.weight": (MLP, HIDDEN),
-            p + "mlp.down.weight": (HIDDEN, MLP),
-        })
+        shapes.update(
+            {
+                p + "attn_norm.weight": (HIDDEN,),
+                p + "attn.q.weight": (HEADS * HEAD_DIM, HIDDEN),
+                p + "attn.k.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
+                p + "attn.v.weight": (KV_HEADS * HEAD_DIM, HIDDEN),
+                p + "attn.o.weight": (HIDDEN, HEADS * HEAD_DIM),
+                p + "mlp_norm.weight": (HIDDEN,),
+                p + "mlp.gate.weight": (MLP, HIDDEN),
+                p + "mlp.up.weight": (MLP, HIDDEN),
+                p + "mlp.down.weight": (HIDDEN, MLP),
+            }
+        )
     shapes["decoder.norm.weight"] = (HIDDEN,)
     return shapes
 

@@ -23,8 +23,10 @@ from ocrmodel.decode import RUN_LIMIT, NoCandidate, choose_token, content_ids
 CASES = 3000
 SEED = 20261201
 F32_MAX = float(np.finfo(np.float32).max)
-SPECIAL_VALUES = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, F32_MAX, -F32_MAX, 1.4e-45, -1.4e-45, 1.1754944e-38,
-                           50.0, 60.0, 72.0, -50.0], dtype=np.float32)
+SPECIAL_VALUES = np.array(
+    [np.nan, -0.0, 0.0, np.inf, -np.inf, F32_MAX, -F32_MAX, 1.4e-45, -1.4e-45, 1.1754944e-38, 50.0, 60.0, 72.0, -50.0],
+    dtype=np.float32,
+)
 BASE_KINDS = ("spread", "negative", "levels", "constant", "eighths", "nan", "negative-infinity")
 
 
@@ -53,8 +55,13 @@ def generate_case(rng: np.random.Generator, content: list[int], other: list[int]
     prefix = []
     for _ in range(rng.integers(0, 41)):
         kind = rng.integers(0, 3)
-        prefix.append(int(rng.integers(0, 4)) if kind == 0 else int(rng.integers(0, spec.VOCAB_IDS)) if kind == 1
-                      else content[rng.integers(len(content))])
+        prefix.append(
+            int(rng.integers(0, 4))
+            if kind == 0
+            else int(rng.integers(0, spec.VOCAB_IDS))
+            if kind == 1
+            else content[rng.integers(len(content))]
+        )
     run_id = content[rng.integers(len(content))] if rng.random() < 0.7 else other[rng.integers(len(other))]
     run_length = int(rng.integers(0, 21) if rng.random() < 0.5 else rng.integers(10, 15))
     tokens = prefix + [run_id] * run_length
@@ -63,22 +70,33 @@ def generate_case(rng: np.random.Generator, content: list[int], other: list[int]
     logits = base_logits(BASE_KINDS[rng.integers(len(BASE_KINDS))], rng)
     for _ in range(rng.integers(0, 9)):
         where = rng.integers(0, 6)
-        index = (0, spec.BOS_ID, run_id, seen[rng.integers(len(seen))], spec.VOCAB_IDS - 1,
-                 int(rng.integers(0, spec.VOCAB_IDS)))[where]
+        index = (
+            0,
+            spec.BOS_ID,
+            run_id,
+            seen[rng.integers(len(seen))],
+            spec.VOCAB_IDS - 1,
+            int(rng.integers(0, spec.VOCAB_IDS)),
+        )[where]
         finite = logits[np.isfinite(logits)]
         top = finite.max() if finite.size else np.float32(1.0)
         choice = rng.integers(0, 4)
         with np.errstate(over="ignore"):  # float32 max * 1.2 is Infinity, a fine score too
-            logits[index] = (SPECIAL_VALUES[rng.integers(len(SPECIAL_VALUES))] if choice == 0
-                             else top if choice == 1  # a tie with the current maximum
-                             else top * np.float32(1.2) if choice == 2  # wins only when not penalised
-                             else np.float32(rng.normal() * 20))
+            logits[index] = (
+                SPECIAL_VALUES[rng.integers(len(SPECIAL_VALUES))]
+                if choice == 0
+                else top
+                if choice == 1  # a tie with the current maximum
+                else top * np.float32(1.2)
+                if choice == 2  # wins only when not penalised
+                else np.float32(rng.normal() * 20)
+            )
     if rng.random() < 0.25:
         # A penalised seen score against an unseen one a few float32 steps from score / 1.2:
         # decided only by doing the penalty in doubles, as the core does.
         value = np.float32(rng.choice([60.0, -60.0, 7.2, -7.2, rng.uniform(-100, 100)]))
         seen_id = seen[rng.integers(len(seen))]
-        unseen = [i for i in other[:: 97] if i not in seen]
+        unseen = [i for i in other[::97] if i not in seen]
         unseen_id = unseen[rng.integers(len(unseen))]
         penalised = np.float32(value * 1.2 if value < 0 else value / 1.2)
         logits[seen_id] = value
@@ -117,10 +135,16 @@ def test_choose_token_matches_the_core(tmp_path, content):
     logits = np.stack([case_logits for _, case_logits in cases])
     reply = run_core(tmp_path, {"choose": [{"tokens": tokens} for tokens, _ in cases]}, logits)
 
-    reached = {"same choice": 0, "no candidate": 0, "run blocked": 0, "NaN at index 0": 0, "seen id chosen": 0,
-               "tie among the maximum": 0}
+    reached = {
+        "same choice": 0,
+        "no candidate": 0,
+        "run blocked": 0,
+        "NaN at index 0": 0,
+        "seen id chosen": 0,
+        "tie among the maximum": 0,
+    }
     mismatches = []
-    for number, ((tokens, case_logits), core_answer) in enumerate(zip(cases, reply["choose"])):
+    for number, ((tokens, case_logits), core_answer) in enumerate(zip(cases, reply["choose"], strict=True)):
         expected = "no candidate" if isinstance(core_answer, dict) else core_answer
         if isinstance(core_answer, dict):
             assert core_answer["error"].startswith("no token can be chosen"), core_answer
@@ -155,5 +179,6 @@ def test_python_rejects_what_the_core_rejects(content):
     with pytest.raises(NoCandidate, match="blocked id: none"):
         choose_token(np.full(spec.VOCAB_IDS, np.nan, dtype=np.float32), [spec.BOS_ID], [], content)
     with pytest.raises(ValueError, match="sequence ids must lie in 0..14629"):
-        choose_token(np.zeros(spec.VOCAB_IDS, dtype=np.float32), [spec.BOS_ID, spec.VOCAB_IDS], [spec.VOCAB_IDS],
-                     content)
+        choose_token(
+            np.zeros(spec.VOCAB_IDS, dtype=np.float32), [spec.BOS_ID, spec.VOCAB_IDS], [spec.VOCAB_IDS], content
+        )

@@ -24,8 +24,10 @@ def dims(value_info) -> list:
 
 def signature(path) -> dict[str, tuple[str, list]]:
     model = onnx.load(str(path), load_external_data=False)
-    return {value.name: (onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type).name, dims(value))
-            for value in [*model.graph.input, *model.graph.output]}
+    return {
+        value.name: (onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type).name, dims(value))
+        for value in [*model.graph.input, *model.graph.output]
+    }
 
 
 def expected_decoder_signature(fixed_kv: bool) -> dict[str, tuple[str, list]]:
@@ -84,10 +86,17 @@ def test_manifest_names_every_file_and_matches_the_spec(build):
     manifest = build.manifest
     root = build.manifest_path.parent
     assert manifest["capability"] == {
-        "layers": spec.LAYERS, "hiddenSize": spec.HIDDEN, "intermediateSize": spec.MLP,
-        "attentionHeads": spec.HEADS, "kvHeads": spec.KV_HEADS, "headDim": spec.HEAD_DIM,
-        "vocabulary": spec.VOCAB_IDS, "imageSize": spec.IMAGE_SIZE, "visionTokens": spec.VISION_TOKENS,
-        "kvSlots": spec.KV_SLOTS, "maxTokens": spec.MAX_TOKENS,
+        "layers": spec.LAYERS,
+        "hiddenSize": spec.HIDDEN,
+        "intermediateSize": spec.MLP,
+        "attentionHeads": spec.HEADS,
+        "kvHeads": spec.KV_HEADS,
+        "headDim": spec.HEAD_DIM,
+        "vocabulary": spec.VOCAB_IDS,
+        "imageSize": spec.IMAGE_SIZE,
+        "visionTokens": spec.VISION_TOKENS,
+        "kvSlots": spec.KV_SLOTS,
+        "maxTokens": spec.MAX_TOKENS,
     }
     assert manifest["tokens"] == {"bos": spec.BOS_ID, "eos": spec.EOS_ID, "vocabOffset": spec.VOCAB_OFFSET}
     vocab = json.loads((root / manifest["vocab"]).read_text(encoding="utf-8"))
@@ -104,13 +113,19 @@ def test_manifest_names_every_file_and_matches_the_spec(build):
 def test_committed_manifest_does_not_depend_on_the_weights(build, tmp_path):
     """models/manifest.json is committed: a build into another place writes the same content
     apart from the paths, whichever weights were used."""
+    from pathlib import PurePosixPath
+
     from ocrmodel.build_models import DEFAULT_MANIFEST
     from ocrmodel.manifest import build_manifest
-    from pathlib import PurePosixPath
+
     committed = json.loads(DEFAULT_MANIFEST.read_text(encoding="utf-8"))
-    assert committed == build_manifest(PurePosixPath("generated"), PurePosixPath("vocab.json"),
-                                       PurePosixPath("checkpoint/ocr-bench-default.npz"),
-                                       build.info["files"], build.info["graphs"])
+    assert committed == build_manifest(
+        PurePosixPath("generated"),
+        PurePosixPath("vocab.json"),
+        PurePosixPath("checkpoint/ocr-bench-default.npz"),
+        build.info["files"],
+        build.info["graphs"],
+    )
 
 
 @pytest.mark.parametrize("variant", DECODER_VARIANTS, ids=DECODERS)
@@ -133,8 +148,10 @@ def test_fixed_kv_slots_beyond_past_length_never_change_the_result(build):
     dirty = OnnxDecoder(session(build.embedded(variant.file)), fixed_kv=True)
     rng = np.random.default_rng(11)
     vision = rng.standard_normal((1, spec.VISION_TOKENS, spec.HIDDEN)).astype(np.float32)
-    garbage = {name: (rng.standard_normal(value.shape) * 50).astype(np.float32)
-               for name, value in zero_cache(spec.KV_SLOTS).items()}
+    garbage = {
+        name: (rng.standard_normal(value.shape) * 50).astype(np.float32)
+        for name, value in zero_cache(spec.KV_SLOTS).items()
+    }
     np.testing.assert_array_equal(clean.prefill(vision), dirty.prefill(vision, initial_cache=garbage))
     for iteration, token in enumerate((4, 900, 13000)):
         valid = spec.VISION_TOKENS + 1 + iteration
@@ -145,5 +162,5 @@ def test_fixed_kv_slots_beyond_past_length_never_change_the_result(build):
             dirty.cache[name] = value
         np.testing.assert_array_equal(clean.step(token, iteration), dirty.step(token, iteration))
         for name in clean.cache:
-            np.testing.assert_array_equal(clean.cache[name][:, :, :valid + 1], dirty.cache[name][:, :, :valid + 1])
+            np.testing.assert_array_equal(clean.cache[name][:, :, : valid + 1], dirty.cache[name][:, :, : valid + 1])
     assert step_position(0)[0, 0] == spec.VISION_TOKENS + 1

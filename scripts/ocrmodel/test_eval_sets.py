@@ -31,7 +31,9 @@ def test_committed_set_is_readable_and_inside_the_vocabulary(name: str) -> None:
     assert len(cases) == SIZES[name]
     assert len({case["id"] for case in cases}) == len(cases)
     for case in cases:
-        assert set(case) == ({"id", "image", "expected", "style"} if name in STYLE_SETS else {"id", "image", "expected"})
+        assert set(case) == (
+            {"id", "image", "expected", "style"} if name in STYLE_SETS else {"id", "image", "expected"}
+        )
         assert case.get("style", name) == name
         missing = set(case["expected"]) - vocabulary
         assert not missing, f"{name}/{case['id']}: characters outside vocab.json: {sorted(missing)}"
@@ -51,7 +53,7 @@ def test_sets_do_not_share_strings() -> None:
     sets = {name: {text for _, text in cases} for name, cases in evaluation_sets().items()}
     names = sorted(sets)
     for index, name in enumerate(names):
-        for other in names[index + 1:]:
+        for other in names[index + 1 :]:
             assert not sets[name] & sets[other], (name, other)
 
 

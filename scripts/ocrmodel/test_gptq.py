@@ -16,10 +16,12 @@ K, N, BLOCK = 96, 40, 32
 
 def one_matmul(weight: np.ndarray) -> onnx.ModelProto:
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "one-matmul",
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "one-matmul",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, weight.shape[0]])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, weight.shape[1]])],
-        [numpy_helper.from_array(weight, "w")])
+        [numpy_helper.from_array(weight, "w")],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 

@@ -67,8 +67,14 @@ def matmul_nbits_weights(path: Path) -> dict[str, np.ndarray]:
         attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         assert len(node.input) == 3, f"{node.name}: zero points or bias are not read here"
         weights[node.input[1]] = reference.unpack_matmulnbits(
-            tensors[node.input[1]], tensors[node.input[2]], None, attributes["K"], attributes["N"],
-            attributes["bits"], attributes["block_size"])
+            tensors[node.input[1]],
+            tensors[node.input[2]],
+            None,
+            attributes["K"],
+            attributes["N"],
+            attributes["bits"],
+            attributes["block_size"],
+        )
     return weights
 
 
@@ -93,17 +99,19 @@ def gpu_decoder_weights_from_file(path: Path) -> dict[str, np.ndarray]:
     for layer in range(spec.LAYERS):
         p = f"decoder.layers.{layer}."
         qkv, gate_up = linear(p + "attn.qkv"), linear(p + "mlp.gate_up")
-        weights.update({
-            p + "attn_norm.weight": tensors[p + "attn_norm.weight"],
-            p + "attn.q.weight": qkv[:q_rows] * Q_FOLD,
-            p + "attn.k.weight": qkv[q_rows:q_rows + kv_rows],
-            p + "attn.v.weight": qkv[q_rows + kv_rows:],
-            p + "attn.o.weight": linear(p + "attn.o"),
-            p + "mlp_norm.weight": tensors[p + "mlp_norm.weight"],
-            p + "mlp.gate.weight": gate_up[:spec.MLP],
-            p + "mlp.up.weight": gate_up[spec.MLP:],
-            p + "mlp.down.weight": linear(p + "mlp.down"),
-        })
+        weights.update(
+            {
+                p + "attn_norm.weight": tensors[p + "attn_norm.weight"],
+                p + "attn.q.weight": qkv[:q_rows] * Q_FOLD,
+                p + "attn.k.weight": qkv[q_rows : q_rows + kv_rows],
+                p + "attn.v.weight": qkv[q_rows + kv_rows :],
+                p + "attn.o.weight": linear(p + "attn.o"),
+                p + "mlp_norm.weight": tensors[p + "mlp_norm.weight"],
+                p + "mlp.gate.weight": gate_up[: spec.MLP],
+                p + "mlp.up.weight": gate_up[spec.MLP :],
+                p + "mlp.down.weight": linear(p + "mlp.down"),
+            }
+        )
     shapes = {name: shape for name, shape in spec.parameter_shapes().items() if name.startswith("decoder.")}
     assert {name: value.shape for name, value in weights.items()} == shapes
     return weights
@@ -114,8 +122,7 @@ def truth(build) -> dict[str, np.ndarray]:
     return build.weights
 
 
-@pytest.mark.parametrize("variant", [v for v in GPU_VARIANTS if v.head in INT8_TABLE_HEADS],
-                         ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", [v for v in GPU_VARIANTS if v.head in INT8_TABLE_HEADS], ids=lambda v: v.name)
 def test_pre_transposed_head_holds_baselines_int8_table(build, variant):
     ours = stored_tensors(build.embedded(variant.file))
     seed = stored_tensors(build.embedded(decoder_variant("baseline").file))
@@ -130,8 +137,9 @@ def stored_operands(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     operands = {"decoder.embed": weights["decoder.embed.weight"]}
     for layer in range(spec.LAYERS):
         p = f"decoder.layers.{layer}."
-        operands[p + "attn.qkv"] = np.concatenate([weights[p + "attn.q.weight"] / Q_FOLD,
-                                                   weights[p + "attn.k.weight"], weights[p + "attn.v.weight"]])
+        operands[p + "attn.qkv"] = np.concatenate(
+            [weights[p + "attn.q.weight"] / Q_FOLD, weights[p + "attn.k.weight"], weights[p + "attn.v.weight"]]
+        )
         operands[p + "attn.o"] = weights[p + "attn.o.weight"]
         operands[p + "mlp.gate_up"] = np.concatenate([weights[p + "mlp.gate.weight"], weights[p + "mlp.up.weight"]])
         operands[p + "mlp.down"] = weights[p + "mlp.down.weight"]
@@ -152,8 +160,9 @@ def test_nbits_blocks_hold_the_nearest_code_of_every_weight(build, truth, varian
         scales = tensors[name + ".nbits_scale"].astype(np.float64)
         assert scales.shape == (n, k // NBITS_BLOCK_SIZE), name
         blocks = np.abs(w.reshape(n, -1, NBITS_BLOCK_SIZE)).max(axis=-1)
-        np.testing.assert_allclose(scales, blocks / largest, rtol=SCALE_RTOL,
-                                   err_msg=f"{name}: scale is not max |block| / {largest}")
+        np.testing.assert_allclose(
+            scales, blocks / largest, rtol=SCALE_RTOL, err_msg=f"{name}: scale is not max |block| / {largest}"
+        )
         steps = np.abs(unpacked[f"{name}.nbits{bits}"] - w) / np.repeat(scales, NBITS_BLOCK_SIZE, axis=1)
         assert steps.max() <= 0.5 + STEP_SLACK, f"{name}: a weight is {steps.max():.3f} steps off its code"
 
@@ -183,8 +192,11 @@ def shape_subgraph(graph: onnx.GraphProto) -> list[onnx.NodeProto]:
     found: list[onnx.NodeProto] = []
     produced: set[str] = set()
     for node in graph.node:  # onnx nodes are topologically sorted
-        if node.op_type == "Shape" or (node.input and all(i in produced or i in initializers for i in node.input)
-                                       and any(i in produced for i in node.input)):
+        if node.op_type == "Shape" or (
+            node.input
+            and all(i in produced or i in initializers for i in node.input)
+            and any(i in produced for i in node.input)
+        ):
             found.append(node)
             produced.update(node.output)
     return found
@@ -200,8 +212,13 @@ def test_no_node_the_webgpu_ep_ran_on_the_cpu(build, variant):
         assert sorted(node.op_type for node in lengths) == ["Add", "Cast", "Shape", "Shape"]
         total = next(node for node in lengths if node.op_type == "Cast").output[0]
         assert all(list(node.input).index(total) == 6 for node in graph.node if total in node.input)
-        graph = onnx.helper.make_graph([node for node in graph.node if node not in lengths], graph.name,
-                                       graph.input, graph.output, graph.initializer)
+        graph = onnx.helper.make_graph(
+            [node for node in graph.node if node not in lengths],
+            graph.name,
+            graph.input,
+            graph.output,
+            graph.initializer,
+        )
     ops = {node.op_type for node in graph.node}
     assert not ops & SEED_CPU_OPS, sorted(ops & SEED_CPU_OPS)
     assert "Gemm" not in ops
@@ -236,10 +253,12 @@ def recorded_loop(path: Path, vision_embeds: np.ndarray, fixed_kv: bool = False)
         def run(*arguments):
             logits.append(call(*arguments))
             return logits[-1]
+
         return run
 
-    tokens = greedy_loop(recorded(lambda: decoder.prefill(vision_embeds)), recorded(decoder.step), LOOP_TOKENS,
-                         content_ids(VOCAB))
+    tokens = greedy_loop(
+        recorded(lambda: decoder.prefill(vision_embeds)), recorded(decoder.step), LOOP_TOKENS, content_ids(VOCAB)
+    )
     return tokens, logits
 
 
@@ -248,7 +267,9 @@ def baseline_run(build, vision_embeds) -> tuple[list[int], list[np.ndarray]]:
     return recorded_loop(build.embedded(decoder_variant("baseline").file), vision_embeds)
 
 
-def teacher_forced(path: Path, vision_embeds: np.ndarray, tokens: list[int], fixed_kv: bool = False) -> list[np.ndarray]:
+def teacher_forced(
+    path: Path, vision_embeds: np.ndarray, tokens: list[int], fixed_kv: bool = False
+) -> list[np.ndarray]:
     """A file's logits at prefill and at each step fed the given tokens."""
     decoder = OnnxDecoder(session(path), fixed_kv=fixed_kv)
     return [decoder.prefill(vision_embeds)] + [decoder.step(token, i) for i, token in enumerate(tokens[:-1])]
@@ -261,13 +282,13 @@ def test_greedy_tokens_equal_baselines(build, variant, vision_embeds, baseline_r
         # Untrained weights leave near ties that 4-bit weights reorder; fed baseline's tokens,
         # the logits must still stay near baseline's.
         logits = teacher_forced(build.embedded(variant.file), vision_embeds, expected_tokens, variant.fixed_kv)
-        worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
+        worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits, strict=True))
         print(f"{variant.name} (synthetic weights, baseline's tokens): max |logit difference| {worst:.3f}")
         assert worst <= NBITS4_SYNTHETIC_ATOL
         return
     tokens, logits = recorded_loop(build.embedded(variant.file), vision_embeds, variant.fixed_kv)
     assert len(tokens) >= 8 and tokens == expected_tokens
-    worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits))
+    worst = max(np.abs(ours - theirs).max() for ours, theirs in zip(logits, expected_logits, strict=True))
     print(f"{variant.name}: {len(tokens)} tokens as baseline's, max |logit difference| {worst:.2e}")
     if variant.head in INT8_TABLE_HEADS:
         assert worst <= SAME_WEIGHTS_ATOL
@@ -281,8 +302,7 @@ def test_einsum_weights_are_folded_from_initializers_alone(build, variant):
     graph = onnx.load(str(build.embedded(variant.file))).graph
     initializers = {t.name: t for t in graph.initializer}
     producers = {output: node for node in graph.node for output in node.output}
-    initializer_fed = {node.output[0] for node in graph.node if node.op_type == "Mul"
-                       and node.input[1] in initializers}
+    initializer_fed = {node.output[0] for node in graph.node if node.op_type == "Mul" and node.input[1] in initializers}
     einsums = [node for node in graph.node if node.op_type == "Einsum" and node.input[1] in initializer_fed]
     assert len(einsums) == 4 * spec.LAYERS + 1  # qkv, o, gate/up, down per block; the head
     for node in einsums:
@@ -301,8 +321,13 @@ def test_einsum_attention_has_no_matmul_and_no_key_transpose(build, variant):
     graph = onnx.load(str(build.embedded(variant.file))).graph
     ops = [node.op_type for node in graph.node]
     assert "MatMul" not in ops
-    equations = [onnx.helper.get_attribute_value(a).decode() for node in graph.node if node.op_type == "Einsum"
-                 for a in node.attribute if a.name == "equation"]
+    equations = [
+        onnx.helper.get_attribute_value(a).decode()
+        for node in graph.node
+        if node.op_type == "Einsum"
+        for a in node.attribute
+        if a.name == "equation"
+    ]
     assert equations.count("bgqd,bgtd->bgqt") == spec.LAYERS and equations.count("bgqt,bgtd->bgqd") == spec.LAYERS
     assert not any(node.op_type == "Transpose" and node.input[0].startswith("present_k") for node in graph.node)
 
@@ -342,12 +367,18 @@ def test_fused_decoder_uses_onnxruntimes_fused_operators(build, variant):
         if node.op_type == "SkipSimplifiedLayerNormalization":
             assert node.domain == "com.microsoft", node.name
             assert abs(attribute(node, "epsilon") - spec.RMS_NORM_EPS) < 1e-12, node.name
-    residual_adds = [node for node in graph.node if node.op_type == "Add"
-                     and all(i not in tensors for i in node.input)]
-    assert not [node.name for node in residual_adds if producers.get(node.input[0]) is not None
-                and producers[node.input[0]].op_type in ("MatMulNBits", "SkipSimplifiedLayerNormalization")]
-    final = [node for node in graph.node if node.op_type == "SkipSimplifiedLayerNormalization"
-             and node.input[2] == "decoder.norm.weight"]
+    residual_adds = [node for node in graph.node if node.op_type == "Add" and all(i not in tensors for i in node.input)]
+    assert not [
+        node.name
+        for node in residual_adds
+        if producers.get(node.input[0]) is not None
+        and producers[node.input[0]].op_type in ("MatMulNBits", "SkipSimplifiedLayerNormalization")
+    ]
+    final = [
+        node
+        for node in graph.node
+        if node.op_type == "SkipSimplifiedLayerNormalization" and node.input[2] == "decoder.norm.weight"
+    ]
     assert len(final) == 1 and len(final[0].output) == 1  # the last sum is not asked for
 
 
@@ -360,6 +391,6 @@ def test_fused_decoder_computes_what_its_unfused_twin_does(build, variant, visio
     tokens, _ = baseline_run
     ours = teacher_forced(build.embedded(variant.file), vision_embeds, tokens, variant.fixed_kv)
     theirs = teacher_forced(build.embedded(twin.file), vision_embeds, tokens, twin.fixed_kv)
-    worst = max(np.abs(a - b).max() for a, b in zip(ours, theirs))
+    worst = max(np.abs(a - b).max() for a, b in zip(ours, theirs, strict=True))
     print(f"{variant.name}: max |logit difference| from {twin.name} {worst:.2e} over {len(ours)} calls")
     assert worst <= FUSED_ATOL

@@ -37,7 +37,7 @@ def content() -> set[int]:
 @pytest.fixture(scope="module")
 def pixels() -> np.ndarray:
     """A smooth image-like input: dark strokes on a light background."""
-    y, x = np.mgrid[0:spec.IMAGE_SIZE, 0:spec.IMAGE_SIZE] / spec.IMAGE_SIZE
+    y, x = np.mgrid[0 : spec.IMAGE_SIZE, 0 : spec.IMAGE_SIZE] / spec.IMAGE_SIZE
     ink = (np.sin(x * 40) * np.cos(y * 25) > 0.6).astype(np.float32)
     rgb = np.stack([1.0 - 0.8 * ink] * 3)
     mean, std = np.array(spec.MEAN)[:, None, None], np.array(spec.STD)[:, None, None]
@@ -72,8 +72,10 @@ def test_choice_rule_follows_the_seed(content):
 
 
 def test_int8_decoders_choose_the_same_tokens(build, vision_embeds, content):
-    tokens = {name: run_loop(build, name, vision_embeds, content, LOOP_TOKENS)
-              for name in ("baseline", "gather-opt", "fixed-kv")}
+    tokens = {
+        name: run_loop(build, name, vision_embeds, content, LOOP_TOKENS)
+        for name in ("baseline", "gather-opt", "fixed-kv")
+    }
     print({name: chosen[:8] for name, chosen in tokens.items()})
     assert tokens["gather-opt"] == tokens["baseline"]
     assert tokens["fixed-kv"] == tokens["baseline"]
@@ -107,6 +109,8 @@ def test_vision_tiers_stay_close_to_fp32(build, pixels, tier, tolerance):
     embeds = session(build.embedded(vision_variant(tier).file)).run(None, {"pixel_values": pixels})[0]
     decoder = OnnxDecoder(session(build.embedded(decoder_variant("baseline").file)), fixed_kv=False)
     worst = np.abs(decoder.prefill(embeds) - decoder.prefill(exact)).max()
-    print(f"tier {tier}: max |vision_embeds difference| {np.abs(embeds - exact).max():.4f}, "
-          f"max |prefill logit difference| {worst:.4f}")
+    print(
+        f"tier {tier}: max |vision_embeds difference| {np.abs(embeds - exact).max():.4f}, "
+        f"max |prefill logit difference| {worst:.4f}"
+    )
     assert worst <= tolerance

@@ -46,10 +46,17 @@ def test_the_largest_activations_are_the_graphs_known_large_tensors(build):
 def _graph(dim: str) -> onnx.ModelProto:
     """x [1, dim] -> Tile(x, [1, 1000]) -> Sum -> y: the tile is the largest intermediate."""
     repeats = helper.make_tensor("repeats", TensorProto.INT64, [2], [1, 1000])
-    nodes = [helper.make_node("Tile", ["x", "repeats"], ["tiled"]),
-             helper.make_node("ReduceSum", ["tiled"], ["y"], keepdims=0)]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, dim])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], [repeats])
+    nodes = [
+        helper.make_node("Tile", ["x", "repeats"], ["tiled"]),
+        helper.make_node("ReduceSum", ["tiled"], ["y"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, dim])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        [repeats],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -64,8 +71,11 @@ def test_the_largest_step_wins_and_a_dimension_without_a_value_is_refused():
 def test_the_interface_names_inputs_outputs_and_operators_by_domain():
     model = _graph("n")
     model.graph.node.append(helper.make_node("MatMulNBits", ["y"], ["z"], domain="com.microsoft"))
-    assert graph_interface(model) == {"inputs": ["x"], "outputs": ["y"],
-                                      "operators": ["ReduceSum", "Tile", "com.microsoft.MatMulNBits"]}
+    assert graph_interface(model) == {
+        "inputs": ["x"],
+        "outputs": ["y"],
+        "operators": ["ReduceSum", "Tile", "com.microsoft.MatMulNBits"],
+    }
 
 
 def test_each_variants_properties_are_written_as_the_core_reads_them(build):
@@ -82,7 +92,8 @@ def test_each_variants_properties_are_written_as_the_core_reads_them(build):
         assert entry["outputs"][0] == "logits", variant.name
         # The runtime's WASM provider lacks GatherBlockQuantized (crate/src/runtime.rs).
         assert ("com.microsoft.GatherBlockQuantized" in entry["operators"]) == (
-            variant.embedding == "gather-block-quantized"), variant.name
+            variant.embedding == "gather-block-quantized"
+        ), variant.name
     for variant in VISION_VARIANTS:
         entry = manifest["vision"][variant.tier]
         assert (entry["inputs"], entry["outputs"]) == (["pixel_values"], ["vision_embeds"]), variant.tier

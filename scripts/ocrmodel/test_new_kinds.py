@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def test_sound_effects_are_short_kana_inside_the_vocabulary() -> None:
     assert set("".join(seen)) <= VOCAB
     hiragana_rows = {chr(ord(c) - 0x60) for c in I_ROW}
     for text in seen:
-        for before, glide in zip(text, text[1:]):
+        for before, glide in pairwise(text):
             if glide in "ャュョゃゅょ":
                 assert before in I_ROW | hiragana_rows, text  # キャ, しゅ: never コュ
     assert len(set(seen)) > 1000, "the generator repeats itself"
@@ -78,8 +79,16 @@ def test_every_mark_kind_draws_something() -> None:
         drawn = 0
         for seed in range(6):
             style = text_style("あいうえお", "art", random.Random(seed), LIBRARY)
-            scene = replace(scene_for("art", style, random.Random(seed)), background="plain", after=(mark,), blank=True,
-                            noise=0.0, jpeg=0, blur=0.0, halo=0)
+            scene = replace(
+                scene_for("art", style, random.Random(seed)),
+                background="plain",
+                after=(mark,),
+                blank=True,
+                noise=0.0,
+                jpeg=0,
+                blur=0.0,
+                halo=0,
+            )
             pixels = np.asarray(render_scene("あいうえお", style, scene, random.Random(seed)).image)
             drawn += int(pixels.min() < scene.paper - 40)
         assert drawn >= 4, f"{mark} drew nothing in {6 - drawn} of 6 crops"

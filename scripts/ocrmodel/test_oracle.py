@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
@@ -38,14 +39,16 @@ def test_reads_as_the_numpy_reference(build, reading):
     content = content_ids(VOCAB)
     cases = oracle.scoring.eval_cases(SET)
     assert [result["id"] for result in reading["results"]] == [case["id"] for case in cases]
-    for case, result in zip(cases, reading["results"]):
+    for case, result in zip(cases, reading["results"], strict=True):
         pixels = oracle.scoring.preprocess(oracle.scoring.EVAL_DIR / SET / case["image"])
         embeds = reference.vision_forward(vision_weights, pixels)
-        expected = greedy_loop(lambda: decoder.prefill(embeds), decoder.step, MAX_TOKENS, content)
+        expected = greedy_loop(partial(decoder.prefill, embeds), decoder.step, MAX_TOKENS, content)
         # Past a near tie float32 rounding may fairly take either path.
         agreed = min((tie["position"] for tie in result["nearTies"]), default=MAX_TOKENS + 1)
-        print(f"case {case['id']}: oracle {result['tokenIds']} {result['text']!r}, reference {expected}, "
-              f"gaps {result['gaps']}")
+        print(
+            f"case {case['id']}: oracle {result['tokenIds']} {result['text']!r}, reference {expected}, "
+            f"gaps {result['gaps']}"
+        )
         assert result["tokenIds"][:agreed] == expected[:agreed]
         if not result["nearTies"]:
             assert result["tokenIds"] == expected
@@ -113,13 +116,14 @@ def test_the_command_prints_the_reading_and_refuses_bad_arguments(build, capsys)
     assert printed == returned
     assert printed["nearTie"] == oracle.NEAR_TIE and printed["decoder"] == "fixed-kv"
     assert [len(result["tokenIds"]) <= 2 for result in printed["results"]] == [True, True]
-    for bad, words in [(["--decoder", "baseline2"], "has no decoder 'baseline2'; it has ['baseline'"),
-                       (["--decoder", "baseline", "--max-tokens", "0"], "--max-tokens 0: allowed 1.."),
-                       (["--decoder", "baseline", "--prefix", "960"], "name it with --case"),
-                       (["--decoder", "baseline", "--case", "1", "--prefix", "960,x"], "separated by commas"),
-                       (["--decoder", "baseline", "--case", "1", "--prefix", str(spec.EOS_ID)],
-                        "the vocabulary's characters"),
-                       (["--decoder", "baseline", "--case", "9"], "smoke2 has no such case")]:
+    for bad, words in [
+        (["--decoder", "baseline2"], "has no decoder 'baseline2'; it has ['baseline'"),
+        (["--decoder", "baseline", "--max-tokens", "0"], "--max-tokens 0: allowed 1.."),
+        (["--decoder", "baseline", "--prefix", "960"], "name it with --case"),
+        (["--decoder", "baseline", "--case", "1", "--prefix", "960,x"], "separated by commas"),
+        (["--decoder", "baseline", "--case", "1", "--prefix", str(spec.EOS_ID)], "the vocabulary's characters"),
+        (["--decoder", "baseline", "--case", "9"], "smoke2 has no such case"),
+    ]:
         with pytest.raises(SystemExit) as exit_info:
             oracle.main([*arguments, *bad])
         assert exit_info.value.code == 2

@@ -47,8 +47,12 @@ def decoder_calls(vision_embeds: np.ndarray, tokens: list[int]) -> list[tuple[st
     """Prefill, then DECODE_STEPS steps fed the given tokens: (label, call on a decoder)."""
     calls = [("prefill", lambda decoder: decoder.prefill(vision_embeds))]
     for iteration, token in enumerate(tokens[:DECODE_STEPS]):
-        calls.append((f"step {iteration} (position {spec.VISION_TOKENS + 1 + iteration})",
-                      lambda decoder, token=token, iteration=iteration: decoder.step(token, iteration)))
+        calls.append(
+            (
+                f"step {iteration} (position {spec.VISION_TOKENS + 1 + iteration})",
+                lambda decoder, token=token, iteration=iteration: decoder.step(token, iteration),
+            )
+        )
     return calls
 
 
@@ -58,8 +62,13 @@ def assert_decoders_agree(onnx_decoder: OnnxDecoder, reference_decoder: Referenc
     for layer in range(spec.LAYERS):
         for kind, expected in (("k", reference_decoder.past_k[layer]), ("v", reference_decoder.past_v[layer])):
             actual = onnx_decoder.cache[f"past_{kind}{layer}"][:, :, :valid]
-            np.testing.assert_allclose(actual, expected, rtol=0, atol=PRESENT_OF_MAX * np.abs(expected).max(),
-                                       err_msg=f"{label}: present_{kind}{layer}")
+            np.testing.assert_allclose(
+                actual,
+                expected,
+                rtol=0,
+                atol=PRESENT_OF_MAX * np.abs(expected).max(),
+                err_msg=f"{label}: present_{kind}{layer}",
+            )
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +83,13 @@ def test_decoder_matches_reference(build, variant, vision_embeds, hayai_case):
     read = decoder_weights_from_file if variant.head == "tied-gemm" else gpu_decoder_weights_from_file
     reference_decoder = ReferenceDecoder(read(path))
     for label, call in decoder_calls(vision_embeds, hayai_case.pytorch_tokens):
-        np.testing.assert_allclose(call(onnx_decoder), call(reference_decoder), rtol=0, atol=DECODER_LOGITS_ATOL,
-                                   err_msg=f"{variant.name} {label}: logits")
+        np.testing.assert_allclose(
+            call(onnx_decoder),
+            call(reference_decoder),
+            rtol=0,
+            atol=DECODER_LOGITS_ATOL,
+            err_msg=f"{variant.name} {label}: logits",
+        )
         assert_decoders_agree(onnx_decoder, reference_decoder, f"{variant.name} {label}")
 
 
@@ -93,10 +107,15 @@ def test_external_data_files_compute_what_the_embedded_ones_do(build, hayai_case
         if file.startswith("vision"):
             feeds = {"pixel_values": hayai_case.pixels}
         else:
-            feeds = {"vision_embeds": np.ones((1, spec.VISION_TOKENS, spec.HIDDEN), np.float32),
-                     "token_ids": np.array([[1]], np.int32),
-                     "position_ids": np.arange(spec.VISION_TOKENS + 1, dtype=np.int32)[None],
-                     **{f"past_{kind}{layer}": np.zeros((1, spec.KV_HEADS, 0, spec.HEAD_DIM), np.float32)
-                        for layer in range(spec.LAYERS) for kind in "kv"}}
-        for got, want in zip(external.run(None, feeds), embedded.run(None, feeds)):
+            feeds = {
+                "vision_embeds": np.ones((1, spec.VISION_TOKENS, spec.HIDDEN), np.float32),
+                "token_ids": np.array([[1]], np.int32),
+                "position_ids": np.arange(spec.VISION_TOKENS + 1, dtype=np.int32)[None],
+                **{
+                    f"past_{kind}{layer}": np.zeros((1, spec.KV_HEADS, 0, spec.HEAD_DIM), np.float32)
+                    for layer in range(spec.LAYERS)
+                    for kind in "kv"
+                },
+            }
+        for got, want in zip(external.run(None, feeds), embedded.run(None, feeds), strict=True):
             np.testing.assert_array_equal(got, want)

@@ -50,8 +50,10 @@ DECODER_FAULTS = {
     "rope turned the other way": ("rope", lambda x, positions: CORRECT_ROPE(x, -positions)),
     "every position one later": ("rope", lambda x, positions: CORRECT_ROPE(x, positions + 1)),
     "decode positions one later": ("rope", lambda x, positions: CORRECT_ROPE(x, positions + (len(positions) == 1))),
-    "int8 scales 0.1% large": ("dequantize_int8",
-                               lambda q, scale, axis: CORRECT_DEQUANTIZE(q, scale * np.float32(1.001), axis)),
+    "int8 scales 0.1% large": (
+        "dequantize_int8",
+        lambda q, scale, axis: CORRECT_DEQUANTIZE(q, scale * np.float32(1.001), axis),
+    ),
 }
 
 
@@ -78,7 +80,7 @@ def baseline_runs(build, hayai_case) -> tuple[np.ndarray, list[tuple[np.ndarray,
     runs = []
     for _, call in decoder_calls(vision_embeds, hayai_case.pytorch_tokens):
         logits = call(decoder)
-        runs.append((logits, {name: value[:, :, :decoder.length] for name, value in decoder.cache.items()}))
+        runs.append((logits, {name: value[:, :, : decoder.length] for name, value in decoder.cache.items()}))
     return vision_embeds, runs
 
 
@@ -88,7 +90,7 @@ def decoder_gap(build, hayai_case, baseline_runs) -> tuple[float, float]:
     vision_embeds, runs = baseline_runs
     ours = ReferenceDecoder(decoder_weights_from_file(build.embedded(decoder_variant("baseline").file)))
     logits_gap = cache_gap = 0.0
-    for (_, call), (logits, cache) in zip(decoder_calls(vision_embeds, hayai_case.pytorch_tokens), runs):
+    for (_, call), (logits, cache) in zip(decoder_calls(vision_embeds, hayai_case.pytorch_tokens), runs, strict=True):
         logits_gap = max(logits_gap, float(np.abs(call(ours) - logits).max()) / DECODER_LOGITS_ATOL)
         for layer in range(spec.LAYERS):
             for kind, present in (("k", ours.past_k[layer]), ("v", ours.past_v[layer])):

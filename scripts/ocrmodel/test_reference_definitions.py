@@ -17,8 +17,9 @@ RNG_SEED = 3
 
 
 def cpu_session(graph) -> ort.InferenceSession:
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("com.microsoft", 1)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
     model.ir_version = 8
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 
@@ -34,8 +35,9 @@ def test_rope_turns_only_the_rotate_half_pairs_by_position_times_theta():
             expected[i], expected[i + half] = np.cos(angle), np.sin(angle)
             np.testing.assert_allclose(rotated[i], expected, atol=1e-6, err_msg=f"e_{i} at position {position}")
             expected[i], expected[i + half] = -np.sin(angle), np.cos(angle)
-            np.testing.assert_allclose(rotated[i + half], expected, atol=1e-6,
-                                       err_msg=f"e_{i + half} at position {position}")
+            np.testing.assert_allclose(
+                rotated[i + half], expected, atol=1e-6, err_msg=f"e_{i + half} at position {position}"
+            )
 
 
 def test_rope_scores_depend_only_on_the_distance():
@@ -44,6 +46,7 @@ def test_rope_scores_depend_only_on_the_distance():
 
     def score(m: int, n: int) -> float:
         return float(reference.rope(q, np.array([m]))[0, 0] @ reference.rope(k, np.array([n]))[0, 0])
+
     for m, n in ((5, 2), (300, 297), (383, 380)):
         assert score(m, n) == pytest.approx(score(3, 0), abs=1e-4)
         assert score(m, n) != pytest.approx(score(m, n - 1), abs=1e-3)
@@ -56,10 +59,14 @@ def test_int8_dequantisation_matches_dequantize_linear(axis):
     codes = rng.integers(-127, 128, size=(5, 7), dtype=np.int8)
     scale = rng.uniform(1e-3, 1e-1, size=codes.shape[axis]).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("DequantizeLinear", ["codes", "scale"], ["values"], axis=axis)], "dq",
-        [helper.make_tensor_value_info("codes", TensorProto.INT8, codes.shape),
-         helper.make_tensor_value_info("scale", TensorProto.FLOAT, scale.shape)],
-        [helper.make_tensor_value_info("values", TensorProto.FLOAT, codes.shape)])
+        [helper.make_node("DequantizeLinear", ["codes", "scale"], ["values"], axis=axis)],
+        "dq",
+        [
+            helper.make_tensor_value_info("codes", TensorProto.INT8, codes.shape),
+            helper.make_tensor_value_info("scale", TensorProto.FLOAT, scale.shape),
+        ],
+        [helper.make_tensor_value_info("values", TensorProto.FLOAT, codes.shape)],
+    )
     expected = cpu_session(graph).run(None, {"codes": codes, "scale": scale})[0]
     np.testing.assert_array_equal(reference.dequantize_int8(codes, scale, axis), expected)
     with pytest.raises(ValueError, match="one value per index of axis"):
@@ -74,8 +81,10 @@ def test_matmulnbits_unpacking_matches_onnxruntime(zero_points):
     blocks = k // block
     packed = rng.integers(0, 256, size=(n, blocks, block // 2), dtype=np.uint8)
     scales = rng.uniform(-0.1, 0.1, size=(n, blocks)).astype(np.float32)
-    initializers = [helper.make_tensor("b", TensorProto.UINT8, packed.shape, packed.tobytes(), raw=True),
-                    helper.make_tensor("scales", TensorProto.FLOAT, scales.shape, scales.tobytes(), raw=True)]
+    initializers = [
+        helper.make_tensor("b", TensorProto.UINT8, packed.shape, packed.tobytes(), raw=True),
+        helper.make_tensor("scales", TensorProto.FLOAT, scales.shape, scales.tobytes(), raw=True),
+    ]
     names = ["a", "b", "scales"]
     zero = None
     if zero_points == "packed uint8":
@@ -88,8 +97,12 @@ def test_matmulnbits_unpacking_matches_onnxruntime(zero_points):
         names.append("zp")
     graph = helper.make_graph(
         [helper.make_node("MatMulNBits", names, ["y"], domain="com.microsoft", K=k, N=n, bits=4, block_size=block)],
-        "nbits", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [k, k])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [k, n])], initializers)
+        "nbits",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [k, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [k, n])],
+        initializers,
+    )
     expected = cpu_session(graph).run(None, {"a": np.eye(k, dtype=np.float32)})[0].T
-    np.testing.assert_allclose(reference.unpack_matmulnbits(packed, scales, zero, k, n, 4, block), expected,
-                               rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        reference.unpack_matmulnbits(packed, scales, zero, k, n, 4, block), expected, rtol=0, atol=1e-6
+    )

@@ -21,6 +21,7 @@ def test_reference_reads_like_pytorch_with_the_checkpoint(hayai_case):
     weights = read_checkpoint(DEFAULT_CHECKPOINT)
     vision_embeds = reference.vision_forward(weights, hayai_case.pixels)
     decoder = ReferenceDecoder(weights)
-    tokens = greedy_loop(lambda: decoder.prefill(vision_embeds), decoder.step, len(hayai_case.pytorch_tokens) + 1,
-                         content_ids(VOCAB))
+    tokens = greedy_loop(
+        lambda: decoder.prefill(vision_embeds), decoder.step, len(hayai_case.pytorch_tokens) + 1, content_ids(VOCAB)
+    )
     assert tokens == hayai_case.pytorch_tokens, f"PyTorch read {hayai_case.expected!r}"

@@ -121,11 +121,13 @@ def core_bytes(images: dict[str, Image.Image], tmp: Path) -> dict[str, np.ndarra
         raw.write_bytes(np.asarray(image.convert("RGBA"), np.uint8).tobytes())
         args += [str(raw), str(image.width), str(image.height), str(out)]
         outs[name] = out
-    subprocess.run(["node", "--input-type=module", "-e", NODE_SCRIPT, LOAD_CORE.as_uri(), *args],
-                   check=True, cwd=ROOT, timeout=120)
+    subprocess.run(
+        ["node", "--input-type=module", "-e", NODE_SCRIPT, LOAD_CORE.as_uri(), *args], check=True, cwd=ROOT, timeout=120
+    )
     size = spec.IMAGE_SIZE
-    tables = [((np.arange(256, dtype=np.float64) / 255.0 - spec.MEAN[c]) / spec.STD[c]).astype(np.float32)
-              for c in range(3)]
+    tables = [
+        ((np.arange(256, dtype=np.float64) / 255.0 - spec.MEAN[c]) / spec.STD[c]).astype(np.float32) for c in range(3)
+    ]
     result = {}
     for name, out in outs.items():
         values = np.fromfile(out, np.float32)
@@ -172,7 +174,8 @@ def test_core_preprocess_matches_the_python_resize(core: dict[str, np.ndarray], 
     line = f"{name}: max |core - resize_for_model| {worst}, {share:.3%} of values differ (mean {mean:.4f})"
     if boxed:
         plain_worst, plain_share, plain_mean = compare(
-            core[name], rgb.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS, reducing_gap=None))
+            core[name], rgb.resize((spec.IMAGE_SIZE, spec.IMAGE_SIZE), Image.LANCZOS, reducing_gap=None)
+        )
         line += f"; against plain Lanczos3: max {plain_worst}, {plain_share:.3%} differ (mean {plain_mean:.4f})"
     print(line)
     assert worst <= MAX_LEVELS and share <= MAX_DIFFERING_SHARE, line

@@ -19,7 +19,10 @@ def weight_bytes(path) -> dict[str, list[int]]:
     feed MatMul, MatMulNBits, Gemm, Gather and Einsum (scales counted with their weights)."""
     model = onnx.load(str(path))
     tensors = {t.name: t for t in model.graph.initializer}
-    size = lambda name: numpy_helper.to_array(tensors[name]).nbytes  # noqa: E731
+
+    def size(name: str) -> int:
+        return numpy_helper.to_array(tensors[name]).nbytes
+
     totals: dict[str, list[int]] = {}
 
     def add(kind: str, stored: int, elements: int) -> None:
@@ -27,8 +30,11 @@ def weight_bytes(path) -> dict[str, list[int]]:
         entry[0] += stored
         entry[1] += elements * 4
 
-    casts = {node.output[0]: node.input[0] for node in model.graph.node
-             if node.op_type == "Cast" and node.input[0] in tensors}
+    casts = {
+        node.output[0]: node.input[0]
+        for node in model.graph.node
+        if node.op_type == "Cast" and node.input[0] in tensors
+    }
     for node in model.graph.node:
         if node.op_type == "Mul" and node.input[0] in casts and node.input[1] in tensors:
             # einsum-int8's weights: int8 codes cast to float and scaled, folded at load.
@@ -60,8 +66,13 @@ def parameter_counts() -> tuple[int, int]:
 @pytest.mark.parametrize("file", FILES)
 def test_quantised_weights_shrink_by_the_expected_factor(build, file):
     # MatMulNBits blocks of 32 carry one fp32 scale each: 32 * 4 / (32 * bits / 8 + 4) at most.
-    expected = {"int8": (3.9, 4.0), "int4-block32": (6.0, 8.0), "int8-block32": (3.5, 3.6),
-                "float16": (2.0, 2.0), "float32": (1.0, 1.0)}
+    expected = {
+        "int8": (3.9, 4.0),
+        "int4-block32": (6.0, 8.0),
+        "int8-block32": (3.5, 3.6),
+        "float16": (2.0, 2.0),
+        "float32": (1.0, 1.0),
+    }
     totals = weight_bytes(build.embedded(file))
     assert totals, f"{file}: no MatMul weights found"
     for kind, (stored, fp32) in totals.items():
@@ -82,9 +93,14 @@ def test_print_size_and_parameter_table(build):
         formats = ", ".join(f"{kind} {fp / stored:.2f}x" for kind, (stored, fp) in sorted(totals.items()))
         rows.append((file, params, fp32, embedded, graph, data, formats))
         assert embedded < fp32, f"{file} is not smaller than its fp32 weights"
-    mib = lambda n: f"{n / 2**20:8.2f}"  # noqa: E731
+
+    def mib(n: int) -> str:
+        return f"{n / 2**20:8.2f}"
+
     print()
-    print(f"{'file':40} {'params':>11} {'fp32 MiB':>9} {'file MiB':>9} {'ext .onnx':>9} {'ext .data':>9}  "
-          f"MatMul weights vs fp32")
+    print(
+        f"{'file':40} {'params':>11} {'fp32 MiB':>9} {'file MiB':>9} {'ext .onnx':>9} {'ext .data':>9}  "
+        f"MatMul weights vs fp32"
+    )
     for file, params, fp32, embedded, graph, data, formats in rows:
         print(f"{file:40} {params:11,d} {mib(fp32)} {mib(embedded)} {mib(graph)} {mib(data)}  {formats}")

@@ -39,8 +39,9 @@ def decoder_operands(weights: dict[str, np.ndarray], layer: int) -> dict[str, np
     """The float [out, in] matrices a decoder file stores for one block, by stored name."""
     p = f"decoder.layers.{layer}."
     return {
-        p + "attn.qkv": np.concatenate([weights[p + "attn.q.weight"] / Q_FOLD, weights[p + "attn.k.weight"],
-                                        weights[p + "attn.v.weight"]]),
+        p + "attn.qkv": np.concatenate(
+            [weights[p + "attn.q.weight"] / Q_FOLD, weights[p + "attn.k.weight"], weights[p + "attn.v.weight"]]
+        ),
         p + "attn.o": weights[p + "attn.o.weight"],
         p + "mlp.gate_up": np.concatenate([weights[p + "mlp.gate.weight"], weights[p + "mlp.up.weight"]]),
         p + "mlp.down": weights[p + "mlp.down.weight"],
@@ -56,8 +57,9 @@ def truth(build) -> dict[str, np.ndarray]:
 def assert_int8_rows(codes: np.ndarray, scale: np.ndarray, truth: np.ndarray, label: str) -> None:
     """codes [rows, columns] int8 with one scale per row against the float truth of that shape."""
     assert codes.dtype == np.int8 and codes.shape == truth.shape, f"{label}: {codes.dtype} {codes.shape}"
-    np.testing.assert_allclose(scale, np.abs(truth).max(axis=1) / 127.0, rtol=SCALE_RTOL,
-                               err_msg=f"{label}: scale is not max |row| / 127")
+    np.testing.assert_allclose(
+        scale, np.abs(truth).max(axis=1) / 127.0, rtol=SCALE_RTOL, err_msg=f"{label}: scale is not max |row| / 127"
+    )
     steps = np.abs(codes.astype(np.float64) * scale[:, None].astype(np.float64) - truth) / scale[:, None]
     worst = np.unravel_index(steps.argmax(), steps.shape)
     assert steps.max() <= 0.5 + STEP_SLACK, f"{label}: code at {worst} is {steps.max():.3f} steps off its weight"
@@ -80,8 +82,9 @@ SEED_FORMAT = [v for v in DECODER_VARIANTS if v.head == "tied-gemm"]
 def test_decoder_stores_its_weights_as_its_format_defines(build, truth, variant):
     tensors = stored_tensors(build.embedded(variant.file))
     w = truth
-    assert_int8_rows(tensors["decoder.embed.int8"], tensors["decoder.embed.scale"], w["decoder.embed.weight"],
-                     "decoder.embed")
+    assert_int8_rows(
+        tensors["decoder.embed.int8"], tensors["decoder.embed.scale"], w["decoder.embed.weight"], "decoder.embed"
+    )
     np.testing.assert_array_equal(tensors["decoder.norm.weight"], w["decoder.norm.weight"])
     for layer in range(spec.LAYERS):
         p = f"decoder.layers.{layer}."
@@ -106,8 +109,12 @@ def test_checkpoint_int8_codes_come_back_unchanged(build):
     np.testing.assert_array_equal(tensors["decoder.embed.int8"], checkpoint_codes(build, "decoder.embed.weight"))
     for layer in range(spec.LAYERS):
         p = f"decoder.layers.{layer}."
-        fused = {"attn.qkv": ("attn.q", "attn.k", "attn.v"), "attn.o": ("attn.o",),
-                 "mlp.gate_up": ("mlp.gate", "mlp.up"), "mlp.down": ("mlp.down",)}
+        fused = {
+            "attn.qkv": ("attn.q", "attn.k", "attn.v"),
+            "attn.o": ("attn.o",),
+            "mlp.gate_up": ("mlp.gate", "mlp.up"),
+            "mlp.down": ("mlp.down",),
+        }
         for stored, parts in fused.items():
             codes = np.concatenate([checkpoint_codes(build, f"{p}{part}.weight") for part in parts])
             np.testing.assert_array_equal(tensors[f"{p}{stored}.int8"].T, codes, err_msg=p + stored)
@@ -120,7 +127,7 @@ def vision_truth(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         for kind in ("weight", "bias"):
             name = f"vision.layers.{layer}.attn.qkv.{kind}"
             truth[name] = truth[name].copy()
-            truth[name][:spec.VISION_WIDTH] /= Q_FOLD
+            truth[name][: spec.VISION_WIDTH] /= Q_FOLD
     return truth
 
 
@@ -133,6 +140,12 @@ def plain_rounding(w: np.ndarray, block: int) -> np.ndarray:
     scales = largest / -8.0
     scales[scales == 0] = 1.0
     return (np.clip(np.rint(blocks / scales), -8, 7) * scales).reshape(n, k)
+
+
+def output_error(delta: np.ndarray, hessian: np.ndarray) -> float:
+    """The error a weight change `delta` [n, k] adds to the layer's outputs, summed over the
+    calibration inputs whose Hessian (X^T X) is `hessian` [k, k]."""
+    return float(np.sum((delta @ hessian) * delta))
 
 
 def test_int4_vision_stores_symmetric_blocks_closer_to_its_layers_than_plain_rounding(build, truth):
@@ -153,17 +166,18 @@ def test_int4_vision_stores_symmetric_blocks_closer_to_its_layers_than_plain_rou
         assert w.shape == (n, k) and k % block == 0, linear
         values = reference.unpack_matmulnbits(tensors[node.input[1]], tensors[node.input[2]], None, k, n, 4, block)
         hessian = hessians[node.input[1].removesuffix("_Q4")]
-
-        def output_error(delta: np.ndarray) -> float:
-            return float(np.sum((delta @ hessian) * delta))
-
-        stored, plain = output_error(values.astype(np.float64) - w), output_error(plain_rounding(w, block) - w)
+        stored = output_error(values.astype(np.float64) - w, hessian)
+        plain = output_error(plain_rounding(w, block) - w, hessian)
         print(f"{linear}: output error {stored / plain:.2f} of plain rounding's")
-        assert stored < 0.5 * plain, f"{linear}: the stored codes keep {stored / plain:.2f} of plain rounding's output error"
+        assert stored < 0.5 * plain, (
+            f"{linear}: the stored codes keep {stored / plain:.2f} of plain rounding's output error"
+        )
         quantised.add(linear + ".weight")
-    expected_linears = {name for name, shape in spec.parameter_shapes().items()
-                        if name.startswith("vision.") and name.endswith(".weight") and len(shape) == 2
-                        and name != "vision.pos"}
+    expected_linears = {
+        name
+        for name, shape in spec.parameter_shapes().items()
+        if name.startswith("vision.") and name.endswith(".weight") and len(shape) == 2 and name != "vision.pos"
+    }
     assert quantised == expected_linears
     for name, value in stored_truth.items():
         if name not in quantised:

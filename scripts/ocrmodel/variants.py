@@ -72,8 +72,12 @@ class DecoderVariant:
 
     @property
     def uses_ms_domain(self) -> bool:
-        return (self.linear_format.startswith("nbits") or self.attention == "gqa" or self.norm == "skip-simplified"
-                or self.rope == "rotary-embedding")
+        return (
+            self.linear_format.startswith("nbits")
+            or self.attention == "gqa"
+            or self.norm == "skip-simplified"
+            or self.rope == "rotary-embedding"
+        )
 
 
 # Block size 32: the quantizer's smallest common choice; every K here (384, 1536) divides by it,
@@ -84,64 +88,176 @@ INT4_BLOCK_SIZE = 32
 NBITS_BLOCK_SIZE = INT4_BLOCK_SIZE
 
 VISION_VARIANTS: tuple[VisionVariant, ...] = (
-    VisionVariant("121", "vision_int4.onnx", "int4",
-                  "ViT encoder, int4 MatMulNBits weights (block 32, symmetric), fp32 convolutions", ()),
-    VisionVariant("242", "vision_fp16.onnx", "fp16",
-                  "ViT encoder computed in fp16 (fp32 pixel_values in, fp32 vision_embeds out)", ("shader-f16",)),
+    VisionVariant(
+        "121",
+        "vision_int4.onnx",
+        "int4",
+        "ViT encoder, int4 MatMulNBits weights (block 32, symmetric), fp32 convolutions",
+        (),
+    ),
+    VisionVariant(
+        "242",
+        "vision_fp16.onnx",
+        "fp16",
+        "ViT encoder computed in fp16 (fp32 pixel_values in, fp32 vision_embeds out)",
+        ("shader-f16",),
+    ),
 )
 
 # "Layers 1-3" (docs/model-contract.md, "Variants") counts from one: the first three decoder blocks (0, 1, 2).
 FP16_MATMUL_LAYERS = (0, 1, 2)
 
 DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
-    DecoderVariant("baseline", "decoder_unified_gather_qdq_int8.onnx", "dequantize-whole", (), False,
-                   "complete INT8-QDQ unified Gather: the whole int8 embedding is dequantized, then gathered", ()),
-    DecoderVariant("gather-opt", "decoder_gather_before_dq_int8.onnx", "gather-first", (), False,
-                   "complete INT8-QDQ Gather-before-DQ: the int8 row is gathered, then only it is dequantized", ()),
-    DecoderVariant("fp16-matmul", "decoder_static_fp16_matmul.onnx", "gather-first", FP16_MATMUL_LAYERS, False,
-                   "layers 1-3 (the first three blocks) as static fp16 MatMul, the rest INT8-QDQ, "
-                   "Gather-before-DQ embedding", ("shader-f16",)),
-    DecoderVariant("fixed-kv", "decoder_gather_dq_fixed_kv_int8.onnx", "gather-first", (), True,
-                   f"complete INT8-QDQ Gather-before-DQ with fixed {spec.KV_SLOTS}-slot KV I/O and past_length", ()),
-    DecoderVariant("gpu-gather", "decoder_gpu_gather_int8.onnx", "gather-head-column", (), False,
-                   "INT8-QDQ with every step node on WebGPU: float32 Gather of the token's column of the "
-                   "dequantized pre-transposed [hidden, vocabulary] head, mask from position_ids in float, "
-                   "int32 indices", (), head="pre-transposed", gpu_only=True),
-    DecoderVariant("nbits-int8", "decoder_matmulnbits_int8.onnx", "gather-block-quantized", (), False,
-                   f"weight-only 8-bit MatMulNBits (block {INT4_BLOCK_SIZE}) for every linear and the tied head, "
-                   "GatherBlockQuantized embedding over the head's blocks, gpu-gather structure", (),
-                   linear_format="nbits8", head="nbits", gpu_only=True),
-    DecoderVariant("nbits-int4", "decoder_matmulnbits_int4.onnx", "gather-block-quantized", (), False,
-                   f"weight-only 4-bit MatMulNBits (block {INT4_BLOCK_SIZE}) for every linear and the tied head, "
-                   "GatherBlockQuantized embedding over the head's blocks, gpu-gather structure", (),
-                   linear_format="nbits4", head="nbits", gpu_only=True),
-    DecoderVariant("gqa", "decoder_gqa_int8.onnx", "gather-head-column", (), False,
-                   "gpu-gather with attention as com.microsoft GroupQueryAttention (past/present KV in the "
-                   "contract's [1, kv heads, sequence, 64] layout)", (),
-                   head="pre-transposed", gpu_only=True, attention="gqa"),
-    DecoderVariant("fixed-kv-gpu", "decoder_gpu_gather_fixed_kv_int8.onnx", "gather-head-column", (), True,
-                   f"gpu-gather with fixed {spec.KV_SLOTS}-slot KV I/O: the new K/V placed by slots compared with "
-                   "position_ids in float, past_length unused; static step shapes, every node on WebGPU, "
-                   "so onnxruntime-web can capture a step (capture=on)", (), head="pre-transposed", gpu_only=True),
-    DecoderVariant("einsum-int8", "decoder_einsum_int8.onnx", "gather-head-column", (), False,
-                   "every linear and the pre-transposed tied head as an Einsum over int8 weights that "
-                   "onnxruntime casts to float32 once, when the session is created (Cast and Mul of "
-                   "initializers, folded), and the attention's products and RoPE's rotation as Einsum "
-                   "too: a plain loop per output value, gpu-gather structure", (),
-                   head="einsum", gpu_only=True, linear_format="einsum8", attention="einsum"),
-    DecoderVariant("fixed-kv-fused", "decoder_nbits_int8_fixed_kv_fused.onnx", "gather-block-quantized", (), True,
-                   f"nbits-int8 with fixed-kv-gpu's {spec.KV_SLOTS}-slot KV I/O and each RMS norm as one "
-                   "SimplifiedLayerNormalization: fewer dispatches per step than fixed-kv-gpu (no per-step "
-                   "DequantizeLinear of the weights, one node per norm), static step shapes, every node on "
-                   "WebGPU, so capture=on applies", (),
-                   linear_format="nbits8", head="nbits", gpu_only=True, norm="simplified"),
-    DecoderVariant("fixed-kv-ops", "decoder_nbits_int8_fixed_kv_ops.onnx", "gather-block-quantized", (), True,
-                   "fixed-kv-fused with onnxruntime's fused com.microsoft operators: each residual Add and the "
-                   "RMS norm after it as one SkipSimplifiedLayerNormalization, RoPE on q and k as one "
-                   f"RotaryEmbedding each over constant [{spec.KV_SLOTS}, 32] cos/sin caches; fewer dispatches per "
-                   "step and per prefill, static step shapes, every node on WebGPU, so capture=on applies", (),
-                   linear_format="nbits8", head="nbits", gpu_only=True, norm="skip-simplified",
-                   rope="rotary-embedding"),
+    DecoderVariant(
+        "baseline",
+        "decoder_unified_gather_qdq_int8.onnx",
+        "dequantize-whole",
+        (),
+        False,
+        "complete INT8-QDQ unified Gather: the whole int8 embedding is dequantized, then gathered",
+        (),
+    ),
+    DecoderVariant(
+        "gather-opt",
+        "decoder_gather_before_dq_int8.onnx",
+        "gather-first",
+        (),
+        False,
+        "complete INT8-QDQ Gather-before-DQ: the int8 row is gathered, then only it is dequantized",
+        (),
+    ),
+    DecoderVariant(
+        "fp16-matmul",
+        "decoder_static_fp16_matmul.onnx",
+        "gather-first",
+        FP16_MATMUL_LAYERS,
+        False,
+        "layers 1-3 (the first three blocks) as static fp16 MatMul, the rest INT8-QDQ, Gather-before-DQ embedding",
+        ("shader-f16",),
+    ),
+    DecoderVariant(
+        "fixed-kv",
+        "decoder_gather_dq_fixed_kv_int8.onnx",
+        "gather-first",
+        (),
+        True,
+        f"complete INT8-QDQ Gather-before-DQ with fixed {spec.KV_SLOTS}-slot KV I/O and past_length",
+        (),
+    ),
+    DecoderVariant(
+        "gpu-gather",
+        "decoder_gpu_gather_int8.onnx",
+        "gather-head-column",
+        (),
+        False,
+        "INT8-QDQ with every step node on WebGPU: float32 Gather of the token's column of the "
+        "dequantized pre-transposed [hidden, vocabulary] head, mask from position_ids in float, "
+        "int32 indices",
+        (),
+        head="pre-transposed",
+        gpu_only=True,
+    ),
+    DecoderVariant(
+        "nbits-int8",
+        "decoder_matmulnbits_int8.onnx",
+        "gather-block-quantized",
+        (),
+        False,
+        f"weight-only 8-bit MatMulNBits (block {INT4_BLOCK_SIZE}) for every linear and the tied head, "
+        "GatherBlockQuantized embedding over the head's blocks, gpu-gather structure",
+        (),
+        linear_format="nbits8",
+        head="nbits",
+        gpu_only=True,
+    ),
+    DecoderVariant(
+        "nbits-int4",
+        "decoder_matmulnbits_int4.onnx",
+        "gather-block-quantized",
+        (),
+        False,
+        f"weight-only 4-bit MatMulNBits (block {INT4_BLOCK_SIZE}) for every linear and the tied head, "
+        "GatherBlockQuantized embedding over the head's blocks, gpu-gather structure",
+        (),
+        linear_format="nbits4",
+        head="nbits",
+        gpu_only=True,
+    ),
+    DecoderVariant(
+        "gqa",
+        "decoder_gqa_int8.onnx",
+        "gather-head-column",
+        (),
+        False,
+        "gpu-gather with attention as com.microsoft GroupQueryAttention (past/present KV in the "
+        "contract's [1, kv heads, sequence, 64] layout)",
+        (),
+        head="pre-transposed",
+        gpu_only=True,
+        attention="gqa",
+    ),
+    DecoderVariant(
+        "fixed-kv-gpu",
+        "decoder_gpu_gather_fixed_kv_int8.onnx",
+        "gather-head-column",
+        (),
+        True,
+        f"gpu-gather with fixed {spec.KV_SLOTS}-slot KV I/O: the new K/V placed by slots compared with "
+        "position_ids in float, past_length unused; static step shapes, every node on WebGPU, "
+        "so onnxruntime-web can capture a step (capture=on)",
+        (),
+        head="pre-transposed",
+        gpu_only=True,
+    ),
+    DecoderVariant(
+        "einsum-int8",
+        "decoder_einsum_int8.onnx",
+        "gather-head-column",
+        (),
+        False,
+        "every linear and the pre-transposed tied head as an Einsum over int8 weights that "
+        "onnxruntime casts to float32 once, when the session is created (Cast and Mul of "
+        "initializers, folded), and the attention's products and RoPE's rotation as Einsum "
+        "too: a plain loop per output value, gpu-gather structure",
+        (),
+        head="einsum",
+        gpu_only=True,
+        linear_format="einsum8",
+        attention="einsum",
+    ),
+    DecoderVariant(
+        "fixed-kv-fused",
+        "decoder_nbits_int8_fixed_kv_fused.onnx",
+        "gather-block-quantized",
+        (),
+        True,
+        f"nbits-int8 with fixed-kv-gpu's {spec.KV_SLOTS}-slot KV I/O and each RMS norm as one "
+        "SimplifiedLayerNormalization: fewer dispatches per step than fixed-kv-gpu (no per-step "
+        "DequantizeLinear of the weights, one node per norm), static step shapes, every node on "
+        "WebGPU, so capture=on applies",
+        (),
+        linear_format="nbits8",
+        head="nbits",
+        gpu_only=True,
+        norm="simplified",
+    ),
+    DecoderVariant(
+        "fixed-kv-ops",
+        "decoder_nbits_int8_fixed_kv_ops.onnx",
+        "gather-block-quantized",
+        (),
+        True,
+        "fixed-kv-fused with onnxruntime's fused com.microsoft operators: each residual Add and the "
+        "RMS norm after it as one SkipSimplifiedLayerNormalization, RoPE on q and k as one "
+        f"RotaryEmbedding each over constant [{spec.KV_SLOTS}, 32] cos/sin caches; fewer dispatches per "
+        "step and per prefill, static step shapes, every node on WebGPU, so capture=on applies",
+        (),
+        linear_format="nbits8",
+        head="nbits",
+        gpu_only=True,
+        norm="skip-simplified",
+        rope="rotary-embedding",
+    ),
 )
 
 DECODER_LINEARS = ("attn.q", "attn.k", "attn.v", "attn.o", "mlp.gate", "mlp.up", "mlp.down")
@@ -167,6 +283,7 @@ def stored_decoder_weights(weights: dict[str, np.ndarray], variant: DecoderVaria
     fp16-rounded for fp16 layers, MatMulNBits blocks for nbits layers and their tied table,
     norms unchanged (kept in fp32). The fused q/k/v and gate/up blocks of 32 never straddle two
     of the parts (every part's rows are whole rows), so quantising each part alone is the same."""
+
     def roundtrip(matrix: np.ndarray, precision: str) -> np.ndarray:
         if precision == "fp16":
             return fp16_roundtrip(matrix)

@@ -47,8 +47,12 @@ def synthetic_weights(seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     weights: dict[str, np.ndarray] = {}
     for name, shape in spec.parameter_shapes().items():
-        if name.endswith("norm.weight") or name.endswith("ln1.weight") or name.endswith("ln2.weight") \
-                or name == "vision.ln.weight":
+        if (
+            name.endswith("norm.weight")
+            or name.endswith("ln1.weight")
+            or name.endswith("ln2.weight")
+            or name == "vision.ln.weight"
+        ):
             value = 1.0 + NORM_JITTER * rng.standard_normal(shape, dtype=np.float32)
         elif name.endswith(".bias") and len(shape) == 1:
             value = BIAS_STD * rng.standard_normal(shape, dtype=np.float32)

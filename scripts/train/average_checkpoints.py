@@ -9,14 +9,11 @@ wherever the builder does.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ocrmodel import spec  # noqa: E402
+from ocrmodel import spec
 
 
 def average(paths: list[Path]) -> dict[str, np.ndarray]:
@@ -38,7 +35,7 @@ def main() -> None:
     try:
         weights = average(args.checkpoints)
     except (ValueError, OSError) as error:
-        raise SystemExit(f"cannot average: {error}")
+        raise SystemExit(f"cannot average: {error}") from error
     spec.save_checkpoint(weights, args.out)
     print(f"wrote {args.out}: the mean of {', '.join(map(str, args.checkpoints))}")
 

@@ -2,7 +2,7 @@
 training samples, drawn by the training renderer with a seed of their own, already squashed to
 224x224 as the harness does, grey uint8.
 
-    cd scripts && ../.venv/bin/python train/calibration_set.py        # models/calibration/vision-pixels.npz
+    cd scripts && ../.venv/bin/python -m train.calibration_set        # models/calibration/vision-pixels.npz
 
 Like every training sample they never hold an evaluation string. The kinds come in the shares
 the committed checkpoint was trained with (data.COMMITTED_SHARES), so the rounding fits the
@@ -12,16 +12,14 @@ inputs that model was trained for; a checkpoint trained on another mix draws the
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ocrmodel.build_models import CALIBRATION
+from ocrmodel.fonts import FontLibrary
 
-from data import COMMITTED_SHARES, SampleMaker  # noqa: E402
-from ocrmodel.build_models import CALIBRATION  # noqa: E402
-from ocrmodel.fonts import FontLibrary  # noqa: E402
+from .data import COMMITTED_SHARES, SampleMaker
 
 SEED = "calibration/0"  # training workers draw from train/<seed>/<worker>
 COUNT = 32

@@ -6,7 +6,7 @@ prints nCER, exact cases and how many cases chose exactly the tokens that PyTorc
 training's final evaluation (models/checkpoint/eval-pytorch.json, through the same resize,
 ocrmodel.resize).
 
-    cd scripts && ../.venv/bin/python train/compare_onnx.py --build /tmp/gen --set hayai13 \
+    cd scripts && ../.venv/bin/python -m train.compare_onnx --build /tmp/gen --set hayai13 \
         --vision 121 --decoder baseline gather-opt fp16-matmul fixed-kv gpu-gather nbits-int8 nbits-int4 gqa
 
 `--decoder` takes any name of ocrmodel.variants.DECODER_VARIANTS (an unknown one is refused
@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import onnxruntime as ort
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ocrmodel import spec
+from ocrmodel.decode import OnnxDecoder, content_ids, greedy_loop
+from ocrmodel.variants import decoder_variant, vision_variant
 
-from ocrmodel import spec  # noqa: E402
-from ocrmodel.decode import OnnxDecoder, content_ids, greedy_loop  # noqa: E402
-from ocrmodel.variants import decoder_variant, vision_variant  # noqa: E402
-from scoring import EVAL_DIR, eval_cases, format_ncer, preprocess, score_set  # noqa: E402
+from .scoring import EVAL_DIR, eval_cases, format_ncer, preprocess, score_set
 
 REPO = Path(__file__).resolve().parents[2]
 VOCAB = REPO / "models" / "vocab.json"
@@ -40,8 +39,10 @@ PYTORCH_REPORT = REPO / "models" / "checkpoint" / "eval-pytorch.json"
 
 def session(path: Path, threads: int = 0) -> ort.InferenceSession:
     if not path.is_file():
-        raise ValueError(f"{path} is missing: build the models there first "
-                         f"(cd scripts && ../.venv/bin/python -m ocrmodel.build_models --out {path.parent})")
+        raise ValueError(
+            f"{path} is missing: build the models there first "
+            f"(cd scripts && ../.venv/bin/python -m ocrmodel.build_models --out {path.parent})"
+        )
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.intra_op_num_threads = threads
@@ -56,8 +57,9 @@ def pytorch_tokens(set_name: str) -> dict[str, list[int]]:
     return {r["id"]: r["tokens"] for r in report["eval"].get(set_name, {}).get("results", [])}
 
 
-def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], limit: int = 0,
-            threads: int = 0) -> list[dict]:
+def compare(
+    build: Path, set_name: str, tiers: list[str], decoders: list[str], limit: int = 0, threads: int = 0
+) -> list[dict]:
     """One scoring.score_set result per (tier, decoder), with "tier", "decoder", "seconds" and
     "samePyTorchTokens" (cases whose tokens equal PyTorch's) added; progress is printed."""
     characters = json.loads(VOCAB.read_text(encoding="utf-8"))
@@ -73,8 +75,10 @@ def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], l
             variant = decoder_variant(name)
             decoder = OnnxDecoder(session(build / variant.file, threads), variant.fixed_kv)
             started = time.perf_counter()
-            tokens = [greedy_loop(lambda: decoder.prefill(embeds[case["id"]]), decoder.step, spec.MAX_TOKENS, content)
-                      for case in cases]
+            tokens = [
+                greedy_loop(partial(decoder.prefill, embeds[case["id"]]), decoder.step, spec.MAX_TOKENS, content)
+                for case in cases
+            ]
             scored = score_set(set_name, cases, tokens, characters)
             same = 0
             for case in scored["results"]:
@@ -83,9 +87,13 @@ def compare(build: Path, set_name: str, tiers: list[str], decoders: list[str], l
                 elif case["id"] in torch_tokens:
                     print(f"  {tier}/{name} {case['id']}: differs from PyTorch: {case['actual']}", flush=True)
             scored.update(tier=tier, decoder=name, seconds=time.perf_counter() - started, samePyTorchTokens=same)
-            print(f"{set_name} tier={tier} decoder={name}: nCER {format_ncer(scored)} "
-                  f"({scored['distance']}/{scored['characters']}), exact {scored['exact']}/{scored['cases']}, "
-                  f"trailing extras {scored['trailingExtras']}/{scored['cases']}, PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s", flush=True)
+            print(
+                f"{set_name} tier={tier} decoder={name}: nCER {format_ncer(scored)} "
+                f"({scored['distance']}/{scored['characters']}), exact {scored['exact']}/{scored['cases']}, "
+                f"trailing extras {scored['trailingExtras']}/{scored['cases']}, "
+                f"PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s",
+                flush=True,
+            )
             results.append(scored)
     return results
 
@@ -97,9 +105,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--vision", nargs="+", default=["121"], help="vision tiers")
     parser.add_argument("--decoder", nargs="+", default=["baseline"], help="decoder variants")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0: all)")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="onnxruntime's intra-op threads per session (0: its default, one per core); "
-                             "1 when several of these run side by side")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="onnxruntime's intra-op threads per session (0: its default, one per core); "
+        "1 when several of these run side by side",
+    )
     args = parser.parse_args(argv)
     try:
         if args.threads < 0:

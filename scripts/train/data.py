@@ -21,22 +21,19 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ocrmodel import spec  # noqa: E402
-from ocrmodel.dialog_text import CharacterDeck, manga_length, random_dialog, random_manga_dialog  # noqa: E402
-from ocrmodel.eval_sets import evaluation_strings  # noqa: E402
-from ocrmodel.fonts import FontLibrary, drawable_vocabulary, face_named  # noqa: E402
-from ocrmodel.manga_styles import KINDS, kind_text, render_kind, scene_for, text_style  # noqa: E402
-from ocrmodel.render import Style, latin_heavy, render  # noqa: E402
-from ocrmodel.resize import resize_for_model  # noqa: E402
-from ocrmodel.scene import Scene, render_scene  # noqa: E402
+from ocrmodel import spec
+from ocrmodel.dialog_text import CharacterDeck, manga_length, random_dialog, random_manga_dialog
+from ocrmodel.eval_sets import evaluation_strings
+from ocrmodel.fonts import FontLibrary, drawable_vocabulary, face_named
+from ocrmodel.manga_styles import KINDS, kind_text, render_kind, scene_for, text_style
+from ocrmodel.render import Style, latin_heavy, render
+from ocrmodel.resize import resize_for_model
+from ocrmodel.scene import Scene, render_scene
 
 MAX_CHARACTERS = 100
 CLEAN_MAX_CHARACTERS = 48  # the previous model's strings, for the clean style
@@ -55,13 +52,35 @@ VOCAB_PATH = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 # The kinds the previous runs read worst (low resolution, long strings) have
 # the larger shares; the last three (where real crops showed the model reading on past the
 # text, sound effects, tilted lines) take 22 %, the others keeping their proportions roughly.
-KIND_WEIGHTS = {"clean": 0.12, "balloon": 0.07, "narration": 0.03, "inverted": 0.05, "art": 0.03,
-                "horizontal": 0.05, "lowres": 0.30, "long": 0.13, "ending": 0.10, "sfx": 0.06, "tilted": 0.06}
+KIND_WEIGHTS = {
+    "clean": 0.12,
+    "balloon": 0.07,
+    "narration": 0.03,
+    "inverted": 0.05,
+    "art": 0.03,
+    "horizontal": 0.05,
+    "lowres": 0.30,
+    "long": 0.13,
+    "ending": 0.10,
+    "sfx": 0.06,
+    "tilted": 0.06,
+}
 # The mix the committed checkpoint's last run was trained with (run 9: KIND_WEIGHTS with low
 # resolution back at 36 %, clean 9 %, long 10 %): calibration_set.py draws tier 121's rounding
 # images from it, so they fit that model.
-COMMITTED_SHARES = {"clean": 0.09, "balloon": 0.07, "narration": 0.03, "inverted": 0.05, "art": 0.03,
-                    "horizontal": 0.05, "lowres": 0.36, "long": 0.10, "ending": 0.10, "sfx": 0.06, "tilted": 0.06}
+COMMITTED_SHARES = {
+    "clean": 0.09,
+    "balloon": 0.07,
+    "narration": 0.03,
+    "inverted": 0.05,
+    "art": 0.03,
+    "horizontal": 0.05,
+    "lowres": 0.36,
+    "long": 0.10,
+    "ending": 0.10,
+    "sfx": 0.06,
+    "tilted": 0.06,
+}
 assert set(COMMITTED_SHARES) == set(KIND_WEIGHTS)
 # Kinds manga_styles renders whole (text and crop), rather than this module's samplers.
 WHOLE_KINDS = ("ending", "sfx", "tilted")
@@ -161,7 +180,9 @@ class SampleMaker:
             elif kind == "clean":
                 text = random_dialog(self.rng, CLEAN_MAX_CHARACTERS)
             else:
-                length = self.rng.randint(49, MAX_CHARACTERS) if kind == "long" else manga_length(self.rng, MAX_CHARACTERS)
+                length = (
+                    self.rng.randint(49, MAX_CHARACTERS) if kind == "long" else manga_length(self.rng, MAX_CHARACTERS)
+                )
                 text = random_manga_dialog(self.rng, self.deck, length)
             if self.allowed(text):
                 return text
@@ -189,13 +210,13 @@ class SampleMaker:
         inputs = np.zeros(TEXT_SLOTS, np.int64)
         targets = np.full(TEXT_SLOTS, IGNORE, np.int64)
         inputs[0] = spec.BOS_ID
-        inputs[1:len(ids) + 1] = ids
-        targets[:len(ids)] = ids
+        inputs[1 : len(ids) + 1] = ids
+        targets[: len(ids)] = ids
         targets[len(ids)] = spec.EOS_ID
         # Auxiliary targets: which character's centre lies in each 14x14 cell of the 16x16 grid,
         # id 0 for none; every occupied cell plus random empty ones, AUX_CELLS in all.
         labels = np.zeros(GRID * GRID, np.int64)
-        for (x, y), token in zip(rendered.centres, ids):
+        for (x, y), token in zip(rendered.centres, ids, strict=True):
             column = min(GRID - 1, max(0, int(x / width * GRID)))
             row = min(GRID - 1, max(0, int(y / height * GRID)))
             labels[row * GRID + column] = token

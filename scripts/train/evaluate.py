@@ -10,19 +10,16 @@ total characters). Both are tested against the wasm core without torch.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import torch
 
-from data import VOCAB_PATH
-from model import OcrModel, spec
-from scoring import EVAL_DIR, eval_cases, format_ncer, score_set
-from scoring import preprocess as preprocess_numpy
+from ocrmodel.decode import choose_token, content_ids
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ocrmodel.decode import choose_token, content_ids  # noqa: E402
+from .data import VOCAB_PATH
+from .model import OcrModel, spec
+from .scoring import EVAL_DIR, eval_cases, format_ncer, score_set
+from .scoring import preprocess as preprocess_numpy
 
 
 def vocabulary() -> list[str]:
@@ -34,7 +31,9 @@ def preprocess(path: Path) -> torch.Tensor:
 
 
 @torch.no_grad()
-def greedy(model: OcrModel, pixels: torch.Tensor, content: set[int], max_tokens: int = spec.MAX_TOKENS) -> list[list[int]]:
+def greedy(
+    model: OcrModel, pixels: torch.Tensor, content: set[int], max_tokens: int = spec.MAX_TOKENS
+) -> list[list[int]]:
     """Batched greedy decoding, recomputing the whole sequence each step (no cache: simple, exact)."""
     batch = pixels.shape[0]
     device = pixels.device
@@ -47,8 +46,11 @@ def greedy(model: OcrModel, pixels: torch.Tensor, content: set[int], max_tokens:
         chosen = []
         for row in range(batch):
             # A finished row keeps a place in the batch; what it is fed no longer matters.
-            token = spec.EOS_ID if done[row] else choose_token(logits[row], [spec.BOS_ID, *tokens[row]], tokens[row],
-                                                               content)
+            token = (
+                spec.EOS_ID
+                if done[row]
+                else choose_token(logits[row], [spec.BOS_ID, *tokens[row]], tokens[row], content)
+            )
             chosen.append(token)
             if done[row]:
                 continue
@@ -70,7 +72,7 @@ def evaluate_set(model: OcrModel, name: str, device: torch.device, batch: int = 
     cases = eval_cases(name, limit)
     tokens: list[list[int]] = []
     for start in range(0, len(cases), batch):
-        chunk = cases[start:start + batch]
+        chunk = cases[start : start + batch]
         pixels = torch.cat([preprocess(EVAL_DIR / name / case["image"]) for case in chunk]).to(device)
         tokens.extend(greedy(model, pixels, content))
     return score_set(name, cases, tokens, characters)
@@ -90,9 +92,13 @@ def evaluate_all(model: OcrModel, names: list[str], device: torch.device) -> dic
 
 def summary_lines(results: dict[str, dict]) -> list[str]:
     """nCER, exact and trailing extras per set, then what hayai13's cases read."""
-    lines = [f"{name}: nCER {format_ncer(result)} ({result['distance']}/{result['characters']}), "
-             f"exact {result['exact']}/{result['cases']}, trailing extras {result['trailingExtras']}/{result['cases']}"
-             for name, result in results.items()]
-    lines += [f"  {result['id']} {result['distance']} {result['actual']}"
-              for result in results.get("hayai13", {"results": []})["results"]]
+    lines = [
+        f"{name}: nCER {format_ncer(result)} ({result['distance']}/{result['characters']}), "
+        f"exact {result['exact']}/{result['cases']}, trailing extras {result['trailingExtras']}/{result['cases']}"
+        for name, result in results.items()
+    ]
+    lines += [
+        f"  {result['id']} {result['distance']} {result['actual']}"
+        for result in results.get("hayai13", {"results": []})["results"]
+    ]
     return lines

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import torch
 
-from evaluate import evaluate_all, summary_lines
-from model import OcrModel, spec
 from ocrmodel.weights import sha256_of
-from scoring import set_names
+
+from .evaluate import evaluate_all, summary_lines
+from .model import OcrModel, spec
+from .scoring import set_names
 
 
 def main() -> None:
@@ -33,9 +34,12 @@ def main() -> None:
     model.load_weights(spec.load_checkpoint(args.checkpoint))
     results = evaluate_all(model, args.eval_sets or set_names(), device)
     print("\n".join(summary_lines(results)), flush=True)
-    report = {"checkpoint": args.checkpoint.name,
-              "sha256": sha256_of(args.checkpoint),
-              "note": args.note, "eval": results}
+    report = {
+        "checkpoint": args.checkpoint.name,
+        "sha256": sha256_of(args.checkpoint),
+        "note": args.note,
+        "eval": results,
+    }
     args.report.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 

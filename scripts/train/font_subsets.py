@@ -5,7 +5,7 @@ characters of models/vocab.json and their vertical presentation forms, with no h
 layout tables (the renderer draws glyph by glyph, with no shaping). The 30 faces come to about
 90 MB; `tar -cJ` brings them to about 70 MB.
 
-    cd scripts && ../.venv/bin/python train/font_subsets.py --out /tmp/fonts
+    cd scripts && ../.venv/bin/python -m train.font_subsets --out /tmp/fonts
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ocrmodel.fonts import FACES, FALLBACK_ONLY, SYSTEM_FONT_ROOT, subset_name  # noqa: E402
-from ocrmodel.render import PRESENTATION_FORMS  # noqa: E402
+from ocrmodel.fonts import FACES, FALLBACK_ONLY, SYSTEM_FONT_ROOT, subset_name
+from ocrmodel.render import PRESENTATION_FORMS
 
 VOCAB = Path(__file__).resolve().parents[2] / "models" / "vocab.json"
 
@@ -41,9 +39,20 @@ def main() -> None:
             target = args.out / subset_name(face)
             # Some fonts carry a malformed gasp table that fontTools refuses; the renderer never
             # reads it.
-            subprocess.run([pyftsubset, str(source), f"--font-number={face.index}", f"--text-file={text_file.name}",
-                            "--layout-features=", "--no-hinting", "--drop-tables+=gasp,mort,morx",
-                            f"--output-file={target}"], check=True, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    pyftsubset,
+                    str(source),
+                    f"--font-number={face.index}",
+                    f"--text-file={text_file.name}",
+                    "--layout-features=",
+                    "--no-hinting",
+                    "--drop-tables+=gasp,mort,morx",
+                    f"--output-file={target}",
+                ],
+                check=True,
+                stderr=subprocess.DEVNULL,
+            )
             print(f"{face.name}: {target.stat().st_size / 1e6:.1f} MB", flush=True)
 
 

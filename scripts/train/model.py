@@ -8,17 +8,12 @@ is not exported.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ocrmodel import spec  # noqa: E402
+from ocrmodel import spec
 
 
 class RMSNorm(nn.Module):
@@ -90,7 +85,7 @@ class VisionEncoder(nn.Module):
 def rope_tables(positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """cos/sin [S, 64] in the rotate-half layout (cat(freqs, freqs))."""
     exponents = torch.arange(0, spec.HEAD_DIM, 2, dtype=torch.float32, device=positions.device) / spec.HEAD_DIM
-    inverse = 1.0 / (spec.ROPE_THETA ** exponents)
+    inverse = 1.0 / (spec.ROPE_THETA**exponents)
     freqs = positions.float()[:, None] * inverse[None, :]
     angles = torch.cat([freqs, freqs], dim=-1)
     return angles.cos(), angles.sin()
@@ -120,7 +115,7 @@ class DecoderAttention(nn.Module):
         group = spec.HEADS // spec.KV_HEADS
         k = k.repeat_interleave(group, dim=1)
         v = v.repeat_interleave(group, dim=1)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0 / spec.HEAD_DIM ** 0.5)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0 / spec.HEAD_DIM**0.5)
         return self.o(y.transpose(1, 2).reshape(batch, tokens, spec.HEADS * spec.HEAD_DIM))
 
 
@@ -162,7 +157,7 @@ class Decoder(nn.Module):
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
         for layer in self.layers:
             x = layer(x, cos, sin)
-        text = self.norm(x[:, vision_embeds.shape[1]:])
+        text = self.norm(x[:, vision_embeds.shape[1] :])
         return text @ self.embed.weight.to(text.dtype).t()
 
 

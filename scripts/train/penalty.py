@@ -15,16 +15,12 @@ it against the page's token choice where torch is not installed.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ocrmodel.decode import REPETITION_PENALTY  # noqa: E402
+from ocrmodel.decode import REPETITION_PENALTY
 
 
 def penalised_logits(logits: Any, inputs: Any) -> Any:

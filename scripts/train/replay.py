@@ -28,7 +28,7 @@ class ReplayRing:
             self.slots = [torch.empty((self.capacity, *t.shape[1:]), dtype=t.dtype, device=self.device) for t in batch]
         count = batch[0].shape[0]
         where = (torch.arange(count, device=self.device) + self.next) % self.capacity
-        for slot, tensor in zip(self.slots, batch):
+        for slot, tensor in zip(self.slots, batch, strict=True):
             slot[where] = tensor
         self.next = (self.next + count) % self.capacity
         self.filled = min(self.capacity, self.filled + count)

@@ -26,8 +26,9 @@ class Schedule:
 
     def __post_init__(self) -> None:
         if self.peak <= 0 or self.warmup < 0:
-            raise ValueError(f"the peak rate must be above 0 and the warm-up at least 0 steps "
-                             f"(got {self.peak}, {self.warmup})")
+            raise ValueError(
+                f"the peak rate must be above 0 and the warm-up at least 0 steps (got {self.peak}, {self.warmup})"
+            )
         if self.average_from:
             if not 0 < self.average_from < 1:
                 raise ValueError(f"--average-from {self.average_from}: allowed 0 (off) or a share between 0 and 1")

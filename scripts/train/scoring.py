@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +17,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ocrmodel import spec  # noqa: E402
-from ocrmodel.resize import resize_for_model  # noqa: E402
+from ocrmodel import spec
+from ocrmodel.resize import resize_for_model
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "models" / "eval"
 
@@ -98,9 +95,14 @@ def summarise(scores: list[CaseScore]) -> dict:
     """The summary's accuracy fields, with the page's names."""
     distance = sum(score.distance for score in scores)
     characters = sum(score.characters for score in scores)
-    return {"cases": len(scores), "nCER": distance / characters if characters else None, "distance": distance,
-            "characters": characters, "exact": sum(score.exact for score in scores),
-            "trailingExtras": sum(score.trailing_extras for score in scores)}
+    return {
+        "cases": len(scores),
+        "nCER": distance / characters if characters else None,
+        "distance": distance,
+        "characters": characters,
+        "exact": sum(score.exact for score in scores),
+        "trailingExtras": sum(score.trailing_extras for score in scores),
+    }
 
 
 def format_ncer(summary: dict) -> str:
@@ -114,17 +116,25 @@ def score_set(name: str, cases: list[dict], tokens: list[list[int]], characters:
     if len(tokens) != len(cases):
         raise ValueError(f"{len(cases)} cases of {name} but {len(tokens)} token lists")
     results, scores = [], []
-    for case, chosen in zip(cases, tokens):
+    for case, chosen in zip(cases, tokens, strict=True):
         text = decode_text(chosen, characters)
         score = score_case(case["expected"], text)
         scores.append(score)
-        results.append({"id": case["id"], "expected": case["expected"], "actual": text, "tokens": list(chosen),
-                        "distance": score.distance, "characters": score.characters})
+        results.append(
+            {
+                "id": case["id"],
+                "expected": case["expected"],
+                "actual": text,
+                "tokens": list(chosen),
+                "distance": score.distance,
+                "characters": score.characters,
+            }
+        )
     scored = {"set": name, **summarise(scores), "results": results}
     styles = [case.get("style") for case in cases]
     if any(style is not None for style in styles):  # the core's perStyle: each style as the whole set
         groups: dict[str, list[CaseScore]] = {}
-        for style, score in zip(styles, scores):
+        for style, score in zip(styles, scores, strict=True):
             groups.setdefault(style if style is not None else "(none)", []).append(score)
         scored["perStyle"] = {style: summarise(group) for style, group in sorted(groups.items())}
     return scored

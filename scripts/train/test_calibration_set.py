@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from calibration_set import COUNT, calibration_pixels
 from ocrmodel import spec
 from ocrmodel.build_models import CALIBRATION, calibration_feeds
+from train.calibration_set import COUNT, calibration_pixels
 
 
 def test_the_committed_images_are_the_writers():

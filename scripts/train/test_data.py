@@ -8,12 +8,23 @@ import random
 import numpy as np
 import pytest
 
-from data import (AUX_CELLS, IGNORE, KIND_WEIGHTS, MAX_CHARACTERS, SMALLEST_EM, TEXT_SLOTS, VOCAB_PATH, SampleMaker,
-                  kind_weights, parse_shares, smaller_text)
 from ocrmodel import spec
 from ocrmodel.eval_sets import evaluation_strings
 from ocrmodel.fonts import FontLibrary
 from ocrmodel.manga_styles import scene_for, text_style
+from train.data import (
+    AUX_CELLS,
+    IGNORE,
+    KIND_WEIGHTS,
+    MAX_CHARACTERS,
+    SMALLEST_EM,
+    TEXT_SLOTS,
+    VOCAB_PATH,
+    SampleMaker,
+    kind_weights,
+    parse_shares,
+    smaller_text,
+)
 
 LIBRARY = FontLibrary()
 
@@ -40,7 +51,7 @@ def test_samples_have_the_model_shapes_and_consistent_labels() -> None:
         assert pixels.min() < 128 < pixels.max(), "ink and paper both present"
         assert 1 <= length <= MAX_CHARACTERS and inputs.shape == targets.shape == (TEXT_SLOTS,)
         assert inputs[0] == spec.BOS_ID and targets[length] == spec.EOS_ID
-        assert list(inputs[1:length + 1]) == list(targets[:length])
+        assert list(inputs[1 : length + 1]) == list(targets[:length])
         text = "".join(vocabulary[t - spec.VOCAB_OFFSET] for t in targets[:length])
         assert maker.allowed(text)
         assert cells.shape == labels.shape == (AUX_CELLS,) and len(set(cells.tolist())) == AUX_CELLS
@@ -51,7 +62,7 @@ def test_samples_have_the_model_shapes_and_consistent_labels() -> None:
 def test_same_seed_same_samples() -> None:
     first = [SampleMaker(LIBRARY, "seeded").sample() for _ in range(1)][0]
     second = [SampleMaker(LIBRARY, "seeded").sample() for _ in range(1)][0]
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=True):
         assert np.array_equal(a, b)
 
 
@@ -93,7 +104,8 @@ def test_shares_replace_the_named_kinds_and_must_add_to_one() -> None:
     weights = kind_weights(parse_shares(["clean=0.1", "long=0.15"]))
     assert (weights["clean"], weights["long"]) == (0.1, 0.15)
     assert {kind: share for kind, share in weights.items() if kind not in ("clean", "long")} == {
-        kind: share for kind, share in KIND_WEIGHTS.items() if kind not in ("clean", "long")}
+        kind: share for kind, share in KIND_WEIGHTS.items() if kind not in ("clean", "long")
+    }
     assert kind_weights({}) == KIND_WEIGHTS
     with pytest.raises(ValueError, match="add to 1.0300, not 1"):
         kind_weights(parse_shares([f"clean={KIND_WEIGHTS['clean'] + 0.03}"]))
@@ -118,4 +130,3 @@ def test_text_free_crops_teach_the_empty_reading() -> None:
             empty += 1
             assert inputs[0] == spec.BOS_ID and (targets[1:] == IGNORE).all() and not (labels > 0).any()
     assert 2 <= empty <= 20, f"{empty} of 60 text-free; EMPTY_SHARE is 0.15"
-

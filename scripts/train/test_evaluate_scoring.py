@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ocrmodel import spec
-from scoring import CaseScore, decode_text, eval_cases, format_ncer, score_set, summarise
+from train.scoring import CaseScore, decode_text, eval_cases, format_ncer, score_set, summarise
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = json.loads((REPO / "models" / "checkpoint" / "eval-pytorch.json").read_text(encoding="utf-8"))
@@ -33,8 +33,9 @@ def test_recorded_tokens_score_as_recorded(name):
 
 
 def test_the_readme_pytorch_figures():
-    lowres = score_set("lowres", eval_cases("lowres"), [r["tokens"] for r in REPORT["eval"]["lowres"]["results"]],
-                       CHARACTERS)
+    lowres = score_set(
+        "lowres", eval_cases("lowres"), [r["tokens"] for r in REPORT["eval"]["lowres"]["results"]], CHARACTERS
+    )
     assert (format_ncer(lowres), lowres["exact"], lowres["cases"]) == ("0.0273", 22, 30)
     hayai = REPORT["eval"]["hayai13"]
     assert (hayai["distance"], hayai["characters"], hayai["exact"], hayai["cases"]) == (0, 238, 13, 13)
@@ -53,13 +54,21 @@ def test_pure_pieces():
 
 
 def test_a_set_of_styles_is_scored_per_style():
-    cases = [{"id": "1", "expected": "ドカーン", "style": "sfx"}, {"id": "2", "expected": "あいう", "style": "ending"},
-             {"id": "3", "expected": "かき"}]
+    cases = [
+        {"id": "1", "expected": "ドカーン", "style": "sfx"},
+        {"id": "2", "expected": "あいう", "style": "ending"},
+        {"id": "3", "expected": "かき"},
+    ]
     ids = {character: index + spec.VOCAB_OFFSET for index, character in enumerate(CHARACTERS)}
     readings = ["ドカーン", "あいう！", "かき"]
     scored = score_set("mixed", cases, [[ids[c] for c in text] for text in readings], CHARACTERS)
-    assert scored["perStyle"]["ending"] == {"cases": 1, "nCER": 1 / 3, "distance": 1, "characters": 3, "exact": 0,
-                                            "trailingExtras": 1}
+    assert scored["perStyle"]["ending"] == {
+        "cases": 1,
+        "nCER": 1 / 3,
+        "distance": 1,
+        "characters": 3,
+        "exact": 0,
+        "trailingExtras": 1,
+    }
     assert scored["perStyle"]["sfx"]["exact"] == 1 and scored["perStyle"]["(none)"]["cases"] == 1
     assert "perStyle" not in score_set("plain", cases[2:], [[ids[c] for c in "かき"]], CHARACTERS)
-

@@ -18,7 +18,7 @@ import pytest
 from ocrmodel import spec
 from ocrmodel.conftest import run_core
 from ocrmodel.decode import choose_token
-from penalty import penalised_logits
+from train.penalty import penalised_logits
 
 SEED = 20261204
 # Repeats, so that seen ids are penalised (punctuation ids here); more strings of the first
@@ -33,7 +33,7 @@ def teacher_forced(strings: list[list[int]]) -> np.ndarray:
     inputs = np.zeros((len(strings), width), np.int64)
     for row, string in enumerate(strings):
         inputs[row, 0] = spec.BOS_ID
-        inputs[row, 1:len(string) + 1] = string
+        inputs[row, 1 : len(string) + 1] = string
     return inputs
 
 
@@ -60,7 +60,8 @@ def test_each_position_wins_as_the_page_and_the_greedy_choice_would(tmp_path):
     rng = np.random.default_rng(SEED)
     pool = sorted(content)
     strings = FIXED_STRINGS + [
-        [pool[i] for i in rng.choice(12, size=int(rng.integers(1, 11)))] for _ in range(RANDOM_STRINGS)]
+        [pool[i] for i in rng.choice(12, size=int(rng.integers(1, 11)))] for _ in range(RANDOM_STRINGS)
+    ]
     inputs = teacher_forced(strings)
     logits = near_tie_logits(rng, strings, inputs.shape[1], size)
 
@@ -79,7 +80,8 @@ def test_each_position_wins_as_the_page_and_the_greedy_choice_would(tmp_path):
         np.testing.assert_allclose(scored[row, position], expected, rtol=1e-6)
         winner = int(np.argmax(scored[row, position]))
         assert winner == page_choice == choose_token(logits[row, position], sequence, tokens, content), (
-            f"string {row} position {position}: the loss's winner {winner}, the page's {page_choice}")
+            f"string {row} position {position}: the loss's winner {winner}, the page's {page_choice}"
+        )
         decided += int(winner != np.argmax(logits[row, position]))
     print(f"{len(states)} positions, the penalty changed the winner at {decided}")
     assert decided > len(states) // 4, "the penalty rarely changed the winner: a missing penalty could pass"

@@ -24,22 +24,89 @@ import numpy as np
 import pytest
 
 from ocrmodel.conftest import run_core
-from scoring import CaseScore, levenshtein, normalise, score_case, summarise
+from train.scoring import CaseScore, levenshtein, normalise, score_case, summarise
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261201
 TEXTS = 4000
 PAIRS = 2000
 
-JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 PYTHON_ONLY_WHITESPACE = "\x1c\x1d\x1e\x1f\x85"
 NOT_WHITESPACE = "\u180e\u200b\u2060\u00ad"
 NFKC_SENSITIVE = [
-    "Ａ", "ｚ", "０", "９", "～", "＇", "（", "）", "．", "ｶ", "ﾅ", "ﾃ", "ﾞ", "ﾟ", "ｰ", "ﾠ", "ﬁ", "ﬀ", "①", "⑴", "⒈",
-    "²", "₃", "Ⅻ", "ⅳ", "½", "㍻", "㌔", "㈱", "豈", "樂", "Å", "Ω", "K", "ǅ", "ſ", "µ", "…", "‥", "․", "e\u0301",
-    "\u0301", "か\u3099", "ﾊﾟ", "\u3099", "ᄀ", "ᅡ", "ᆨ", "\u1e9b\u0323", "𝐀", "𝟘", "🄀", "\ufe10", "︵",
+    "Ａ",
+    "ｚ",
+    "０",
+    "９",
+    "～",
+    "＇",
+    "（",
+    "）",
+    "．",
+    "ｶ",
+    "ﾅ",
+    "ﾃ",
+    "ﾞ",
+    "ﾟ",
+    "ｰ",
+    "ﾠ",
+    "ﬁ",
+    "ﬀ",
+    "①",
+    "⑴",
+    "⒈",
+    "²",
+    "₃",
+    "Ⅻ",
+    "ⅳ",
+    "½",
+    "㍻",
+    "㌔",
+    "㈱",
+    "豈",
+    "樂",
+    "Å",
+    "Ω",
+    "K",
+    "ǅ",
+    "ſ",
+    "µ",
+    "…",
+    "‥",
+    "․",
+    "e\u0301",
+    "\u0301",
+    "か\u3099",
+    "ﾊﾟ",
+    "\u3099",
+    "ᄀ",
+    "ᅡ",
+    "ᆨ",
+    "\u1e9b\u0323",
+    "𝐀",
+    "𝟘",
+    "🄀",
+    "\ufe10",
+    "︵",
     # NFKC turns these into a space followed by a combining mark (or a space alone).
-    "¨", "¯", "´", "¸", "˘", "˜", "΄", "῁", "‗", "‾", "﹉", "￣", "\u2007", "\u00a0", "\u3000",
+    "¨",
+    "¯",
+    "´",
+    "¸",
+    "˘",
+    "˜",
+    "΄",
+    "῁",
+    "‗",
+    "‾",
+    "﹉",
+    "￣",
+    "\u2007",
+    "\u00a0",
+    "\u3000",
 ]
 PLAIN = ["a", "b", "Z", "1", "あ", "ア", "漢", "字", "。", "、", "!", "?", "ー", "〜", "𠮷", "😀", "\u0000"]
 
@@ -90,8 +157,11 @@ def reading_of(expected: str, rng: np.random.Generator) -> str:
 
 
 def evaluation_texts() -> list[str]:
-    return [case["expected"] for path in sorted((REPO / "models" / "eval").glob("*/cases.json"))
-            for case in json.loads(path.read_text(encoding="utf-8"))]
+    return [
+        case["expected"]
+        for path in sorted((REPO / "models" / "eval").glob("*/cases.json"))
+        for case in json.loads(path.read_text(encoding="utf-8"))
+    ]
 
 
 def vocabulary() -> list[str]:
@@ -116,6 +186,7 @@ def core_case_score(per_case: dict) -> CaseScore:
 def test_python_whitespace_is_not_js_whitespace():
     """Why scoring spells the set out: Python's `\\s` differs from JS's in both directions."""
     import re
+
     python_set = {chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c))}
     assert python_set - set(JS_WHITESPACE) == set(PYTHON_ONLY_WHITESPACE)
     assert set(JS_WHITESPACE) - python_set == {"\ufeff"}
@@ -125,12 +196,16 @@ def test_python_whitespace_is_not_js_whitespace():
 def test_normalise_matches_the_core(tmp_path, generated):
     texts, _ = generated
     evaluation, entries = evaluation_texts(), vocabulary()
-    assert all(assigned(c) for text in evaluation + entries for c in text), \
+    assert all(assigned(c) for text in evaluation + entries for c in text), (
         "an evaluation or vocabulary character is unknown to Python's unicodedata: its NFKC may differ from the core's"
+    )
     inputs = texts + evaluation + entries
     reply = run_core(tmp_path, {"normalize": inputs})
-    mismatches = [f"{text!r}: python {normalise(text)!r}, core {core!r}"
-                  for text, core in zip(inputs, reply["normalize"]) if normalise(text) != core]
+    mismatches = [
+        f"{text!r}: python {normalise(text)!r}, core {core!r}"
+        for text, core in zip(inputs, reply["normalize"], strict=True)
+        if normalise(text) != core
+    ]
     assert not mismatches, f"{len(mismatches)} of {len(inputs)} differ:\n" + "\n".join(mismatches[:20])
     # The inputs reach what they are meant to: whitespace of each kind, NFKC rewrites.
     joined = "".join(texts)
@@ -150,22 +225,29 @@ def test_levenshtein_matches_the_core(tmp_path, generated):
 
 def test_score_case_and_summary_match_the_core(tmp_path, generated):
     _, pairs = generated
-    sets = [[{"id": str(index), "expected": left, "actual": right} for index, (left, right) in enumerate(pairs)],
-            [{"id": case["id"], "expected": case["expected"], "actual": case["expected"] + " "}
-             for case in json.loads((REPO / "models" / "eval" / "hayai13" / "cases.json").read_text("utf-8"))],
-            [{"id": "blank", "expected": " \u3000", "actual": "x"}],  # no reference characters: nCER is None
-            # Readings that run on past the text, stop short of it, or add in front of it.
-            [{"id": f"{index}-{way}", "expected": left, "actual": actual}
-             for index, (left, right) in enumerate(pairs[:400])
-             for way, actual in (("after", left + right), ("short", left[:-1]), ("before", right + left))],
-            []]
+    sets = [
+        [{"id": str(index), "expected": left, "actual": right} for index, (left, right) in enumerate(pairs)],
+        [
+            {"id": case["id"], "expected": case["expected"], "actual": case["expected"] + " "}
+            for case in json.loads((REPO / "models" / "eval" / "hayai13" / "cases.json").read_text("utf-8"))
+        ],
+        [{"id": "blank", "expected": " \u3000", "actual": "x"}],  # no reference characters: nCER is None
+        # Readings that run on past the text, stop short of it, or add in front of it.
+        [
+            {"id": f"{index}-{way}", "expected": left, "actual": actual}
+            for index, (left, right) in enumerate(pairs[:400])
+            for way, actual in (("after", left + right), ("short", left[:-1]), ("before", right + left))
+        ],
+        [],
+    ]
     reply = run_core(tmp_path, {"summarize": sets})
-    for cases, core in zip(sets, reply["summarize"]):
+    for cases, core in zip(sets, reply["summarize"], strict=True):
         scores = [score_case(case["expected"], case["actual"]) for case in cases]
         assert scores == [core_case_score(per_case) for per_case in core["perCase"]]
         ours = summarise(scores)
-        assert ours == {key: core[key] for key in ("cases", "nCER", "distance", "characters", "exact", "trailingExtras")}, \
-            (ours, core)
+        assert ours == {
+            key: core[key] for key in ("cases", "nCER", "distance", "characters", "exact", "trailingExtras")
+        }, (ours, core)
     first = summarise([score_case(c["expected"], c["actual"]) for c in sets[0]])
     assert 0 < first["exact"] < first["cases"]
     assert reply["summarize"][1]["exact"] == 13 and reply["summarize"][2]["nCER"] is None

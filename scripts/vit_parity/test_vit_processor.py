@@ -51,7 +51,8 @@ def case_rgba(case: dict, stored) -> np.ndarray:
     else:
         rgba = stored[case["rgbaKey"]]
     assert hashlib.sha256(rgba.tobytes()).hexdigest() == case["rgbaSha256"], (
-        f"{case['image']}: not the RGBA the fixture was made from; run make_fixture.py again")
+        f"{case['image']}: not the RGBA the fixture was made from; run make_fixture.py again"
+    )
     return rgba
 
 
@@ -73,11 +74,22 @@ def core_values(tmp_path_factory) -> list[np.ndarray]:
     for index, case in enumerate(fixture["cases"]):
         rgba_path = tmp / f"{index}.rgba"
         rgba_path.write_bytes(case_rgba(case, stored).tobytes())
-        jobs.append({"configText": case["configText"], "rgba": str(rgba_path), "width": case["width"],
-                     "height": case["height"], "out": str(tmp / f"{index}.f32")})
+        jobs.append(
+            {
+                "configText": case["configText"],
+                "rgba": str(rgba_path),
+                "width": case["width"],
+                "height": case["height"],
+                "out": str(tmp / f"{index}.f32"),
+            }
+        )
     (tmp / "jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
-    subprocess.run(["node", "--input-type=module", "-e", NODE_SCRIPT, LOAD_CORE.as_uri(), str(tmp / "jobs.json")],
-                   check=True, cwd=ROOT, timeout=300)
+    subprocess.run(
+        ["node", "--input-type=module", "-e", NODE_SCRIPT, LOAD_CORE.as_uri(), str(tmp / "jobs.json")],
+        check=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     return [np.fromfile(job["out"], np.float32) for job in jobs]
 
 

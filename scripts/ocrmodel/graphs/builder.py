@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
@@ -32,13 +32,23 @@ class GraphBuilder:
         self._counter += 1
         return f"{hint}_{self._counter}"
 
-    def op(self, op_type: str, inputs: Sequence[str], hint: str | None = None, outputs: int | Sequence[str] = 1,
-           domain: str = "", **attributes) -> str | list[str]:
+    def op(
+        self,
+        op_type: str,
+        inputs: Sequence[str],
+        hint: str | None = None,
+        outputs: int | Sequence[str] = 1,
+        domain: str = "",
+        **attributes,
+    ) -> str | list[str]:
         """Add one node. `outputs` is a count (fresh names) or explicit names."""
         base = hint or op_type.lower()
         names = [self.fresh(base) for _ in range(outputs)] if isinstance(outputs, int) else list(outputs)
-        self.nodes.append(helper.make_node(op_type, list(inputs), names, name=self.fresh(f"{base}/{op_type}"),
-                                           domain=domain or None, **attributes))
+        self.nodes.append(
+            helper.make_node(
+                op_type, list(inputs), names, name=self.fresh(f"{base}/{op_type}"), domain=domain or None, **attributes
+            )
+        )
         return names[0] if len(names) == 1 else names
 
     def initializer(self, name: str, value: np.ndarray) -> str:
@@ -67,8 +77,7 @@ class GraphBuilder:
         opsets = [helper.make_opsetid("", OPSET)]
         if uses_ms_domain:
             opsets.append(helper.make_opsetid(MS_DOMAIN, 1))
-        model = helper.make_model(graph, opset_imports=opsets, producer_name="webgpu-ocr-bench",
-                                  doc_string=doc)
+        model = helper.make_model(graph, opset_imports=opsets, producer_name="webgpu-ocr-bench", doc_string=doc)
         model.ir_version = IR_VERSION
         return model
 

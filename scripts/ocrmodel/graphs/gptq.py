@@ -57,11 +57,11 @@ def round_blocks(weight_kn: np.ndarray, hessian: np.ndarray | None, block_size: 
     for row in range(k):
         block = row // block_size
         if row % block_size == 0:
-            scales[block] = block_scales(weight[row:row + block_size])
+            scales[block] = block_scales(weight[row : row + block_size])
         code = np.clip(np.rint(weight[row] / scales[block]), CODE_MIN, CODE_MAX)
         codes[row] = code
         error = (weight[row] - code * scales[block]) / inverse_factor[row, row]
-        weight[row + 1:] -= np.outer(inverse_factor[row, row + 1:], error)
+        weight[row + 1 :] -= np.outer(inverse_factor[row, row + 1 :], error)
     return codes, scales.astype(np.float32)
 
 
@@ -77,8 +77,11 @@ def input_hessians(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]]) -
     """For each MatMul whose B is an initializer: B's name -> XᵀX [K, K] of its input A over every
     row of every feed (onnxruntime CPU, float64 sums)."""
     constants = {init.name for init in model.graph.initializer}
-    matmuls = [(node.input[0], node.input[1]) for node in model.graph.node
-               if node.op_type == "MatMul" and node.input[1] in constants]
+    matmuls = [
+        (node.input[0], node.input[1])
+        for node in model.graph.node
+        if node.op_type == "MatMul" and node.input[1] in constants
+    ]
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
     known_outputs = {output.name for output in probe.graph.output}
@@ -91,7 +94,7 @@ def input_hessians(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]]) -
     session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
     sums: dict[str, np.ndarray] = {}
     for feed in feeds:
-        for name, values in zip(inputs, session.run(inputs, feed)):
+        for name, values in zip(inputs, session.run(inputs, feed), strict=True):
             rows = values.reshape(-1, values.shape[-1]).astype(np.float64)
             sums[name] = sums.get(name, 0.0) + rows.T @ rows
     return {weight: sums[a] for a, weight in matmuls}

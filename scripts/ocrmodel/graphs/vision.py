@@ -38,32 +38,57 @@ class _VisionGraph:
         # The exact erf form as the chain onnxruntime fuses into one Gelu node.
         b = self.b
         erf = b.op("Erf", [b.op("Div", [x, self.scalar(np.sqrt(2.0))], hint="gelu.div")], hint="gelu.erf")
-        return b.op("Mul", [b.op("Mul", [x, b.op("Add", [erf, self.scalar(1.0)], hint="gelu.add")], hint="gelu.mul"),
-                            self.scalar(0.5)], hint="gelu")
+        return b.op(
+            "Mul",
+            [
+                b.op("Mul", [x, b.op("Add", [erf, self.scalar(1.0)], hint="gelu.add")], hint="gelu.mul"),
+                self.scalar(0.5),
+            ],
+            hint="gelu",
+        )
 
     def layer_norm(self, x: str, name: str) -> str:
-        return self.b.op("LayerNormalization", [x, self.param(name + ".weight"), self.param(name + ".bias")],
-                         hint=name, axis=-1, epsilon=spec.LAYER_NORM_EPS)
+        return self.b.op(
+            "LayerNormalization",
+            [x, self.param(name + ".weight"), self.param(name + ".bias")],
+            hint=name,
+            axis=-1,
+            epsilon=spec.LAYER_NORM_EPS,
+        )
 
     def build(self) -> onnx.ModelProto:
         b, w = self.b, self.w
         width, heads, head_dim = spec.VISION_WIDTH, spec.VISION_HEADS, spec.VISION_WIDTH // spec.VISION_HEADS
         pixels = b.input("pixel_values", FLOAT, [1, 3, spec.IMAGE_SIZE, spec.IMAGE_SIZE])
         x = b.op("Cast", [pixels], hint="pixels16", to=FLOAT16) if self.dtype == np.float16 else pixels
-        x = b.op("Conv", [x, self.param("vision.stem1.weight"), self.param("vision.stem1.bias")], hint="stem1",
-                 kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        x = b.op(
+            "Conv",
+            [x, self.param("vision.stem1.weight"), self.param("vision.stem1.bias")],
+            hint="stem1",
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+        )
         x = self.gelu(x)
-        x = b.op("Conv", [x, self.param("vision.stem2.weight"), self.param("vision.stem2.bias")], hint="stem2",
-                 kernel_shape=[7, 7], strides=[7, 7])
+        x = b.op(
+            "Conv",
+            [x, self.param("vision.stem2.weight"), self.param("vision.stem2.bias")],
+            hint="stem2",
+            kernel_shape=[7, 7],
+            strides=[7, 7],
+        )
         # NCHW -> NHWC, then rows of tokens. On WebGPU the EP runs Conv in NHWC and wraps it in
         # layout Transposes; this Transpose cancels the one after stem2. Written as Reshape then
         # Transpose instead, the transpose optimizer pushed it through the residual Adds and left
         # a Transpose pair around each of them: 26 extra Transposes, about 8 s of a 55 s encode
         # on SwiftShader (profiled in headless Chromium).
-        x = b.op("Reshape", [b.op("Transpose", [x], hint="nhwc", perm=[0, 2, 3, 1]),
-                             b.const([1, spec.VISION_TOKENS, width])], hint="tokens")
+        x = b.op(
+            "Reshape",
+            [b.op("Transpose", [x], hint="nhwc", perm=[0, 2, 3, 1]), b.const([1, spec.VISION_TOKENS, width])],
+            hint="tokens",
+        )
         x = b.op("Add", [x, self.param("vision.pos")], hint="pos")
-        scale = np.float32(head_dim ** -0.5)  # 1/8, folded into q: a power of two, so exact
+        scale = np.float32(head_dim**-0.5)  # 1/8, folded into q: a power of two, so exact
         for i in range(spec.VISION_LAYERS):
             p = f"vision.layers.{i}."
             qkv_weight = w[p + "attn.qkv.weight"].copy()
@@ -74,16 +99,22 @@ class _VisionGraph:
             qkv = self.linear(h, p + "attn.qkv", qkv_weight, qkv_bias)
             q, k, v = b.op("Split", [qkv, b.const([width] * 3)], hint=f"v{i}.split", outputs=3, axis=-1)
             heads_shape = b.const([1, spec.VISION_TOKENS, heads, head_dim])
-            q = b.op("Transpose", [b.op("Reshape", [q, heads_shape], hint=f"v{i}.q4")], hint=f"v{i}.qT",
-                     perm=[0, 2, 1, 3])
-            k = b.op("Transpose", [b.op("Reshape", [k, heads_shape], hint=f"v{i}.k4")], hint=f"v{i}.kT",
-                     perm=[0, 2, 3, 1])
-            v = b.op("Transpose", [b.op("Reshape", [v, heads_shape], hint=f"v{i}.v4")], hint=f"v{i}.vT",
-                     perm=[0, 2, 1, 3])
-            probabilities = b.op("Softmax", [b.op("MatMul", [q, k], hint=f"v{i}.scores")], hint=f"v{i}.probs",
-                                 axis=-1)
-            context = b.op("Transpose", [b.op("MatMul", [probabilities, v], hint=f"v{i}.ctx4")], hint=f"v{i}.ctxT",
-                           perm=[0, 2, 1, 3])
+            q = b.op(
+                "Transpose", [b.op("Reshape", [q, heads_shape], hint=f"v{i}.q4")], hint=f"v{i}.qT", perm=[0, 2, 1, 3]
+            )
+            k = b.op(
+                "Transpose", [b.op("Reshape", [k, heads_shape], hint=f"v{i}.k4")], hint=f"v{i}.kT", perm=[0, 2, 3, 1]
+            )
+            v = b.op(
+                "Transpose", [b.op("Reshape", [v, heads_shape], hint=f"v{i}.v4")], hint=f"v{i}.vT", perm=[0, 2, 1, 3]
+            )
+            probabilities = b.op("Softmax", [b.op("MatMul", [q, k], hint=f"v{i}.scores")], hint=f"v{i}.probs", axis=-1)
+            context = b.op(
+                "Transpose",
+                [b.op("MatMul", [probabilities, v], hint=f"v{i}.ctx4")],
+                hint=f"v{i}.ctxT",
+                perm=[0, 2, 1, 3],
+            )
             context = b.op("Reshape", [context, b.const([1, spec.VISION_TOKENS, width])], hint=f"v{i}.ctx")
             x = b.op("Add", [x, self.linear(context, p + "attn.out")], hint=f"v{i}.res1")
             h = self.gelu(self.linear(self.layer_norm(x, p + "ln2"), p + "mlp.fc1"))

@@ -1,0 +1,1 @@
+"""The core's ViT image processor held to transformers' (README.md)."""
