@@ -1,7 +1,7 @@
 // Creating ORT sessions from resolved manifest entries, the way the query
 // string asks (loader, weights, memory), on a device we own. Shared by the
 // page and the vision worker.
-import { ort } from "./ort.js";
+import { createOnDevice, ort, webgpuProvider } from "./ort.js";
 import { explained, explainOrtError } from "./errors.js";
 import { captureConsole, PROFILE_SESSION_OPTIONS } from "./ort-profile.js";
 
@@ -104,7 +104,7 @@ function sessionRecord({ role, graph, loader, model, options, bytes, createMs })
 export async function createSession({ model, loader, memory, device, preferredOutputLocation, what, profile = "none", executionProvider = "webgpu", role = null, graph = null, graphCapture = false }) {
 	if (graphCapture && executionProvider !== "webgpu") throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);
 	const options = {
-		executionProviders: [executionProvider === "webgpu" ? { name: "webgpu", device } : executionProvider],
+		executionProviders: [executionProvider === "webgpu" ? webgpuProvider(device) : executionProvider],
 		...(preferredOutputLocation ? { preferredOutputLocation } : {}),
 		logSeverityLevel: 3,
 		// The seed's "lean": both off. Read in onnxruntime-web 1.30: the web build
@@ -130,11 +130,12 @@ export async function createSession({ model, loader, memory, device, preferredOu
 		} else if (model.external) {
 			options.externalData = [{ path: model.external.path, data: model.external.url }];
 		}
+		const create = () => (executionProvider === "webgpu" ? createOnDevice(device, () => ort.InferenceSession.create(source, options)) : ort.InferenceSession.create(source, options));
 		if (profile !== "ops") {
-			const session = await ort.InferenceSession.create(source, options);
+			const session = await create();
 			created = { session, createMs: performance.now() - started, placementLines: null };
 		} else {
-			const { value: session, lines } = await captureConsole(() => ort.InferenceSession.create(source, options));
+			const { value: session, lines } = await captureConsole(create);
 			created = { session, createMs: performance.now() - started, placementLines: lines };
 		}
 	} catch (error) {

@@ -4,7 +4,7 @@
 // one { id: null, type: "ready" } first. Errors travel as
 // { name, message, stack }. A handler returns its answer, or
 // { payload, transfer } to hand buffers over instead of copying them.
-import { ORT_VERSION } from "./ort.js";
+import { loadWorkerOrt, ORT_VERSION } from "./ort.js";
 import { explainDeviceLoss, serializeError } from "./errors.js";
 
 /**
@@ -13,6 +13,9 @@ import { explainDeviceLoss, serializeError } from "./errors.js";
  * null), so that a failure after its loss is reported as the loss.
  */
 export async function serveWorker(name, handlers, device) {
+	// The version the page loaded, from the folder it named in this worker's URL;
+	// a failure here rejects the page's wait for ready (www/worker-client.js).
+	await loadWorkerOrt();
 	self.onmessage = async ({ data }) => {
 		// Anything not in the protocol is ignored rather than answered: it has no id to answer to.
 		if (typeof data?.id !== "number" || !Object.hasOwn(handlers, data.type)) return;

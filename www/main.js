@@ -5,7 +5,7 @@
 // either realm; this file only sequences, times and reports, one named step
 // per part of run().
 import init, * as core from "../pkg/ocr_bench_core.js";
-import { ORT_VERSION } from "../browser/ort.js";
+import { loadOrt, ORT_VERSION } from "../browser/ort.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { deviceLostMessage, explained, explainDeviceLoss, explainOrtError, serializeError } from "../browser/errors.js";
 import { createSession } from "../browser/sessions.js";
@@ -70,6 +70,8 @@ async function readConfig() {
 	faults = armed.faults;
 	const config = core.parseConfig(armed.configSearch);
 	faults.checkConfig(config);
+	// The version ort= names, before anything makes a device or a session (browser/ort.js).
+	await loadOrt(core.ortDistFolder(config.ort));
 	view.showConfig(config);
 	runId = `tier-${config.tier}-${config.memory}-${config.loader}-${config.schedule}-${config.decoder}-${config.scope}-${Date.now()}`;
 	reporter = createReporter(runId);

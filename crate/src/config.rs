@@ -15,7 +15,9 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::error::{CoreError, Result};
-use parameter::{choice, parameters};
+pub use crate::runtime::OrtVersion;
+pub(crate) use parameter::choice;
+use parameter::parameters;
 pub use parameter::{
     Choice, Milliseconds, OneOf, ParameterDescription, ParameterKind, ParameterValue, Text,
 };
@@ -97,6 +99,9 @@ parameters! {
         "decoder realms reading the cases at once from one queue: with realm=worker K dedicated \
          workers, each with its own onnxruntime-web and session; with realm=page K sessions in \
          the page's one onnxruntime-web (the isolation check)";
+    ort: OrtVersion = OrtVersion::PINNED, "ort", OneOf,
+        "the onnxruntime-web version every realm loads: 1.30.0 = the pinned one, 1.31.1 = the \
+         current release (npm's latest); each imported from its own node_modules folder";
     release: Release = Release::All, "release", OneOf,
         "what the release phase lets go of, step by step, with a memory sample after each: \
          sessions = the onnxruntime sessions only, device = then the WebGPU devices too, realm = \
@@ -107,7 +112,9 @@ parameters! {
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
 /// record written before they existed reads and writes back unchanged (as the short query
 /// leaves every default out). The query strings still list them.
-pub const OMITTED_AT_DEFAULT: [&str; 6] = ["choose", "sync", "capture", "realm", "pool", "release"];
+pub const OMITTED_AT_DEFAULT: [&str; 7] = [
+    "choose", "sync", "capture", "realm", "pool", "ort", "release",
+];
 
 choice! {
     /// `lean` turns `enableCpuMemArena` and `enableMemPattern` off; `default` leaves ORT's own.

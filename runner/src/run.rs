@@ -23,7 +23,7 @@ use crate::target::BrowserTarget;
 mod checks;
 mod outcome;
 pub mod pace;
-pub use checks::{check_manifest, check_page};
+pub use checks::{check_manifest, check_page, check_runtime};
 pub use outcome::{Outcome, VERIFICATION_FAILED};
 pub use pace::TimeLimit;
 
