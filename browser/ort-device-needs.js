@@ -37,7 +37,8 @@ const RAISED_LIMITS = [
 /** Every onnxruntime-web version the page loads, by its version string. */
 export const ORT_DEVICE_NEEDS = {
 	"1.30.0": { features: ["shader-f16", "timestamp-query", "subgroups"], limits: RAISED_LIMITS, handOver: "session" },
-	// ORT 1.31.1 asked for these when it created the device itself (Firefox 153, lavapipe and H100).
+	// The same as 1.30's as far as runs show: were 1.31.1 to ask for more than the realm's
+	// device has, adoptRealmDevice would refuse it in words (not seen in Firefox on lavapipe).
 	"1.31.1": { features: ["shader-f16", "timestamp-query", "subgroups"], limits: RAISED_LIMITS, handOver: "adopted" },
 };
 

@@ -71,7 +71,7 @@ async function readConfig() {
 	const config = core.parseConfig(armed.configSearch);
 	faults.checkConfig(config);
 	// The version ort= names, before anything makes a device or a session (browser/ort.js).
-	await loadOrt(core.ortDistFolder(config.ort));
+	await loadOrt(core.ortDistFolder(config));
 	view.showConfig(config);
 	runId = `tier-${config.tier}-${config.memory}-${config.loader}-${config.schedule}-${config.decoder}-${config.scope}-${Date.now()}`;
 	reporter = createReporter(runId);

@@ -39,7 +39,7 @@ async function run() {
 	for (let id = 0; id < size && nonContent.length < 8; id += 1) if (!vocabulary.isContent(id)) nonContent.push(id);
 
 	// The device as a default run's page makes it, for the pinned onnxruntime-web.
-	await loadOrt(core.ortDistFolder(core.parseConfig("").ort));
+	await loadOrt(core.ortDistFolder(core.parseConfig("")));
 	const adapter = await requestGpuAdapter();
 	const device = await createDevice(adapter);
 	const started = performance.now();

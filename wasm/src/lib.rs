@@ -34,7 +34,6 @@ use js_sys::{Float32Array, Int32Array, Object, Uint8Array, Uint8ClampedArray};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use ocr_bench_core::config::Choice;
 use ocr_bench_core::{expand_sweep, parameters, parse_query, Config};
 
 #[wasm_bindgen(start)]
@@ -114,17 +113,17 @@ pub fn config_to_query(
     Ok(from_js::<Config>("config", config, &config::PARAMETER_NAMES)?.to_query())
 }
 
-/// The folder, under the site root, that every realm imports onnxruntime-web `version` (a value
-/// of `ort=`) from: the one fact that ties a version to its npm package.
+/// The folder, under the site root, that every realm of a run of `config` imports
+/// onnxruntime-web from (its `ort`, the pinned version where the config leaves it out).
 #[wasm_bindgen(js_name = ortDistFolder)]
-pub fn ort_dist_folder(version: &str) -> Result<String, JsError> {
-    let version = config::OrtVersion::from_query(version).ok_or_else(|| {
-        into_error(format!(
-            "onnxruntime-web {version} is not one the page loads; allowed: {}",
-            config::OrtVersion::VALUES.join(", ")
-        ))
-    })?;
-    Ok(version.dist_folder())
+pub fn ort_dist_folder(
+    #[wasm_bindgen(unchecked_param_type = "Config")] config: JsValue,
+) -> Result<String, JsError> {
+    Ok(
+        from_js::<Config>("config", config, &config::PARAMETER_NAMES)?
+            .ort
+            .dist_folder(),
+    )
 }
 
 #[wasm_bindgen(js_name = parameters, unchecked_return_type = "ParameterDescription[]")]

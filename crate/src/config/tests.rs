@@ -118,10 +118,10 @@ fn full_query_lists_everything_and_parses_back() {
     let c = Config::default();
     let q = c.to_full_query();
     assert!(q.starts_with("tier=121&memory=lean"), "{q}");
-    // The seed's ten first, then the additive nine at the end of the order.
+    // The seed's ten first, then the additive ten at the end of the order.
     assert!(
         q.ends_with(
-            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page&pool=1&release=all"
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page&pool=1&ort=1.30.0&release=all"
         ),
         "{q}"
     );
@@ -630,6 +630,8 @@ fn any_config() -> impl Strategy<Value = Config> {
                     Capture::Off
                 },
                 realm,
+                // Every version, from a drawn number.
+                ort: OrtVersion::ALL[sync as usize % OrtVersion::ALL.len()],
                 // Every pool size, from a drawn number (the tuples are full); pool above 1 is
                 // refused with profile=ops.
                 pool: if profile == Profile::Ops {
@@ -712,4 +714,44 @@ fn release_takes_four_modes_and_ends_a_realm_only_in_a_worker() {
     // At its default it is left out of the JSON, so older records read back unchanged.
     let json = serde_json::to_value(Config::default()).unwrap();
     assert!(json.get("release").is_none(), "{json}");
+}
+
+#[test]
+fn ort_names_the_pinned_version_unless_asked_and_refuses_any_other() {
+    let pinned = parse_query("").unwrap();
+    assert_eq!(pinned.ort, OrtVersion::PINNED);
+    assert_eq!(parse_query("ort=1.30.0").unwrap(), pinned);
+    let later = parse_query("ort=1.31.1&realm=worker").unwrap();
+    assert_eq!(later.ort, OrtVersion::V1_31_1);
+    // In the fixed order: after pool, before release.
+    assert_eq!(
+        parse_query("release=sessions&ort=1.31.1&pool=2")
+            .unwrap()
+            .to_query(),
+        "pool=2&ort=1.31.1&release=sessions"
+    );
+    for bad in [
+        "ort=1.31",
+        "ort=latest",
+        "ort=1.29.0",
+        "ort=",
+        "ort=v1.31.1",
+    ] {
+        let err = parse_query(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("`ort`") && err.contains("1.30.0, 1.31.1"),
+            "{bad}: {err}"
+        );
+    }
+    // At its default it is left out of the JSON, so a record written before it existed reads
+    // and writes back unchanged; another version is written.
+    let json = serde_json::to_value(&pinned).unwrap();
+    assert!(json.get("ort").is_none(), "{json}");
+    let json = serde_json::to_value(&later).unwrap();
+    assert_eq!(json["ort"], "1.31.1");
+    assert_eq!(serde_json::from_value::<Config>(json).unwrap(), later);
+    // A sweep puts the two versions side by side as it does any other choice.
+    let grid = expand_sweep(&[("ort", vec!["1.30.0", "1.31.1"])]).unwrap();
+    let versions: Vec<OrtVersion> = grid.iter().map(|c| c.ort).collect();
+    assert_eq!(versions, OrtVersion::ALL);
 }
