@@ -239,6 +239,21 @@ impl Config {
                     .to_owned(),
             });
         }
+        if self.release != Release::All && self.ort.ends_the_device_with_its_last_session() {
+            // Releasing the sessions would end the device with them: the steps after
+            // sessions could not be told apart.
+            return Err(CoreError::InvalidConfig {
+                field: "release".to_owned(),
+                message: format!(
+                    "release={} samples the sessions' release apart from the device's, and \
+                     onnxruntime-web {} destroys the realm's WebGPU device (its own context 0) \
+                     with the realm's last session; give release=all, or ort={}",
+                    self.release,
+                    self.ort,
+                    OrtVersion::PINNED
+                ),
+            });
+        }
         if self.pool > 1 && self.profile == Profile::Ops {
             // The profile is one session's, of the first timed case; with a pool that case's
             // session is any of K, and the other sessions' cases would run profiled too.

@@ -35,6 +35,15 @@ impl OrtVersion {
         }
     }
 
+    /// Whether the realm's WebGPU device is this version's own WebGPU context 0, which it
+    /// destroys once the realm's last session is released. 1.31 attaches its provider through
+    /// the EP-device API, which takes no device per session, so the page hands it the realm's
+    /// device when context 0 asks for one (`browser/ort-device-needs.js`, "adopted"); 1.30 takes
+    /// it per session and leaves it alone.
+    pub fn ends_the_device_with_its_last_session(self) -> bool {
+        self != OrtVersion::V1_30_0
+    }
+
     /// The folder the realms import this version from and point `wasmPaths` at, relative to
     /// the served root: the runner serves it and the bundle carries it.
     pub fn dist_folder(self) -> String {

@@ -560,6 +560,11 @@ fn added_parameters_are_described() {
     );
 }
 
+/// Every version, from a drawn number.
+fn ort_of(drawn: u32) -> OrtVersion {
+    OrtVersion::ALL[drawn as usize % OrtVersion::ALL.len()]
+}
+
 fn any_config() -> impl Strategy<Value = Config> {
     (
         (
@@ -631,7 +636,7 @@ fn any_config() -> impl Strategy<Value = Config> {
                 },
                 realm,
                 // Every version, from a drawn number.
-                ort: OrtVersion::ALL[sync as usize % OrtVersion::ALL.len()],
+                ort: ort_of(sync),
                 // Every pool size, from a drawn number (the tuples are full); pool above 1 is
                 // refused with profile=ops.
                 pool: if profile == Profile::Ops {
@@ -639,8 +644,10 @@ fn any_config() -> impl Strategy<Value = Config> {
                 } else {
                     warmup % MAX_POOL + 1
                 },
-                // Every release mode, from a drawn number; release=realm needs realm=worker.
+                // Every release mode, from a drawn number; release=realm needs realm=worker,
+                // and a version that ends the device with its last session takes only all.
                 release: match (repeat % 4, realm) {
+                    _ if ort_of(sync).ends_the_device_with_its_last_session() => Release::All,
                     (0, _) => Release::All,
                     (1, _) => Release::Sessions,
                     (2, _) | (3, Realm::Page) => Release::Device,
@@ -722,13 +729,25 @@ fn ort_names_the_pinned_version_unless_asked_and_refuses_any_other() {
     assert_eq!(pinned.ort, OrtVersion::PINNED);
     assert_eq!(parse_query("ort=1.30.0").unwrap(), pinned);
     let later = parse_query("ort=1.31.1&realm=worker").unwrap();
+    // 1.31 destroys the realm's device with its last session: only release=all is sampled.
+    for release in ["sessions", "device", "realm"] {
+        let query = format!("ort=1.31.1&realm=worker&release={release}");
+        let err = parse_query(&query).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("release={release}"))
+                && err.contains("onnxruntime-web 1.31.1 destroys")
+                && err.contains("give release=all, or ort=1.30.0"),
+            "{query}: {err}"
+        );
+        parse_query(&format!("realm=worker&release={release}")).unwrap();
+    }
     assert_eq!(later.ort, OrtVersion::V1_31_1);
     // In the fixed order: after pool, before release.
     assert_eq!(
-        parse_query("release=sessions&ort=1.31.1&pool=2")
+        parse_query("release=all&ort=1.31.1&pool=2")
             .unwrap()
             .to_query(),
-        "pool=2&ort=1.31.1&release=sessions"
+        "pool=2&ort=1.31.1"
     );
     for bad in [
         "ort=1.31",
