@@ -124,6 +124,7 @@ pub fn check_manifest(
 /// every version `package.json` installs (after `npm ci`), a portable bundle only those it was
 /// built with (`scripts/bundle --ort`).
 pub fn check_runtime(root: &Path, config: &ocr_bench_core::Config) -> Result<(), String> {
+    let pinned = ocr_bench_core::config::OrtVersion::PINNED;
     let folder = config.ort.dist_folder();
     // The module every realm imports, and the WASM build beside it.
     let files = ["ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.wasm"];
@@ -135,12 +136,11 @@ pub fn check_runtime(root: &Path, config: &ocr_bench_core::Config) -> Result<(),
         Some(file) => Err(format!(
             "ort={} needs onnxruntime-web {} under the served root, and {} has no {folder}/{file}: \
              in a checkout run npm ci; a portable bundle carries only the versions it was built \
-             with (scripts/bundle --ort {}); or leave ort at {}",
+             with (scripts/bundle --ort {pinned},{}); or leave ort at {pinned}",
             config.ort,
             config.ort,
             root.display(),
             config.ort,
-            ocr_bench_core::config::OrtVersion::PINNED
         )),
     }
 }
@@ -168,7 +168,7 @@ mod tests {
         assert!(
             err.contains("ort=1.31.1")
                 && err.contains("node_modules/onnxruntime-web-1.31.1/dist/ort.webgpu.min.mjs")
-                && err.contains("scripts/bundle --ort 1.31.1"),
+                && err.contains("scripts/bundle --ort 1.30.0,1.31.1"),
             "{err}"
         );
     }
