@@ -35,7 +35,13 @@ export let ORT_DIST_FOLDER = null;
 export async function loadOrt(distFolder) {
 	if (ort) throw new Error(`onnxruntime-web is already loaded in this realm (from ${ORT_DIST_FOLDER}).`);
 	const distUrl = new URL(`/${distFolder}/`, self.location.href).href;
-	const loaded = await import(`${distUrl}ort.webgpu.min.mjs`);
+	let loaded;
+	try {
+		loaded = await import(`${distUrl}ort.webgpu.min.mjs`);
+	} catch (error) {
+		// The browsers' own words name no file ("error loading dynamically imported module").
+		throw new Error(`onnxruntime-web could not be imported from ${distUrl}ort.webgpu.min.mjs (${error?.message ?? error}): is it installed (npm ci), or does this portable bundle carry that version (scripts/bundle --ort)?`);
+	}
 	loaded.env.wasm.wasmPaths = distUrl;
 	// As the seed: one WASM thread, so CPU-side kernels do not compete with the
 	// browser's GPU process for this machine's two cores.
