@@ -1,6 +1,8 @@
 // @ts-check
 // GPU bytes as the device sees them: the page and the workers wrap the
-// GPUDevice they hand to onnxruntime-web. The native WebGPU EP allocates every
+// GPUDevice they hand to onnxruntime-web (per session with 1.30, adopted as its
+// own device with 1.31: browser/ort-device-needs.js; the same object either
+// way, so both versions are counted alike). The native WebGPU EP allocates every
 // buffer through that device's createBuffer and frees it with destroy()
 // (read in onnxruntime-web 1.30), so live and peak bytes are exact for
 // buffers; textures (ORT's compute kernels make none) are counted by their

@@ -2,11 +2,15 @@
 // The WebGPU device this harness hands to onnxruntime-web, and the words for
 // what the adapter cannot do. Shared by the page and the workers.
 
-import { RAISED_LIMITS, WANTED_FEATURES } from "./ort-device-needs.js";
+import { deviceNeeds } from "./ort-device-needs.js";
+import { ORT_VERSION } from "./ort.js";
 
-// The limits a record keeps: the buffer sizes that bound a model, and every one
-// the device is created with (which differ between a GPU and SwiftShader).
-const RECORDED_LIMITS = [...new Set(["maxStorageBufferBindingSize", "maxBufferSize", ...RAISED_LIMITS])];
+/**
+ * The limits a record keeps: the buffer sizes that bound a model, and every one
+ * the device is created with (which differ between a GPU and SwiftShader).
+ * @returns {string[]}
+ */
+const recordedLimits = () => [...new Set(["maxStorageBufferBindingSize", "maxBufferSize", ...deviceNeeds(ORT_VERSION).limits])];
 
 /** The adapter, or a plain-words error when WebGPU is missing. */
 export async function requestGpuAdapter() {
@@ -20,10 +24,11 @@ export async function requestGpuAdapter() {
 	return adapter;
 }
 
-/** A device on that adapter with what ORT would have asked for itself. */
+/** A device on that adapter with what this realm's ORT would have asked for itself. */
 export async function createDevice(adapter) {
-	const requiredFeatures = WANTED_FEATURES.filter((feature) => adapter.features.has(feature));
-	const requiredLimits = Object.fromEntries(RAISED_LIMITS.filter((name) => name in adapter.limits).map((name) => [name, adapter.limits[name]]));
+	const { features, limits } = deviceNeeds(ORT_VERSION);
+	const requiredFeatures = features.filter((feature) => adapter.features.has(feature));
+	const requiredLimits = Object.fromEntries(limits.filter((name) => name in adapter.limits).map((name) => [name, adapter.limits[name]]));
 	const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
 	device.lost.then((info) => {
 		if (info.reason !== "destroyed") console.error(`WebGPU device lost (${info.reason}): ${info.message}`);
@@ -57,7 +62,7 @@ export function describeAdapter(adapter) {
 		device: info.device ?? "",
 		description: info.description ?? "",
 		features: [...adapter.features].sort(),
-		limits: Object.fromEntries(RECORDED_LIMITS.filter((name) => name in adapter.limits).map((name) => [name, adapter.limits[name]])),
+		limits: Object.fromEntries(recordedLimits().filter((name) => name in adapter.limits).map((name) => [name, adapter.limits[name]])),
 	};
 }
 

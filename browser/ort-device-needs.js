@@ -1,17 +1,26 @@
 // @ts-check
-// What onnxruntime-web's WebGPU kernels need of the device, a fact of the runtime at
-// the version package.json pins (beside it, crate/src/runtime.rs holds what its WASM
-// provider cannot run; a test there holds this version to the pin, so a new
+// What onnxruntime-web's WebGPU kernels need of the device, and how a session
+// is given the realm's device: facts of the runtime, kept per version (ort=;
+// beside them, crate/src/runtime.rs holds what its WASM provider cannot run,
+// and a test there holds this file to its list of versions, so a new
 // onnxruntime-web makes both be read again).
-export const MEASURED_WITH_ORT_WEB = "1.30.0";
-
-// What ORT asks for when it creates its own device
-// (onnxruntime/core/providers/webgpu/webgpu_context.h, GetAvailableRequiredFeatures
+//
+// features, limits: what ORT asks for when it creates its own device
+// (onnxruntime/core/providers/webgpu/webgpu_context.cc, GetAvailableRequiredFeatures
 // and GetRequiredLimits): these features where the adapter has them, these
 // limits raised to the adapter's. A device we create must match, or kernels
 // that ORT sizes from the limits fail validation.
-export const WANTED_FEATURES = ["shader-f16", "timestamp-query", "subgroups"];
-export const RAISED_LIMITS = [
+//
+// handOver: how a session gets the realm's device.
+// - "session": as { name: "webgpu", device } in the session's options; 1.30
+//   registers it under a WebGPU context of its own (ids from 1).
+// - "adopted": 1.31 attaches the provider through the EP-device API
+//   (_OrtGetEpDevices + _OrtAppendExecutionProviderV2), whose allocator and
+//   data transfer are for context 0 only, so a device given per session fails
+//   ("Failed to find allocator for device … DeviceId:0"; onnxruntime #32227
+//   and #32257). The session names no device, and when context 0 asks the
+//   adapter for one, it is handed the realm's (adoptRealmDevice below).
+const RAISED_LIMITS = [
 	"maxBindGroups",
 	"maxComputeWorkgroupStorageSize",
 	"maxComputeWorkgroupsPerDimension",
@@ -25,3 +34,73 @@ export const RAISED_LIMITS = [
 	// and attention kernels bind up to 9 storage buffers.
 	"maxStorageBuffersPerShaderStage",
 ];
+
+/** Every onnxruntime-web version the page loads, by its version string. */
+export const ORT_DEVICE_NEEDS = {
+	"1.30.0": { features: ["shader-f16", "timestamp-query", "subgroups"], limits: RAISED_LIMITS, handOver: "session" },
+	// The same as 1.30's as far as runs show: were 1.31.1 to ask for more than the realm's
+	// device has, adoptRealmDevice would refuse it in words (not seen in Firefox on lavapipe).
+	"1.31.1": { features: ["shader-f16", "timestamp-query", "subgroups"], limits: RAISED_LIMITS, handOver: "adopted" },
+};
+
+/**
+ * The needs of one version, or an error naming the versions this file knows.
+ * @param {string} version
+ * @returns {{ features: string[], limits: string[], handOver: "session" | "adopted" }}
+ */
+export function deviceNeeds(version) {
+	const needs = ORT_DEVICE_NEEDS[version];
+	if (!needs) throw new Error(`onnxruntime-web ${version} has no device needs in browser/ort-device-needs.js (known: ${Object.keys(ORT_DEVICE_NEEDS).join(", ")}).`);
+	return needs;
+}
+
+// The device context 0 of this realm's onnxruntime-web is handed, while a
+// session that adopts it is being created; null otherwise, so that the
+// harness's own requestDevice calls are left alone.
+let adopting = null;
+
+/**
+ * What ORT asked for that `device` lacks, in words, or null.
+ * @param {GPUDevice} device
+ * @param {GPUDeviceDescriptor | undefined} descriptor
+ * @returns {string | null}
+ */
+function unmetRequest(device, descriptor) {
+	const features = [...(descriptor?.requiredFeatures ?? [])].filter((feature) => !device.features.has(feature));
+	const limits = Object.entries(descriptor?.requiredLimits ?? {}).filter(([name, wanted]) => typeof wanted === "number" && (name.startsWith("min") ? device.limits[name] > wanted : device.limits[name] < wanted));
+	const missing = [...features.map((feature) => `feature ${feature}`), ...limits.map(([name, wanted]) => `${name} ${wanted} (the device has ${device.limits[name]})`)];
+	return missing.length ? missing.join(", ") : null;
+}
+
+let adapterHooked = false;
+
+/** Installs, once per realm, the hook through which ORT's context 0 gets the adopted device. */
+function hookAdapter() {
+	if (adapterHooked) return;
+	adapterHooked = true;
+	const requestDevice = GPUAdapter.prototype.requestDevice;
+	GPUAdapter.prototype.requestDevice = function (descriptor) {
+		if (!adopting) return requestDevice.call(this, descriptor);
+		const unmet = unmetRequest(adopting, descriptor);
+		if (unmet) return Promise.reject(new Error(`onnxruntime-web asked for a device with ${unmet}, which the realm's device was not made with: browser/ort-device-needs.js is out of date for this version.`));
+		return Promise.resolve(adopting);
+	};
+}
+
+/**
+ * Runs create() (a session's creation) with ORT's context 0 handed `device`
+ * should it ask for one; the first session of a realm makes it ask.
+ * @template T
+ * @param {GPUDevice} device
+ * @param {() => Promise<T>} create
+ * @returns {Promise<T>}
+ */
+export async function adoptRealmDevice(device, create) {
+	hookAdapter();
+	adopting = device;
+	try {
+		return await create();
+	} finally {
+		adopting = null;
+	}
+}

@@ -2,8 +2,11 @@
 // profile=ops: where a session's time goes per operator type, and which nodes
 // onnxruntime-web placed off the WebGPU device.
 //
-// How onnxruntime-web 1.30's native WebGPU build reports it (read from its
-// sources and dist files): with enableProfiling, session.endProfiling() prints
+// How onnxruntime-web's native WebGPU build reports it, read from 1.30.0's
+// sources and dist files; 1.31.1 reports the same way (a profile=ops run in
+// Firefox parsed its Node and timestamp events and its placement lines, with
+// its decoder's 2 CPU nodes named), so one parser serves both versions
+// (ort=). With enableProfiling, session.endProfiling() prints
 // a Chrome-trace JSON array on console.log, one line per call, and nothing
 // else gets it. "Node" events carry each kernel's CPU-side time with op_name
 // and provider (for a WebGPU node that is encoding and dispatch, not the GPU's

@@ -4,7 +4,7 @@
 // page and the vision worker.
 
 import { explained, explainOrtError, messageOf } from "./errors.js";
-import { ort } from "./ort.js";
+import { createOnDevice, ort, webgpuProvider } from "./ort.js";
 import { captureConsole, PROFILE_SESSION_OPTIONS } from "./ort-profile.js";
 
 async function fetchBytes(url) {
@@ -135,7 +135,7 @@ export async function createSession({
 		throw new Error(`Graph capture is a WebGPU execution provider option; the ${what} runs on ${executionProvider}.`);
 	/** @type {import("onnxruntime-web").InferenceSession.SessionOptions} */
 	const options = {
-		executionProviders: [executionProvider === "webgpu" ? { name: "webgpu", device } : executionProvider],
+		executionProviders: [executionProvider === "webgpu" ? webgpuProvider(device) : executionProvider],
 		...(preferredOutputLocation ? { preferredOutputLocation } : {}),
 		logSeverityLevel: 3,
 		// The seed's "lean": both off. Read in onnxruntime-web 1.30: the web build
@@ -166,7 +166,8 @@ export async function createSession({
 			options.externalData = [{ path: model.external.path, data: model.external.url }];
 		}
 		// create() has one overload per kind of source.
-		const open = () => (typeof source === "string" ? ort.InferenceSession.create(source, options) : ort.InferenceSession.create(source, options));
+		const create = () => (typeof source === "string" ? ort.InferenceSession.create(source, options) : ort.InferenceSession.create(source, options));
+		const open = () => (executionProvider === "webgpu" ? createOnDevice(device, create) : create());
 		if (profile !== "ops") {
 			const session = await open();
 			created = { session, createMs: performance.now() - started, placementLines: null };

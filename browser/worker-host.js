@@ -7,7 +7,7 @@
 // { payload, transfer } to hand buffers over instead of copying them.
 
 import { explainDeviceLoss, serializeError } from "./errors.js";
-import { ORT_VERSION } from "./ort.js";
+import { loadWorkerOrt, ORT_VERSION } from "./ort.js";
 
 /**
  * name: the worker's kind, in its lifetime lock's name; handlers: { [type]:
@@ -15,6 +15,9 @@ import { ORT_VERSION } from "./ort.js";
  * null), so that a failure after its loss is reported as the loss.
  */
 export async function serveWorker(name, handlers, device) {
+	// The version the page loaded, from the folder it named in this worker's URL;
+	// a failure here rejects the page's wait for ready (www/worker-client.js).
+	await loadWorkerOrt();
 	self.onmessage = async ({ data }) => {
 		// Anything not in the protocol is ignored rather than answered: it has no id to answer to.
 		if (typeof data?.id !== "number" || !Object.hasOwn(handlers, data.type)) return;

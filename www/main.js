@@ -12,7 +12,7 @@ import { deviceLostMessage, explainDeviceLoss, explained, explainOrtError, seria
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
 import { createGpuWaiter } from "../browser/gpu-wait.js";
-import { ORT_VERSION } from "../browser/ort.js";
+import { loadOrt, ORT_VERSION } from "../browser/ort.js";
 import { endProfile } from "../browser/ort-profile.js";
 import { createSession } from "../browser/sessions.js";
 import { capturedVisionIo } from "../browser/vision-capture.js";
@@ -106,6 +106,8 @@ async function readConfig() {
 	faults = armed.faults;
 	const config = core.parseConfig(armed.configSearch);
 	faults.checkConfig(config);
+	// The version ort= names, before anything makes a device or a session (browser/ort.js).
+	await loadOrt(core.ortDistFolder(config));
 	view.showConfig(config);
 	runId = `tier-${config.tier}-${config.memory}-${config.loader}-${config.schedule}-${config.decoder}-${config.scope}-${Date.now()}`;
 	reporter = createReporter(runId);

@@ -8,6 +8,7 @@
 // rejects at once.
 
 import { rebuildError } from "../browser/errors.js";
+import { ORT_DIST_FOLDER, ORT_DIST_PARAMETER } from "../browser/ort.js";
 
 // One call's limit when the caller names none. Generous on purpose: on
 // SwiftShader one vision encode took 32-81 s and a session's creation minutes;
@@ -20,9 +21,15 @@ export const startVisionWorker = () => startWorker("/worker/vision-worker.js", "
 /** The decoder worker of realm=worker. */
 export const startDecoderWorker = () => startWorker("/worker/decoder-worker.js", "The decoder worker");
 
-/** path: the worker module, from the site root; who: how errors name it ("The vision worker"). */
+/**
+ * path: the worker module, from the site root; who: how errors name it ("The
+ * vision worker"). The worker loads the page's onnxruntime-web, from the
+ * folder its URL names (browser/ort.js).
+ */
 export async function startWorker(path, who) {
-	const worker = new Worker(new URL(path, self.location.href), { type: "module" });
+	const url = new URL(path, self.location.href);
+	url.searchParams.set(ORT_DIST_PARAMETER, ORT_DIST_FOLDER);
+	const worker = new Worker(url, { type: "module" });
 	const pending = new Map();
 	let nextId = 1;
 	let failure = null;

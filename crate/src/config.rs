@@ -15,7 +15,9 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::error::{CoreError, Result};
-use parameter::{choice, parameters};
+pub use crate::runtime::OrtVersion;
+pub(crate) use parameter::choice;
+use parameter::parameters;
 pub use parameter::{
     Choice, Milliseconds, OneOf, ParameterDescription, ParameterKind, ParameterValue, Text,
 };
@@ -97,6 +99,9 @@ parameters! {
         "decoder realms reading the cases at once from one queue: with realm=worker K dedicated \
          workers, each with its own onnxruntime-web and session; with realm=page K sessions in \
          the page's one onnxruntime-web (the isolation check)";
+    ort: OrtVersion = OrtVersion::PINNED, "ort", OneOf,
+        "the onnxruntime-web version every realm loads: 1.30.0 = the pinned one, 1.31.1 = the \
+         current release (npm's latest); each imported from its own node_modules folder";
     release: Release = Release::All, "release", OneOf,
         "what the release phase lets go of, step by step, with a memory sample after each: \
          sessions = the onnxruntime sessions only, device = then the WebGPU devices too, realm = \
@@ -107,7 +112,9 @@ parameters! {
 /// Parameters left out of the JSON form while at their default, so that the `config` of a
 /// record written before they existed reads and writes back unchanged (as the short query
 /// leaves every default out). The query strings still list them.
-pub const OMITTED_AT_DEFAULT: [&str; 6] = ["choose", "sync", "capture", "realm", "pool", "release"];
+pub const OMITTED_AT_DEFAULT: [&str; 7] = [
+    "choose", "sync", "capture", "realm", "pool", "ort", "release",
+];
 
 choice! {
     /// `lean` turns `enableCpuMemArena` and `enableMemPattern` off; `default` leaves ORT's own.
@@ -230,6 +237,21 @@ impl Config {
                           realm=page holds it in the page, which cannot be ended; give \
                           realm=worker, or release=device (sessions, then the devices)"
                     .to_owned(),
+            });
+        }
+        if self.release != Release::All && self.ort.ends_the_device_with_its_last_session() {
+            // Releasing the sessions would end the device with them: the steps after
+            // sessions could not be told apart.
+            return Err(CoreError::InvalidConfig {
+                field: "release".to_owned(),
+                message: format!(
+                    "release={} samples the sessions' release apart from the device's, and \
+                     onnxruntime-web {} destroys the realm's WebGPU device (its own context 0) \
+                     with the realm's last session; give release=all, or ort={}",
+                    self.release,
+                    self.ort,
+                    OrtVersion::PINNED
+                ),
             });
         }
         if self.pool > 1 && self.profile == Profile::Ops {

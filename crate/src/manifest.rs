@@ -371,7 +371,7 @@ impl Manifest {
                          onnxruntime-web {}'s WebGPU build has no CPU kernel for; verify \
                          decoder= one of: {}, or leave verify at none",
                         config.decoder,
-                        runtime::ORT_WEB_VERSION,
+                        config.ort,
                         self.decoders_where(DecoderEntry::wasm_verifiable)
                     ),
                 });

@@ -23,6 +23,8 @@ export type Capture = "off" | "on" | "all";
 
 export type Realm = "page" | "worker";
 
+export type OrtVersion = "1.30.0" | "1.31.1";
+
 export type Release = "all" | "sessions" | "device" | "realm";
 
 /** One benchmark run's configuration: the query's parameters under their names. */
@@ -69,6 +71,8 @@ export type Config = {
     realm?: Realm;
     /** decoder realms reading the cases at once from one queue: with realm=worker K dedicated workers, each with its own onnxruntime-web and session; with realm=page K sessions in the page's one onnxruntime-web (the isolation check) */
     pool?: number;
+    /** the onnxruntime-web version every realm loads: 1.30.0 = the pinned one, 1.31.1 = the current release (npm's latest); each imported from its own node_modules folder */
+    ort?: OrtVersion;
     /** what the release phase lets go of, step by step, with a memory sample after each: sessions = the onnxruntime sessions only, device = then the WebGPU devices too, realm = then the decoder's workers too (needs realm=worker), all = everything at once; every mode ends by letting go of the rest */
     release?: Release;
 };

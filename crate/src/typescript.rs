@@ -14,8 +14,8 @@ use ts_rs::TS;
 use crate::build_summary::{CaseRun, CompletionFloors, PoolInput, SummaryInput};
 use crate::choose::ChooserOptions;
 use crate::config::{
-    Capture, Choose, Config, Loader, Memory, ParameterDescription, ParameterKind, Poll, Profile,
-    Realm, Release, Schedule, Scope, Verify, Weights,
+    Capture, Choose, Config, Loader, Memory, OrtVersion, ParameterDescription, ParameterKind, Poll,
+    Profile, Realm, Release, Schedule, Scope, Verify, Weights,
 };
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
@@ -63,6 +63,7 @@ declared!(
     Verify,
     Capture,
     Realm,
+    OrtVersion,
     Release,
     Config,
     ParameterDescription,

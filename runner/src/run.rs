@@ -25,7 +25,7 @@ use ocr_bench_core::record::RunnerProbeKey;
 mod checks;
 mod outcome;
 pub mod pace;
-pub use checks::{check_manifest, check_page};
+pub use checks::{check_manifest, check_page, check_runtime};
 pub use outcome::{Outcome, VERIFICATION_FAILED};
 pub use pace::TimeLimit;
 

@@ -227,6 +227,7 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
     }
     for config in &configs {
         crate::run::check_manifest(&options.run.root, &options.run.page, config)
+            .and_then(|()| crate::run::check_runtime(&options.run.root, config))
             .map_err(|message| Failure::new(Cause::Usage, message))?;
     }
     if options.keep_profile.is_some() && options.local_jobs > 1 {

@@ -8,6 +8,7 @@
 // Query: sequences (default 96) and steps (default 128) per sequence; seed (default 1).
 import init, * as core from "../../pkg/ocr_bench_core.js";
 import { createDevice, describeAdapter, requestGpuAdapter } from "../../browser/gpu.js";
+import { loadOrt } from "../../browser/ort.js";
 import { createLogitMaker, createRandom } from "./logits.mjs";
 import { standalonePage } from "../standalone-page.mjs";
 
@@ -37,6 +38,8 @@ async function run() {
 	const nonContent = [];
 	for (let id = 0; id < size && nonContent.length < 8; id += 1) if (!vocabulary.isContent(id)) nonContent.push(id);
 
+	// The device as a default run's page makes it, for the pinned onnxruntime-web.
+	await loadOrt(core.ortDistFolder(core.parseConfig("")));
 	const adapter = await requestGpuAdapter();
 	const device = await createDevice(adapter);
 	const started = performance.now();

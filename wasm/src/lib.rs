@@ -113,6 +113,19 @@ pub fn config_to_query(
     Ok(from_js::<Config>("config", config, &config::PARAMETER_NAMES)?.to_query())
 }
 
+/// The folder, under the site root, that every realm of a run of `config` imports
+/// onnxruntime-web from (its `ort`, the pinned version where the config leaves it out).
+#[wasm_bindgen(js_name = ortDistFolder)]
+pub fn ort_dist_folder(
+    #[wasm_bindgen(unchecked_param_type = "Config")] config: JsValue,
+) -> Result<String, JsError> {
+    Ok(
+        from_js::<Config>("config", config, &config::PARAMETER_NAMES)?
+            .ort
+            .dist_folder(),
+    )
+}
+
 #[wasm_bindgen(js_name = parameters, unchecked_return_type = "ParameterDescription[]")]
 pub fn parameters_js() -> Result<JsValue, JsError> {
     to_js(&parameters())

@@ -118,10 +118,10 @@ fn full_query_lists_everything_and_parses_back() {
     let c = Config::default();
     let q = c.to_full_query();
     assert!(q.starts_with("tier=121&memory=lean"), "{q}");
-    // The seed's ten first, then the additive nine at the end of the order.
+    // The seed's ten first, then the additive ten at the end of the order.
     assert!(
         q.ends_with(
-            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page&pool=1&release=all"
+            "maxTokens=128&poll=none&kickMs=0.5&warmup=0&repeat=1&profile=none&choose=cpu&sync=1&verify=none&capture=off&realm=page&pool=1&ort=1.30.0&release=all"
         ),
         "{q}"
     );
@@ -560,6 +560,11 @@ fn added_parameters_are_described() {
     );
 }
 
+/// Every version, from a drawn number.
+fn ort_of(drawn: u32) -> OrtVersion {
+    OrtVersion::ALL[drawn as usize % OrtVersion::ALL.len()]
+}
+
 fn any_config() -> impl Strategy<Value = Config> {
     (
         (
@@ -630,6 +635,8 @@ fn any_config() -> impl Strategy<Value = Config> {
                     Capture::Off
                 },
                 realm,
+                // Every version, from a drawn number.
+                ort: ort_of(sync),
                 // Every pool size, from a drawn number (the tuples are full); pool above 1 is
                 // refused with profile=ops.
                 pool: if profile == Profile::Ops {
@@ -637,8 +644,10 @@ fn any_config() -> impl Strategy<Value = Config> {
                 } else {
                     warmup % MAX_POOL + 1
                 },
-                // Every release mode, from a drawn number; release=realm needs realm=worker.
+                // Every release mode, from a drawn number; release=realm needs realm=worker,
+                // and a version that ends the device with its last session takes only all.
                 release: match (repeat % 4, realm) {
+                    _ if ort_of(sync).ends_the_device_with_its_last_session() => Release::All,
                     (0, _) => Release::All,
                     (1, _) => Release::Sessions,
                     (2, _) | (3, Realm::Page) => Release::Device,
@@ -712,4 +721,56 @@ fn release_takes_four_modes_and_ends_a_realm_only_in_a_worker() {
     // At its default it is left out of the JSON, so older records read back unchanged.
     let json = serde_json::to_value(Config::default()).unwrap();
     assert!(json.get("release").is_none(), "{json}");
+}
+
+#[test]
+fn ort_names_the_pinned_version_unless_asked_and_refuses_any_other() {
+    let pinned = parse_query("").unwrap();
+    assert_eq!(pinned.ort, OrtVersion::PINNED);
+    assert_eq!(parse_query("ort=1.30.0").unwrap(), pinned);
+    let later = parse_query("ort=1.31.1&realm=worker").unwrap();
+    // 1.31 destroys the realm's device with its last session: only release=all is sampled.
+    for release in ["sessions", "device", "realm"] {
+        let query = format!("ort=1.31.1&realm=worker&release={release}");
+        let err = parse_query(&query).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("release={release}"))
+                && err.contains("onnxruntime-web 1.31.1 destroys")
+                && err.contains("give release=all, or ort=1.30.0"),
+            "{query}: {err}"
+        );
+        parse_query(&format!("realm=worker&release={release}")).unwrap();
+    }
+    assert_eq!(later.ort, OrtVersion::V1_31_1);
+    // In the fixed order: after pool, before release.
+    assert_eq!(
+        parse_query("release=all&ort=1.31.1&pool=2")
+            .unwrap()
+            .to_query(),
+        "pool=2&ort=1.31.1"
+    );
+    for bad in [
+        "ort=1.31",
+        "ort=latest",
+        "ort=1.29.0",
+        "ort=",
+        "ort=v1.31.1",
+    ] {
+        let err = parse_query(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("`ort`") && err.contains("1.30.0, 1.31.1"),
+            "{bad}: {err}"
+        );
+    }
+    // At its default it is left out of the JSON, so a record written before it existed reads
+    // and writes back unchanged; another version is written.
+    let json = serde_json::to_value(&pinned).unwrap();
+    assert!(json.get("ort").is_none(), "{json}");
+    let json = serde_json::to_value(&later).unwrap();
+    assert_eq!(json["ort"], "1.31.1");
+    assert_eq!(serde_json::from_value::<Config>(json).unwrap(), later);
+    // A sweep puts the two versions side by side as it does any other choice.
+    let grid = expand_sweep(&[("ort", vec!["1.30.0", "1.31.1"])]).unwrap();
+    let versions: Vec<OrtVersion> = grid.iter().map(|c| c.ort).collect();
+    assert_eq!(versions, OrtVersion::ALL);
 }

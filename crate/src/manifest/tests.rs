@@ -114,7 +114,7 @@ fn capture_and_verify_follow_the_decoders_properties() {
                 && err.contains(&format!(
                     "decoder={decoder} uses com.microsoft.GatherBlockQuantized"
                 ))
-                && err.contains(runtime::ORT_WEB_VERSION)
+                && err.contains(&runtime::OrtVersion::PINNED.to_string())
                 && err.contains("baseline")
                 && !err.contains("one of: baseline, einsum-int8, fixed-kv, fixed-kv-fused"),
             "{decoder}: {err}"

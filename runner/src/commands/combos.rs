@@ -111,5 +111,6 @@ fn check_planned_manifest(
     let config = ocr_bench_core::parse_query(&planned.query).map_err(|e| refused(e.to_string()))?;
     ocr_bench::run::check_manifest(root, ocr_bench::run::DEFAULT_PAGE, &config)
         .map_err(&refused)?;
+    ocr_bench::run::check_runtime(root, &config).map_err(&refused)?;
     super::run::check_evaluation_set(root, &config).map_err(refused)
 }

@@ -266,6 +266,7 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
             // The canonical spelling: the same configuration always has one key.
             Ok(config) => {
                 ocr_bench::run::check_manifest(&options.root, &options.page, &config)
+                    .and_then(|()| ocr_bench::run::check_runtime(&options.root, &config))
                     .map_err(|e| format!("query {}: {e}", quoted(query)))?;
                 check_evaluation_set(&options.root, &config)?;
                 config.to_query()

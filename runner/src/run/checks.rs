@@ -120,10 +120,58 @@ pub fn check_manifest(
         .map_err(|e| format!("the manifest {shown}: {e}"))
 }
 
+/// `ort=` must name an onnxruntime-web version whose files are under `root`: a checkout has
+/// every version `package.json` installs (after `npm ci`), a portable bundle only those it was
+/// built with (`scripts/bundle --ort`).
+pub fn check_runtime(root: &Path, config: &ocr_bench_core::Config) -> Result<(), String> {
+    let pinned = ocr_bench_core::config::OrtVersion::PINNED;
+    let folder = config.ort.dist_folder();
+    // The module every realm imports, and the WASM build beside it.
+    let files = ["ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.wasm"];
+    match files
+        .iter()
+        .find(|file| !root.join(&folder).join(file).is_file())
+    {
+        None => Ok(()),
+        Some(file) => Err(format!(
+            "ort={} needs onnxruntime-web {} under the served root, and {} has no {folder}/{file}: \
+             in a checkout run npm ci; a portable bundle carries only the versions it was built \
+             with (scripts/bundle --ort {pinned},{}); or leave ort at {pinned}",
+            config.ort,
+            config.ort,
+            root.display(),
+            config.ort,
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::run::DEFAULT_PAGE;
+
+    #[test]
+    fn a_version_whose_files_are_not_under_the_root_is_refused_before_a_browser_starts() {
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let later = ocr_bench_core::parse_query("ort=1.31.1").unwrap();
+        check_runtime(&checkout, &ocr_bench_core::Config::default()).unwrap();
+        check_runtime(&checkout, &later).unwrap();
+        // A bundle built with the pinned version only.
+        let bundle = tempfile::tempdir().unwrap();
+        let pinned = bundle.path().join("node_modules/onnxruntime-web/dist");
+        std::fs::create_dir_all(&pinned).unwrap();
+        for file in ["ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.wasm"] {
+            std::fs::write(pinned.join(file), "").unwrap();
+        }
+        check_runtime(bundle.path(), &ocr_bench_core::Config::default()).unwrap();
+        let err = check_runtime(bundle.path(), &later).unwrap_err();
+        assert!(
+            err.contains("ort=1.31.1")
+                && err.contains("node_modules/onnxruntime-web-1.31.1/dist/ort.webgpu.min.mjs")
+                && err.contains("scripts/bundle --ort 1.30.0,1.31.1"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn only_pages_under_the_root_that_report_are_allowed() {

@@ -5,10 +5,12 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use ocr_bench_core::config::{Choice, OrtVersion};
 use ocr_bench_core::manifest::{Graph, Manifest};
 
-/// Folders every page loads from, with everything below them.
-const PAGE_FOLDERS: [&str; 7] = [
+/// Folders every page loads from, with everything below them; beside them, the distribution
+/// folder of each onnxruntime-web version `ort=` names ([`OrtVersion::dist_folder`]).
+const PAGE_FOLDERS: [&str; 6] = [
     // The benchmark page, its scripts, and the report page (`report.html`, `report/`).
     "www",
     // Code the page and its workers share.
@@ -18,8 +20,8 @@ const PAGE_FOLDERS: [&str; 7] = [
     "pkg",
     // The evaluation sets the manifest's cases come from.
     "models/eval",
-    // Only the distribution files of the two packages the pages load.
-    "node_modules/onnxruntime-web/dist",
+    // Only the distribution files of the packages the pages load: Chart.js here, each
+    // onnxruntime-web version from the core's list.
     "node_modules/chart.js/dist",
 ];
 
@@ -57,7 +59,12 @@ impl Served {
     pub fn new(root: &Path, results: &Path) -> Served {
         let root = real(root);
         Served {
-            folders: PAGE_FOLDERS.iter().map(|f| real(&root.join(f))).collect(),
+            folders: PAGE_FOLDERS
+                .iter()
+                .map(|f| (*f).to_owned())
+                .chain(OrtVersion::ALL.iter().map(|v| v.dist_folder()))
+                .map(|f| real(&root.join(f)))
+                .collect(),
             flat_folders: Vec::new(),
             files: PAGE_IMPORTS.iter().map(|f| real(&root.join(f))).collect(),
             results: real(results),

@@ -6,7 +6,7 @@
 use super::*;
 
 /// The files of a root laid out like the repository, each holding its own path.
-const FILES: [&str; 26] = [
+const FILES: [&str; 29] = [
     "www/index.html",
     "www/main.js",
     "www/report.html",
@@ -21,6 +21,9 @@ const FILES: [&str; 26] = [
     "models/checkpoint/ocr-bench-default.npz",
     "node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs",
     "node_modules/onnxruntime-web/package.json",
+    "node_modules/onnxruntime-web-1.31.1/dist/ort.webgpu.min.mjs",
+    "node_modules/onnxruntime-web-1.31.1/package.json",
+    "node_modules/onnxruntime-web-1.29.0/dist/ort.webgpu.min.mjs",
     "node_modules/chart.js/dist/chart.umd.min.js",
     "node_modules/left-pad/index.js",
     "results/results.jsonl",
@@ -37,7 +40,7 @@ const FILES: [&str; 26] = [
 
 /// Each path as sent and the status `serve --serve-dir mine --results elsewhere/this.jsonl`
 /// answers it with.
-const PATHS: [(&str, u16); 34] = [
+const PATHS: [(&str, u16); 37] = [
     ("/www/index.html", 200),
     ("/www/", 200),
     ("/www/main.js", 200),
@@ -50,6 +53,11 @@ const PATHS: [(&str, u16); 34] = [
     ("/models/vocab.json", 200),
     ("/models/eval/smoke2/01.png", 200),
     ("/node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs", 200),
+    // Each version `ort=` names, from its own package folder; no other.
+    (
+        "/node_modules/onnxruntime-web-1.31.1/dist/ort.webgpu.min.mjs",
+        200,
+    ),
     ("/node_modules/chart.js/dist/chart.umd.min.js", 200),
     ("/results/results.jsonl", 200),
     ("/elsewhere/this.jsonl", 200),
@@ -65,6 +73,11 @@ const PATHS: [(&str, u16); 34] = [
     ("/scripts/setup", 404),
     ("/models/checkpoint/ocr-bench-default.npz", 404),
     ("/node_modules/onnxruntime-web/package.json", 404),
+    ("/node_modules/onnxruntime-web-1.31.1/package.json", 404),
+    (
+        "/node_modules/onnxruntime-web-1.29.0/dist/ort.webgpu.min.mjs",
+        404,
+    ),
     ("/node_modules/left-pad/index.js", 404),
     ("/results/notes.txt", 404),
     ("/elsewhere/other.jsonl", 404),

@@ -59,9 +59,11 @@ fn firefox_default_configuration() {
     // Steps queued per readback, on the default decoder and on a new one: the same tokens.
     // The first also kicks the queue in both realms of the staged schedule (the vision
     // worker's too) after a warm-up run; Firefox only (`EVERY_OTHER_VALUE` kicks in both
-    // browsers, on the resident schedule).
+    // browsers, on the resident schedule). The last loads the other onnxruntime-web in every
+    // realm (the page, the vision worker and the decoder's), each adopting its realm's device.
     let kicked = format!("{GPU_BATCHED}&poll=kick&warmup=1");
-    for query in [kicked.as_str(), NEW_DECODER_BATCHED] {
+    let later_runtime = format!("{GPU_BATCHED}&ort=1.31.1&realm=worker");
+    for query in [kicked.as_str(), NEW_DECODER_BATCHED, later_runtime.as_str()] {
         let gpu = run("firefox", query);
         check_finished(&gpu);
         assert_same_tokens(&reference, &gpu);

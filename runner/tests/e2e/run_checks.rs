@@ -139,13 +139,16 @@ pub(super) fn check_finished(run: &Run) -> Vec<oracle::Reading> {
         "{}",
         result["browser"]
     );
-    // The environment is written once, in the start record.
-    assert!(
-        start["body"]["ortVersion"]
-            .as_str()
-            .is_some_and(|v| v.starts_with("1.")),
-        "{}",
-        start["body"]["ortVersion"]
+    // The environment is written once, in the start record: the onnxruntime-web that ran is
+    // the one ort= named (the pinned one where the config leaves it out).
+    let asked = result["summary"]["config"]["ort"].as_str().map_or_else(
+        || ocr_bench_core::config::OrtVersion::PINNED.to_string(),
+        str::to_owned,
+    );
+    assert_eq!(
+        start["body"]["ortVersion"].as_str(),
+        Some(asked.as_str()),
+        "the record's onnxruntime-web is not the version ort= named"
     );
     assert!(start["body"]["adapter"].is_object(), "{}", start["body"]);
     // A WebDriver browser's machine is known by its endpoint only.
