@@ -2,8 +2,8 @@
 // The WebGPU device this harness hands to onnxruntime-web, and the words for
 // what the adapter cannot do. Shared by the page and the workers.
 
-import { deviceNeeds } from "./ort-device-needs.js";
 import { ORT_VERSION } from "./ort.js";
+import { deviceNeeds } from "./ort-device-needs.js";
 
 /**
  * The limits a record keeps: the buffer sizes that bound a model, and every one
@@ -62,7 +62,11 @@ export function describeAdapter(adapter) {
 		device: info.device ?? "",
 		description: info.description ?? "",
 		features: [...adapter.features].sort(),
-		limits: Object.fromEntries(recordedLimits().filter((name) => name in adapter.limits).map((name) => [name, adapter.limits[name]])),
+		limits: Object.fromEntries(
+			recordedLimits()
+				.filter((name) => name in adapter.limits)
+				.map((name) => [name, adapter.limits[name]]),
+		),
 	};
 }
 

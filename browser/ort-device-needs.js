@@ -50,13 +50,17 @@ export const ORT_DEVICE_NEEDS = {
  */
 export function deviceNeeds(version) {
 	const needs = ORT_DEVICE_NEEDS[version];
-	if (!needs) throw new Error(`onnxruntime-web ${version} has no device needs in browser/ort-device-needs.js (known: ${Object.keys(ORT_DEVICE_NEEDS).join(", ")}).`);
+	if (!needs)
+		throw new Error(
+			`onnxruntime-web ${version} has no device needs in browser/ort-device-needs.js (known: ${Object.keys(ORT_DEVICE_NEEDS).join(", ")}).`,
+		);
 	return needs;
 }
 
 // The device context 0 of this realm's onnxruntime-web is handed, while a
 // session that adopts it is being created; null otherwise, so that the
 // harness's own requestDevice calls are left alone.
+/** @type {GPUDevice | null} */
 let adopting = null;
 
 /**
@@ -67,8 +71,13 @@ let adopting = null;
  */
 function unmetRequest(device, descriptor) {
 	const features = [...(descriptor?.requiredFeatures ?? [])].filter((feature) => !device.features.has(feature));
-	const limits = Object.entries(descriptor?.requiredLimits ?? {}).filter(([name, wanted]) => typeof wanted === "number" && (name.startsWith("min") ? device.limits[name] > wanted : device.limits[name] < wanted));
-	const missing = [...features.map((feature) => `feature ${feature}`), ...limits.map(([name, wanted]) => `${name} ${wanted} (the device has ${device.limits[name]})`)];
+	const limits = Object.entries(descriptor?.requiredLimits ?? {}).filter(
+		([name, wanted]) => typeof wanted === "number" && (name.startsWith("min") ? device.limits[name] > wanted : device.limits[name] < wanted),
+	);
+	const missing = [
+		...features.map((feature) => `feature ${feature}`),
+		...limits.map(([name, wanted]) => `${name} ${wanted} (the device has ${device.limits[name]})`),
+	];
 	return missing.length ? missing.join(", ") : null;
 }
 
@@ -82,7 +91,12 @@ function hookAdapter() {
 	GPUAdapter.prototype.requestDevice = function (descriptor) {
 		if (!adopting) return requestDevice.call(this, descriptor);
 		const unmet = unmetRequest(adopting, descriptor);
-		if (unmet) return Promise.reject(new Error(`onnxruntime-web asked for a device with ${unmet}, which the realm's device was not made with: browser/ort-device-needs.js is out of date for this version.`));
+		if (unmet)
+			return Promise.reject(
+				new Error(
+					`onnxruntime-web asked for a device with ${unmet}, which the realm's device was not made with: browser/ort-device-needs.js is out of date for this version.`,
+				),
+			);
 		return Promise.resolve(adopting);
 	};
 }
@@ -91,11 +105,12 @@ function hookAdapter() {
  * Runs create() (a session's creation) with ORT's context 0 handed `device`
  * should it ask for one; the first session of a realm makes it ask.
  * @template T
- * @param {GPUDevice} device
+ * @param {GPUDevice | undefined} device
  * @param {() => Promise<T>} create
  * @returns {Promise<T>}
  */
 export async function adoptRealmDevice(device, create) {
+	if (!device) throw new Error("A WebGPU session that adopts the realm's device was given none.");
 	hookAdapter();
 	adopting = device;
 	try {

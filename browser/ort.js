@@ -8,9 +8,11 @@
 // from wasmPaths, the same folder. The default export (JSEP) is not used: it
 // dequantizes per-tensor int8 wrongly and returns zeros for fp16 graphs on
 // adapters without shader-f16.
+
+import { messageOf } from "./errors.js";
+import { adoptRealmDevice, deviceNeeds } from "./ort-device-needs.js";
 import { installConsoleTap } from "./ort-profile.js";
 import { installWasmMemoryTap } from "./wasm-memory.js";
-import { adoptRealmDevice, deviceNeeds } from "./ort-device-needs.js";
 
 // Before any session: ORT binds the console when its WASM starts (profile=ops
 // reads it), and its heap is noted as it is instantiated (as is the core's,
@@ -22,10 +24,15 @@ installWasmMemoryTap();
 export const ORT_DIST_PARAMETER = "ortDist";
 
 // This realm's onnxruntime-web, its version and the folder it came from
-// (under the site root, as the core names it); null until loadOrt.
-export let ort = null;
-export let ORT_VERSION = null;
-export let ORT_DIST_FOLDER = null;
+// (under the site root, as the core names it); null until loadOrt. Typed as
+// loaded: every user runs after it (the page's readConfig, a worker's
+// serveWorker), and loadOrt fails the run before anything else when it cannot.
+/** @type {typeof import("onnxruntime-web/webgpu")} */
+export let ort = /** @type {any} */ (null);
+/** @type {string} */
+export let ORT_VERSION = /** @type {any} */ (null);
+/** @type {string} */
+export let ORT_DIST_FOLDER = /** @type {any} */ (null);
 
 /**
  * Imports onnxruntime-web from distFolder (under the site root, such as
@@ -41,7 +48,9 @@ export async function loadOrt(distFolder) {
 		loaded = await import(`${distUrl}ort.webgpu.min.mjs`);
 	} catch (error) {
 		// The browsers' own words name no file ("error loading dynamically imported module").
-		throw new Error(`onnxruntime-web could not be imported from ${distUrl}ort.webgpu.min.mjs (${error?.message ?? error}): is it installed (npm ci), or does this portable bundle carry that version (scripts/bundle --ort)?`);
+		throw new Error(
+			`onnxruntime-web could not be imported from ${distUrl}ort.webgpu.min.mjs (${messageOf(error)}): is it installed (npm ci), or does this portable bundle carry that version (scripts/bundle --ort)?`,
+		);
 	}
 	loaded.env.wasm.wasmPaths = distUrl;
 	// As the seed: one WASM thread, so CPU-side kernels do not compete with the
@@ -59,14 +68,17 @@ export async function loadOrt(distFolder) {
  */
 export async function loadWorkerOrt() {
 	const distFolder = new URLSearchParams(self.location.search).get(ORT_DIST_PARAMETER);
-	if (!distFolder) throw new Error(`This worker's URL names no onnxruntime-web folder (${ORT_DIST_PARAMETER}=); the page starts its workers through www/worker-client.js, which adds it.`);
+	if (!distFolder)
+		throw new Error(
+			`This worker's URL names no onnxruntime-web folder (${ORT_DIST_PARAMETER}=); the page starts its workers through www/worker-client.js, which adds it.`,
+		);
 	await loadOrt(distFolder);
 }
 
 /**
  * The WebGPU execution provider of a session on the realm's device, named the
  * way this realm's version takes a device (ort-device-needs.js, handOver).
- * @param {GPUDevice} device
+ * @param {GPUDevice | undefined} device
  * @returns {{ name: "webgpu", device?: GPUDevice }}
  */
 export function webgpuProvider(device) {
@@ -78,7 +90,7 @@ export function webgpuProvider(device) {
  * the realm's device: for a version that adopts the device, ORT's own request
  * for one is answered with it.
  * @template T
- * @param {GPUDevice} device
+ * @param {GPUDevice | undefined} device
  * @param {() => Promise<T>} create
  * @returns {Promise<T>}
  */
