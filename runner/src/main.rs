@@ -337,8 +337,24 @@ fn main() -> ExitCode {
     let command = Cli::command()
         .mut_subcommand("run", |c| c.after_help(parameters_help()))
         .mut_subcommand("sweep", |c| c.after_help(parameters_help()));
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+    let cli = match command
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // clap quotes a refused value whole, once or twice: a 100 KB argument would come back
+            // as 200 KB of message. Each long argument is cut as the core cuts a refused input.
+            let mut message = e.render().to_string();
+            for argument in std::env::args().skip(1) {
+                let cut = ocr_bench_core::error::excerpt(&argument);
+                if cut != argument {
+                    message = message.replace(&argument, &cut);
+                }
+            }
+            eprint!("{message}");
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
         Err(e) => e.exit(),
     };
     match execute(cli) {

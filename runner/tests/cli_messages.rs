@@ -217,6 +217,24 @@ fn a_very_long_query_is_quoted_once_and_cut() {
     assert!(!results.exists(), "nothing ran");
 }
 
+/// An option's refused value, which clap quotes itself (and the option's own parser after it),
+/// is cut too: a 100 KB `--browser` came back as 200 KB.
+#[test]
+fn a_very_long_option_value_is_cut_in_the_usage_error() {
+    let long = "x".repeat(100_000);
+    for args in [
+        &["run", "--browser", &long, "cases=smoke1"][..],
+        &["export", "--format", &long, "r.jsonl"][..],
+        &["sweep", "--probe", &long],
+    ] {
+        let (code, stderr) = plain(args);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.len() < 2048, "{} bytes: {stderr}", stderr.len());
+        assert!(stderr.contains("… (100000 characters)"), "{stderr}");
+        assert!(stderr.contains("allowed"), "what is allowed: {stderr}");
+    }
+}
+
 /// `export` and `compare` of a file that is not JSON lines (a README) stop at its first line,
 /// once; a results file whose last line was cut off mid-write still reads, with one warning.
 #[test]
