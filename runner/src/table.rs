@@ -53,8 +53,8 @@ pub struct Column {
     pub align: Align,
     /// Decimals of a figure (not of a count).
     pub places: usize,
-    /// Whether each cell says its unit (`404 MiB`, `2.50x`, `12.3 ms`, from 10 s in seconds)
-    /// rather than the column's name.
+    /// Whether each cell says its unit (`404 MiB`, `2.50x`, `12.3 ms`; from 10 s in seconds to
+    /// two places, `16.34 s`) rather than the column's name.
     pub unit_in_cells: bool,
 }
 
@@ -167,7 +167,8 @@ fn shown_figure(value: f64, column: &Column) -> String {
         (Unit::Mib, false) => units::mib(value, places),
         (Unit::Mib, true) => units::mib_with_unit(value, places),
         (Unit::Ratio, true) => format!("{value:.places$}x"),
-        (Unit::Ms, true) if value >= 10_000.0 => format!("{:.places$} s", value / 1000.0),
+        // A whole set's time: seconds to two places read better than five digits of ms.
+        (Unit::Ms, true) if value >= 10_000.0 => format!("{:.2} s", value / 1000.0),
         (Unit::Ms, true) => format!("{value:.places$} ms"),
         (Unit::Count, _) => count(value),
         (Unit::None | Unit::Ms | Unit::Ratio, _) => format!("{value:.places$}"),
