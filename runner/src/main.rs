@@ -242,7 +242,7 @@ enum Command {
     /// first is the reference (K=1 as the bench orders them). Per size: the whole set's time
     /// (the decoder-run phase) and the first's over it, decode steps per second, the
     /// per-token p50 under contention, whether every case read the first file's tokens, the
-    /// runs each realm read, GPU bytes and WASM heaps summed over the realms, and the
+    /// nCER, the runs each realm read, GPU bytes and WASM heaps summed over the realms, and the
     /// browser's PSS and VRAM at their decoder-run peak; then the best whole-set time.
     ///
     /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record, no

@@ -103,22 +103,25 @@ fn each_pool_size_gets_its_set_time_rate_tokens_and_memory() {
         ("yes", "yes"),
         "{text}"
     );
-    assert_eq!(row2[7], "1/1", "{text}");
+    // Accuracy beside the tokens: the page's own nCER.
+    let ncer = |r: &Value| format!("{:.4}", r["summary"]["nCER"].as_f64().unwrap());
+    assert_eq!((&row1[7], &row2[7]), (&ncer(&one), &ncer(&two)), "{text}");
+    assert_eq!(row2[8], "1/1", "{text}");
     // Memory: the pool's two realms summed, the K=1 worker's own report, the runner's PSS.
     let realms = two["summary"]["pool"]["realmMemory"].as_array().unwrap();
     let gpu: f64 = realms
         .iter()
         .map(|r| r["gpu"]["peakBytes"].as_f64().unwrap())
         .sum();
-    assert_eq!(row2[8], mib(gpu), "{text}");
+    assert_eq!(row2[9], mib(gpu), "{text}");
     let heaps: f64 = realms
         .iter()
         .flat_map(|r| r["wasmHeaps"].as_array().unwrap())
         .map(|h| h["bytes"].as_f64().unwrap())
         .sum();
-    assert_eq!(row2[9], mib(heaps), "{text}");
+    assert_eq!(row2[10], mib(heaps), "{text}");
     assert_eq!(
-        row1[8],
+        row1[9],
         mib(one["summary"]["gpuMemory"]["decoderWorker"]["peakBytes"]
             .as_f64()
             .unwrap()),
@@ -130,12 +133,12 @@ fn each_pool_size_gets_its_set_time_rate_tokens_and_memory() {
             .unwrap()
     };
     assert_eq!(
-        (row1[10].clone(), row2[10].clone()),
+        (row1[11].clone(), row2[11].clone()),
         (mib(pss(&one)), mib(pss(&two))),
         "{text}"
     );
     // No NVML on this machine: no VRAM figure, not a zero.
-    assert_eq!(row2[11], "-", "{text}");
+    assert_eq!(row2[12], "-", "{text}");
     let best = if set_ms(&one) <= set_ms(&two) { 1 } else { 2 };
     assert!(
         text.contains(&format!("Best whole-set time: pool={best} ")),

@@ -2,8 +2,8 @@
 //! one K over the same set, every figure the median over the file's finished runs, set against
 //! the first file (K=1 as `bench/pool-sizes` orders them): the whole set's time, the aggregate
 //! decode rate, the per-token p50 under contention, whether every case read the first file's
-//! tokens, and what the realms cost (GPU bytes and WASM heaps of every realm, the process
-//! PSS and the driver's VRAM at their decoder-run peak).
+//! tokens and the nCER, and what the realms cost (GPU bytes and WASM heaps of every realm, the
+//! process PSS and the driver's VRAM at their decoder-run peak).
 
 use std::path::{Path, PathBuf};
 
@@ -169,6 +169,7 @@ pub fn table(sizes: &[PoolSize]) -> Option<Table> {
         Column::figure("steps/s", Unit::None, 2),
         ms("per-token p50", 1),
         Column::text("tokens as the first"),
+        Column::figure("nCER", Unit::None, 4),
         Column::text("runs per realm"),
         mib("GPU bytes, all realms"),
         mib("WASM heaps, all realms"),
@@ -214,6 +215,10 @@ pub fn table(sizes: &[PoolSize]) -> Option<Table> {
                 "no decode probe",
             ),
             tokens,
+            Cell::figure_or(
+                median(size.token_rounds.iter().map(|r| r.ncer)),
+                "no round has an nCER (no reference text)",
+            ),
             Cell::Text(per_realm),
             Cell::figure_or(gpu(size), "no realm reported its device"),
             Cell::figure_or(
@@ -233,18 +238,19 @@ pub fn table(sizes: &[PoolSize]) -> Option<Table> {
         .min_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((size, time)) = best {
         // Written by the table's own columns, so the note reads as the rows do.
-        let shown = |column: usize, value: Option<f64>| {
-            Cell::figure_or(value, "").shown(&table.columns[column])
+        let shown = |column: &str, value: Option<f64>| {
+            let column = table.columns.iter().find(|c| c.name == column);
+            column.map_or_else(String::new, |c| Cell::figure_or(value, "").shown(c))
         };
         let note = format!(
             "Best whole-set time: pool={} at {} ({} the first row's), GPU bytes {} and PSS {} against the first row's {} and {}.",
             size.realms,
-            shown(2, Some(time)),
-            shown(3, ratio(reference_set, Some(time))),
-            shown(8, gpu(size)),
-            shown(10, pss(size)),
-            shown(8, gpu(reference)),
-            shown(10, pss(reference)),
+            shown("whole set", Some(time)),
+            shown("set K=1/this", ratio(reference_set, Some(time))),
+            shown("GPU bytes, all realms", gpu(size)),
+            shown("PSS peak", pss(size)),
+            shown("GPU bytes, all realms", gpu(reference)),
+            shown("PSS peak", pss(reference)),
         );
         table.note(note);
     }

@@ -29,13 +29,14 @@ fn figures_say_dash_where_unknown_and_csv_leaves_them_empty() {
     };
     let markdown = render(std::slice::from_ref(&size), Format::Markdown);
     assert!(
-        markdown.contains("| 1 | 1 | 2000.0 ms | 1.00x | 25.00 | - | - |  | 3 MiB | - | - | - |"),
+        markdown
+            .contains("| 1 | 1 | 2000.0 ms | 1.00x | 25.00 | - | - | - |  | 3 MiB | - | - | - |"),
         "{markdown}"
     );
     let csv = render(&[size], Format::Csv);
     assert_eq!(
         csv.lines().nth(1),
-        Some("1,1,2000.00,1.00,25.00,,,,3.0,,,"),
+        Some("1,1,2000.00,1.00,25.00,,,,,3.0,,,"),
         "{csv}"
     );
 }
