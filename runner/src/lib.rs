@@ -26,5 +26,6 @@ pub mod run;
 pub mod runs;
 pub mod server;
 pub mod sweep;
+pub mod table;
 pub mod target;
 pub mod units;

@@ -16,7 +16,7 @@ use ocr_bench::gpu_route::GpuRouteRequest;
 use ocr_bench::run::DEFAULT_PAGE;
 use ocr_bench::sweep;
 
-use commands::combos::{plan_command, table_command};
+use commands::combos::{plan_command, table_command, TableFormat};
 use commands::compare::compare_command;
 use commands::export::export_command;
 use commands::predict::predict_command;
@@ -200,7 +200,8 @@ enum Command {
         #[arg(required = true, value_name = "QUERY")]
         queries: Vec<String>,
     },
-    /// Set the combinations' finished runs side by side against the seed's loop, in markdown.
+    /// Set the combinations' finished runs side by side against the seed's loop (markdown,
+    /// CSV or HTML).
     ///
     /// Each FILE holds the rounds of one combination (its finished runs, one browser, one
     /// query). Per combination: rounds, the median over them of the per-token p50, the submit
@@ -208,8 +209,10 @@ enum Command {
     /// --against file's first run ("yes", or how many cases differ); and the ratio of the
     /// per-token p50s seed/this. A second table gives the time to first token, vision, prefill
     /// and case p50 over the steady runs, the first run (pipeline compilation) apart, and
-    /// seed/this for the first token and the case. Then the fastest combination with the seed's tokens, the
-    /// fastest with nCER within --ncer-within of the seed's, and the completion-bound ones.
+    /// seed/this for the first token and the case, a third the GPU dispatches per step, prefill
+    /// and vision. Then the fastest combination with the seed's tokens, the fastest with nCER
+    /// within --ncer-within of the seed's, and the completion-bound ones. --format csv writes
+    /// the three tables as one, a line per combination.
     ///
     /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record, no
     /// finished run, runs of two configurations in one file).
@@ -226,22 +229,27 @@ enum Command {
             value_parser = commands::combos::parse_ncer_tolerance
         )]
         ncer_within: f64,
+        #[command(flatten)]
+        format: TableFormat,
         /// Results files (JSONL), one combination each, in the table's order.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
-    /// Set the pool sizes' finished runs side by side, in markdown (`bench/pool-sizes`).
+    /// Set the pool sizes' finished runs side by side (markdown, CSV or HTML;
+    /// `bench/pool-sizes`).
     ///
     /// Each FILE holds the rounds of one `pool=K` over the same set and query otherwise; the
     /// first is the reference (K=1 as the bench orders them). Per size: the whole set's time
     /// (the decoder-run phase) and the first's over it, decode steps per second, the
     /// per-token p50 under contention, whether every case read the first file's tokens, the
-    /// runs each realm read, GPU bytes and WASM heaps summed over the realms, and the
+    /// nCER, the runs each realm read, GPU bytes and WASM heaps summed over the realms, and the
     /// browser's PSS and VRAM at their decoder-run peak; then the best whole-set time.
     ///
     /// Exit status: 0 done, 2 bad input (unreadable file, a line that is not a record, no
     /// finished run, runs of two configurations in one file).
     PoolTable {
+        #[command(flatten)]
+        format: TableFormat,
         /// Results files (JSONL), one pool size each, the reference first.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
@@ -406,9 +414,12 @@ fn execute(cli: Cli) -> Result<u8> {
         Command::Table {
             against,
             ncer_within,
+            format,
             files,
-        } => Ok(table_command(&against, &files, ncer_within)),
-        Command::PoolTable { files } => Ok(commands::combos::pool_table_command(&files)),
+        } => Ok(table_command(&against, &files, ncer_within, format.format)),
+        Command::PoolTable { format, files } => {
+            Ok(commands::combos::pool_table_command(&files, format.format))
+        }
         Command::Report { files, out } => {
             // The page and Chart.js come from the root only when a page is written.
             let root = out.as_ref().map(|_| resolve_root(root)).transpose()?;

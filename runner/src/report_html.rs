@@ -2,18 +2,20 @@
 //! and with `--out` a static HTML report with the charts of `www/report/` that opens from
 //! disk (the records embedded as JSON, Chart.js copied beside it, no server, no network).
 //!
-//! Reading the files is here, the markdown is `summary.rs`'s job, and the page holds the same
-//! summary as HTML tables (`tables_html.rs`), readable before and without its charts; the
+//! Reading the files is here, the summary is `summary.rs`'s job: prose and tables of the table
+//! model, printed as markdown and written into the page as HTML from the same tables
+//! (`document.rs`), readable before and without its charts; the
 //! charts are drawn by `www/report/charts.js`, the same code the served `www/report.html` runs.
 
 mod configuration;
 mod decomposition;
+mod document;
 mod finished_run;
 mod least_memory;
+mod prose_html;
 mod release_table;
 mod rise_table;
 mod summary;
-mod tables_html;
 #[cfg(test)]
 mod tests;
 
@@ -245,11 +247,7 @@ pub fn write_static(
     // may spell either, and the template's own tables placeholder comes before its data.
     let html = template
         .replacen(DATA_PLACEHOLDER, &embedded_data(files, written), 1)
-        .replacen(
-            TABLES_PLACEHOLDER,
-            &tables_html::markdown_to_html(&markdown(files)),
-            1,
-        );
+        .replacen(TABLES_PLACEHOLDER, &summary::document(files).html(), 1);
     std::fs::write(&page, html)
         .map_err(|e| ReportError::Write(format!("writing {}: {e}", page.display())))?;
     Ok(page)

@@ -25,8 +25,14 @@ fn result(k: u32) -> Value {
 }
 
 fn table(files: &[PathBuf]) -> (i32, String, String) {
+    table_in(&[], files)
+}
+
+/// `pool-table` with `options` before the files.
+fn table_in(options: &[&str], files: &[PathBuf]) -> (i32, String, String) {
     let out = Command::new(BIN)
         .arg("pool-table")
+        .args(options)
         .args(files)
         .output()
         .unwrap();
@@ -97,22 +103,25 @@ fn each_pool_size_gets_its_set_time_rate_tokens_and_memory() {
         ("yes", "yes"),
         "{text}"
     );
-    assert_eq!(row2[7], "1/1", "{text}");
+    // Accuracy beside the tokens: the page's own nCER.
+    let ncer = |r: &Value| format!("{:.4}", r["summary"]["nCER"].as_f64().unwrap());
+    assert_eq!((&row1[7], &row2[7]), (&ncer(&one), &ncer(&two)), "{text}");
+    assert_eq!(row2[8], "1/1", "{text}");
     // Memory: the pool's two realms summed, the K=1 worker's own report, the runner's PSS.
     let realms = two["summary"]["pool"]["realmMemory"].as_array().unwrap();
     let gpu: f64 = realms
         .iter()
         .map(|r| r["gpu"]["peakBytes"].as_f64().unwrap())
         .sum();
-    assert_eq!(row2[8], mib(gpu), "{text}");
+    assert_eq!(row2[9], mib(gpu), "{text}");
     let heaps: f64 = realms
         .iter()
         .flat_map(|r| r["wasmHeaps"].as_array().unwrap())
         .map(|h| h["bytes"].as_f64().unwrap())
         .sum();
-    assert_eq!(row2[9], mib(heaps), "{text}");
+    assert_eq!(row2[10], mib(heaps), "{text}");
     assert_eq!(
-        row1[8],
+        row1[9],
         mib(one["summary"]["gpuMemory"]["decoderWorker"]["peakBytes"]
             .as_f64()
             .unwrap()),
@@ -124,12 +133,12 @@ fn each_pool_size_gets_its_set_time_rate_tokens_and_memory() {
             .unwrap()
     };
     assert_eq!(
-        (row1[10].clone(), row2[10].clone()),
+        (row1[11].clone(), row2[11].clone()),
         (mib(pss(&one)), mib(pss(&two))),
         "{text}"
     );
     // No NVML on this machine: no VRAM figure, not a zero.
-    assert_eq!(row2[11], "-", "{text}");
+    assert_eq!(row2[12], "-", "{text}");
     let best = if set_ms(&one) <= set_ms(&two) { 1 } else { 2 };
     assert!(
         text.contains(&format!("Best whole-set time: pool={best} ")),
@@ -209,4 +218,48 @@ fn a_file_that_cannot_be_read_is_refused_with_its_name() {
     let (code, out, stderr) = table(&[fixture(1), missing.to_owned()]);
     assert_eq!(code, 2, "{out}");
     assert!(stderr.contains("/nonexistent/pool-8.jsonl"), "{stderr}");
+}
+
+#[test]
+fn one_table_in_every_format_says_the_same_figures() {
+    let sizes = [fixture(1), fixture(2)];
+    let (_, markdown, _) = table(&sizes);
+    let (code, csv, stderr) = table_in(&["--format", "csv"], &sizes);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, html, stderr) = table_in(&["--format", "html"], &sizes);
+    assert_eq!(code, 0, "{stderr}");
+    let set_ms = result(2)["processMemory"]["phases"]["decoder-run"]["durationMs"]
+        .as_f64()
+        .unwrap();
+    // pool=2's whole set: seconds with the unit in markdown and HTML, plain ms in CSV.
+    let shown = format!("{:.2} s", set_ms / 1000.0);
+    assert_eq!(row(&markdown, 2)[2], shown, "{markdown}");
+    assert!(
+        html.contains(&format!("<td class=\"number\">{shown}</td>")),
+        "{html}"
+    );
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..4],
+        ["pool", "rounds", "whole set (ms)", "set K=1/this (ratio)"]
+    );
+    let csv_row2: Vec<&str> = lines
+        .find(|l| l.starts_with("2,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(csv_row2[2], format!("{set_ms:.2}"), "{csv}");
+    // Every column in every format; the driver was not read here: an empty CSV field.
+    assert_eq!(csv_row2.len(), row(&markdown, 2).len(), "{csv}");
+    assert_eq!(csv_row2.last(), Some(&""), "{csv}");
+    assert_eq!(
+        html.matches("</th>").count(),
+        row(&markdown, 2).len(),
+        "{html}"
+    );
+    assert!(html.contains("<p>Best whole-set time: pool="), "{html}");
+    let (code, _, stderr) = table_in(&["--format", "tsv"], &sizes);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("allowed: markdown, csv, html"), "{stderr}");
 }

@@ -11,6 +11,7 @@ use std::process::Command;
 use ocr_bench::combos::table::{
     load_combination, parse_combination, table, Combination, Tokens, DEFAULT_NCER_TOLERANCE,
 };
+use ocr_bench::table::Format;
 use ocr_bench_core::build_summary::token_latencies;
 use ocr_bench_core::latency::latency_stats;
 use ocr_bench_core::record::CaseProbe;
@@ -530,4 +531,34 @@ fn dispatches_are_the_rounds_median_against_the_seeds_and_absent_counts_are_dash
         row(&t.rows[2].label).ends_with("| - | - | - | - |"),
         "{rendered}"
     );
+}
+
+#[test]
+fn csv_holds_the_three_tables_as_one_and_html_the_same_figures() {
+    let combinations = all();
+    let t = table(&combinations[0], &combinations, DEFAULT_NCER_TOLERANCE);
+    let csv = t.render_as(Format::Csv);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + combinations.len(), "{csv}");
+    assert!(
+        lines[0].starts_with("combination,rounds,per-token p50 (ms),")
+            && lines[0].contains(",first token (ms),")
+            && lines[0].ends_with(",dispatches / step seed/this (ratio)"),
+        "{csv}"
+    );
+    // The combination named once: the later tables' own name columns are left out.
+    assert_eq!(lines[0].matches("combination").count(), 1, "{csv}");
+    let token_p50 = format!("{:.2}", t.rows[1].token_p50_ms.unwrap());
+    assert!(lines[2].split(',').any(|field| field == token_p50), "{csv}");
+    let html = t.render_as(Format::Html);
+    assert_eq!(html.matches("<table>").count(), 3, "{html}");
+    assert!(
+        html.contains(&format!("<td class=\"number\">{token_p50}</td>")),
+        "{html}"
+    );
+    assert!(
+        html.contains("<p>fastest with the seed's tokens: "),
+        "{html}"
+    );
+    assert_eq!(t.render(), t.render_as(Format::Markdown));
 }

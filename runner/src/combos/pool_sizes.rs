@@ -2,10 +2,9 @@
 //! one K over the same set, every figure the median over the file's finished runs, set against
 //! the first file (K=1 as `bench/pool-sizes` orders them): the whole set's time, the aggregate
 //! decode rate, the per-token p50 under contention, whether every case read the first file's
-//! tokens, and what the realms cost (GPU bytes and WASM heaps of every realm, the process
-//! PSS and the driver's VRAM at their decoder-run peak).
+//! tokens and the nCER, and what the realms cost (GPU bytes and WASM heaps of every realm, the
+//! process PSS and the driver's VRAM at their decoder-run peak).
 
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use ocr_bench_core::record::PageSummary;
@@ -16,7 +15,8 @@ use super::InputError;
 use crate::memory_model::page_gpu::heap_bytes;
 use crate::memory_model::pool_realms;
 use crate::runs::{self, Run};
-use crate::units::{mib_with_unit, ratio_or_dash};
+use crate::table::{csv, html, markdown, Cell, Column, Format, Table, Unit};
+use crate::units::ratio;
 
 /// The phase a set is read in: its duration is the whole set's time for every K alike (the
 /// page's own `pool.wallMs`, from the first case taken to the last read, exists only above 1).
@@ -144,46 +144,47 @@ fn median_bytes(values: impl Iterator<Item = Option<u64>>) -> Option<f64> {
     median(values.map(|v| v.map(|b| b as f64)))
 }
 
-/// Milliseconds, as seconds from 10 s (a whole set's time).
-fn ms(value: Option<f64>) -> String {
-    match value {
-        Some(v) if v >= 10_000.0 => format!("{:.2} s", v / 1000.0),
-        Some(v) => format!("{v:.1} ms"),
-        None => "-".to_owned(),
-    }
-}
+/// What the table's figures are, said above it.
+const CAPTION: &str = "Whole set = the decoder-run phase as the runner timed it (every case \
+     read, the samples between cases included); steps/s = decode steps of every run over it; \
+     per-token p50 = the decode probe's, each realm's tokens waiting on the others; GPU bytes \
+     and WASM heaps summed over the realms that decode; PSS and VRAM = the browser's peak in \
+     decoder-run (VRAM where the driver was read). Medians over the rounds.";
 
-/// Whole MiB with the unit, `-` where unknown.
-fn bytes_cell(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| mib_with_unit(v, 0))
-}
-
-/// The table in markdown, the first size the reference of the ratios and the tokens.
-pub fn render(sizes: &[PoolSize]) -> String {
-    let mut out = String::new();
-    let Some(reference) = sizes.first() else {
-        return out;
-    };
+/// The table, the first size the reference of the ratios and the tokens; the best whole-set
+/// time its note. `None` without sizes.
+pub fn table(sizes: &[PoolSize]) -> Option<Table> {
+    let reference = sizes.first()?;
     let set_ms = |s: &PoolSize| median(s.rounds.iter().map(|r| r.set_ms));
+    let gpu = |s: &PoolSize| median_bytes(s.rounds.iter().map(|r| r.gpu_peak_bytes));
+    let pss = |s: &PoolSize| median_bytes(s.rounds.iter().map(|r| r.pss_peak_bytes));
     let reference_set = set_ms(reference);
-    out.push_str(
-        "Whole set = the decoder-run phase as the runner timed it (every case read, the \
-         samples between cases included); steps/s = decode steps of every run over it; \
-         per-token p50 = the decode probe's, each realm's tokens waiting on the others; GPU \
-         bytes and WASM heaps summed over the realms that decode; PSS and VRAM = the browser's \
-         peak in decoder-run (VRAM where the driver was read). Medians over the rounds.\n\n",
-    );
-    out.push_str("| pool | rounds | whole set | set K=1/this | steps/s | per-token p50 | tokens as the first | runs per realm | GPU bytes, all realms | WASM heaps, all realms | PSS peak | VRAM peak |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let ms = |name: &str, places| Column::figure(name, Unit::Ms, places).with_unit_in_cells();
+    let mib = |name: &str| Column::figure(name, Unit::Mib, 0).with_unit_in_cells();
+    let mut table = Table::new(vec![
+        Column::figure("pool", Unit::Count, 0),
+        Column::figure("rounds", Unit::Count, 0),
+        ms("whole set", 1),
+        Column::figure("set K=1/this", Unit::Ratio, 2).with_unit_in_cells(),
+        Column::figure("steps/s", Unit::None, 2),
+        ms("per-token p50", 1),
+        Column::text("tokens as the first"),
+        Column::figure("nCER", Unit::None, 4),
+        Column::text("runs per realm"),
+        mib("GPU bytes, all realms"),
+        mib("WASM heaps, all realms"),
+        mib("PSS peak"),
+        mib("VRAM peak"),
+    ]);
     let reference_tokens = reference.token_rounds.first();
     for size in sizes {
         let tokens = match reference_tokens {
             Some(first) => match tokens_against(first, &size.token_rounds) {
-                Tokens::Same => "yes".to_owned(),
-                Tokens::NoTokenIds => "no token ids".to_owned(),
-                Tokens::Differ { cases, of } => format!("{cases} of {of} cases differ"),
+                Tokens::Same => Cell::text("yes"),
+                Tokens::NoTokenIds => Cell::text("no token ids"),
+                Tokens::Differ { cases, of } => Cell::text(format!("{cases} of {of} cases differ")),
             },
-            None => "-".to_owned(),
+            None => Cell::Missing("the first file has no round".into()),
         };
         let per_realm = size
             .rounds
@@ -197,42 +198,76 @@ pub fn render(sizes: &[PoolSize]) -> String {
             })
             .unwrap_or_default();
         let this_set = set_ms(size);
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            size.realms,
-            size.rounds.len(),
-            ms(this_set),
-            ratio_or_dash(reference_set, this_set, 2),
-            median(size.rounds.iter().map(PoolRound::steps_per_second))
-                .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
-            ms(median(size.rounds.iter().map(|r| r.token_p50_ms))),
+        table.push(vec![
+            Cell::Figure(size.realms.into()),
+            Cell::Figure(size.rounds.len() as f64),
+            Cell::figure_or(this_set, "no decoder-run phase timed"),
+            Cell::figure_or(
+                ratio(reference_set, this_set),
+                "a whole-set time is missing",
+            ),
+            Cell::figure_or(
+                median(size.rounds.iter().map(PoolRound::steps_per_second)),
+                "no decoder-run phase timed",
+            ),
+            Cell::figure_or(
+                median(size.rounds.iter().map(|r| r.token_p50_ms)),
+                "no decode probe",
+            ),
             tokens,
-            per_realm,
-            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.wasm_bytes))),
-            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
-            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.vram_peak_bytes))),
-        );
+            Cell::figure_or(
+                median(size.token_rounds.iter().map(|r| r.ncer)),
+                "no round has an nCER (no reference text)",
+            ),
+            Cell::Text(per_realm),
+            Cell::figure_or(gpu(size), "no realm reported its device"),
+            Cell::figure_or(
+                median_bytes(size.rounds.iter().map(|r| r.wasm_bytes)),
+                "no realm reported its heaps",
+            ),
+            Cell::figure_or(pss(size), "no PSS sample in decoder-run"),
+            Cell::figure_or(
+                median_bytes(size.rounds.iter().map(|r| r.vram_peak_bytes)),
+                "the driver was not read",
+            ),
+        ]);
     }
     let best = sizes
         .iter()
         .filter_map(|s| set_ms(s).map(|t| (s, t)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((size, time)) = best {
-        let _ = writeln!(
-            out,
-            "\nBest whole-set time: pool={} at {} ({} the first row's), GPU bytes {} and PSS {} against the first row's {} and {}.",
+        // Written by the table's own columns, so the note reads as the rows do.
+        let shown = |column: &str, value: Option<f64>| {
+            let column = table.columns.iter().find(|c| c.name == column);
+            column.map_or_else(String::new, |c| Cell::figure_or(value, "").shown(c))
+        };
+        let note = format!(
+            "Best whole-set time: pool={} at {} ({} the first row's), GPU bytes {} and PSS {} against the first row's {} and {}.",
             size.realms,
-            ms(Some(time)),
-            ratio_or_dash(reference_set, Some(time), 2),
-            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            bytes_cell(median_bytes(size.rounds.iter().map(|r| r.pss_peak_bytes))),
-            bytes_cell(median_bytes(reference.rounds.iter().map(|r| r.gpu_peak_bytes))),
-            bytes_cell(median_bytes(reference.rounds.iter().map(|r| r.pss_peak_bytes))),
+            shown("whole set", Some(time)),
+            shown("set K=1/this", ratio(reference_set, Some(time))),
+            shown("GPU bytes, all realms", gpu(size)),
+            shown("PSS peak", pss(size)),
+            shown("GPU bytes, all realms", gpu(reference)),
+            shown("PSS peak", pss(reference)),
         );
+        table.note(note);
     }
-    out
+    Some(table)
+}
+
+/// The table in `format`: markdown and HTML with what its figures are said above it, CSV its
+/// rows only; nothing without sizes.
+pub fn render(sizes: &[PoolSize], format: Format) -> String {
+    let Some(table) = table(sizes) else {
+        return String::new();
+    };
+    match format {
+        Format::Markdown => format!("{CAPTION}\n\n{}", markdown::render(&table)),
+        Format::Html => format!("<p>{}</p>\n{}", html::escape(CAPTION), html::render(&table)),
+        Format::Csv => csv::render(&table),
+    }
 }
 
 #[cfg(test)]

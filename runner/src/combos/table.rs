@@ -12,6 +12,7 @@ use ocr_bench_core::stats::median;
 use ocr_bench_core::Config;
 
 use crate::other_page::OtherFigures;
+use crate::table::{csv, html, markdown, Cell, Column, Format, Table as TableModel, Unit};
 use crate::units::ratio;
 
 pub use super::combination::{load_combination, parse_combination, Combination, FirstToken, Round};
@@ -304,29 +305,85 @@ impl Table {
         })
     }
 
-    /// The markdown table and the lines under it.
+    /// The table in markdown, as `table` prints it by default.
     pub fn render(&self) -> String {
-        let mut out = String::new();
+        self.render_as(Format::Markdown)
+    }
+
+    /// The tables in `format`: markdown and HTML with the lines above and under them, CSV the
+    /// three tables side by side (a row per combination, its data only).
+    pub fn render_as(&self, format: Format) -> String {
+        let [decode, first_token, dispatches] = self.tables();
+        let intro = self.intro();
+        match format {
+            Format::Csv => csv::render(&TableModel::beside(&[decode, first_token, dispatches])),
+            Format::Markdown => {
+                let mut out = intro.join("\n");
+                out.push_str("\n\n");
+                out.push_str(&markdown::render(&decode));
+                out.push('\n');
+                out.push_str(FIRST_TOKEN_CAPTION);
+                out.push_str(":\n\n");
+                out.push_str(&markdown::render(&first_token));
+                out.push('\n');
+                out.push_str(DISPATCHES_CAPTION);
+                out.push_str(":\n\n");
+                out.push_str(&markdown::render(&dispatches));
+                out
+            }
+            Format::Html => {
+                let paragraph = |text: &str| format!("<p>{}</p>\n", html::escape(text));
+                let mut out: String = intro.iter().map(|line| paragraph(line)).collect();
+                out.push_str(&html::render(&decode));
+                out.push_str(&paragraph(FIRST_TOKEN_CAPTION));
+                out.push_str(&html::render(&first_token));
+                out.push_str(&paragraph(DISPATCHES_CAPTION));
+                out.push_str(&html::render(&dispatches));
+                out
+            }
+        }
+    }
+
+    /// What the figures are against, and what every combination shares.
+    fn intro(&self) -> Vec<String> {
         let reference = self.reference();
-        let _ = writeln!(
-            out,
+        let mut lines = vec![format!(
             "Against the seed's loop, {} ({}); in {}; every figure the median over a combination's rounds, in ms.",
             reference.label,
             reference.file.display(),
             self.browsers.join(", ")
-        );
+        )];
         if !self.common.is_empty() {
-            let _ = writeln!(out, "Common to every combination: {}", self.common);
+            lines.push(format!("Common to every combination: {}", self.common));
         }
-        out.push('\n');
-        out.push_str("| combination | rounds | per-token p50 | submit p50 | sync p50 | ms/step | nCER | seed's tokens | seed/this |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+        lines
+    }
+
+    /// The decode table, the first-token table and the dispatch table, a row per combination
+    /// in each; the verdicts are the last one's notes.
+    pub fn tables(&self) -> [TableModel; 3] {
+        [
+            self.decode_table(),
+            self.first_token_table(),
+            self.dispatch_table(),
+        ]
+    }
+
+    fn decode_table(&self) -> TableModel {
+        let ms = |name: &str| Column::figure(name, Unit::Ms, 2);
+        let mut table = TableModel::new(vec![
+            Column::text("combination"),
+            Column::figure("rounds", Unit::Count, 0),
+            ms("per-token p50"),
+            ms("submit p50"),
+            ms("sync p50"),
+            ms("ms/step"),
+            Column::figure("nCER", Unit::None, 4),
+            Column::text("seed's tokens"),
+            Column::figure("seed/this", Unit::Ratio, 2),
+        ]);
         for row in &self.rows {
-            let mut name = if row.is_reference {
-                format!("{} (the seed's loop)", row.label)
-            } else {
-                row.label.clone()
-            };
+            let mut name = self.name(row);
             if row.failed_verification_rounds > 0 {
                 let _ = write!(
                     name,
@@ -334,44 +391,107 @@ impl Table {
                     row.failed_verification_rounds, row.rounds
                 );
             }
-            let _ = writeln!(
-                out,
-                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                row.rounds,
-                figure(row.token_p50_ms),
-                figure(row.submit_p50_ms),
-                figure(row.sync_p50_ms),
-                figure(row.ms_per_step),
-                row.ncer
-                    .map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}")),
-                tokens(&row.tokens),
-                figure(row.speedup),
-            );
+            table.push(vec![
+                Cell::Text(name),
+                Cell::Figure(row.rounds as f64),
+                Cell::figure_or(row.token_p50_ms, NOT_TIMED),
+                Cell::figure_or(row.submit_p50_ms, NOT_TIMED),
+                Cell::figure_or(row.sync_p50_ms, NOT_TIMED),
+                Cell::figure_or(row.ms_per_step, NOT_TIMED),
+                row.ncer.map_or_else(
+                    || Cell::NotApplicable("no round has an nCER".into()),
+                    Cell::Figure,
+                ),
+                Cell::text(tokens(&row.tokens)),
+                Cell::figure_or(row.speedup, NO_RATIO),
+            ]);
         }
-        out.push('\n');
-        self.render_first_token(&mut out);
-        self.render_dispatches(&mut out);
-        match self.fastest_with_the_seeds_tokens() {
-            Some(row) => {
-                let _ = writeln!(out, "fastest with the seed's tokens: {}", verdict(row));
-            }
-            None => out.push_str("fastest with the seed's tokens: none has a per-token p50\n"),
+        table
+    }
+
+    fn first_token_table(&self) -> TableModel {
+        let ms = |name: &str| Column::figure(name, Unit::Ms, 2);
+        let ratio = |name: &str| Column::figure(name, Unit::Ratio, 2);
+        let mut table = TableModel::new(vec![
+            Column::text("combination"),
+            ms("first token"),
+            ms("vision"),
+            ms("prefill"),
+            ms("case"),
+            ms("first case: first token"),
+            ms("first case"),
+            ratio("first token seed/this"),
+            ratio("case seed/this"),
+        ]);
+        for row in &self.rows {
+            let f = &row.first_token;
+            table.push(vec![
+                Cell::text(&row.label),
+                Cell::figure_or(f.ttft_p50_ms, NOT_TIMED),
+                Cell::figure_or(f.vision_p50_ms, NOT_TIMED),
+                Cell::figure_or(f.prefill_p50_ms, NOT_TIMED),
+                Cell::figure_or(f.case_p50_ms, NOT_TIMED),
+                Cell::figure_or(f.first_case_ttft_ms, NOT_TIMED),
+                Cell::figure_or(f.first_case_ms, NOT_TIMED),
+                Cell::figure_or(row.ttft_speedup, NO_RATIO),
+                Cell::figure_or(row.case_speedup, NO_RATIO),
+            ]);
         }
+        table
+    }
+
+    fn dispatch_table(&self) -> TableModel {
+        let count = |name: &str| Column::figure(name, Unit::Count, 0);
+        let mut table = TableModel::new(vec![
+            Column::text("combination"),
+            count("dispatches / step"),
+            count("dispatches / prefill"),
+            count("dispatches / vision"),
+            Column::figure("dispatches / step seed/this", Unit::Ratio, 2),
+        ]);
+        let uncounted = "the records hold no count (older records, another page)";
+        for row in &self.rows {
+            let d = &row.dispatches;
+            table.push(vec![
+                Cell::Text(self.name(row)),
+                Cell::figure_or(d.step_p50, uncounted),
+                Cell::figure_or(d.prefill_p50, uncounted),
+                Cell::figure_or(d.vision_p50, uncounted),
+                Cell::figure_or(row.step_dispatch_ratio, NO_RATIO),
+            ]);
+        }
+        table.notes = self.verdicts();
+        table
+    }
+
+    /// A row's label, the reference's said to be the seed's loop.
+    fn name(&self, row: &Row) -> String {
+        if row.is_reference {
+            format!("{} (the seed's loop)", row.label)
+        } else {
+            row.label.clone()
+        }
+    }
+
+    /// The fastest combinations, other pages' figures, and the rows whose figures are not the
+    /// model's (completion-bound) or not a result (failed verification).
+    fn verdicts(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        lines.push(match self.fastest_with_the_seeds_tokens() {
+            Some(row) => format!("fastest with the seed's tokens: {}", verdict(row)),
+            None => "fastest with the seed's tokens: none has a per-token p50".to_owned(),
+        });
         let within = format!(
             "fastest with nCER within {} of the seed's loop",
             self.ncer_tolerance
         );
-        match self.fastest_within_ncer() {
-            Some(row) => {
-                let _ = writeln!(out, "{within}: {}", verdict(row));
-            }
-            None => {
-                let _ = writeln!(out, "{within}: none (no nCER to compare)");
-            }
-        }
+        lines.push(match self.fastest_within_ncer() {
+            Some(row) => format!("{within}: {}", verdict(row)),
+            None => format!("{within}: none (no nCER to compare)"),
+        });
         for row in &self.rows {
             if let Some(figures) = &row.another_page {
-                let _ = writeln!(out, "{} ({}): {figures}", row.label, row.file.display());
+                lines.push(format!("{} ({}): {figures}", row.label, row.file.display()));
             }
         }
         let bound: Vec<String> = self
@@ -386,11 +506,10 @@ impl Table {
             })
             .collect();
         if !bound.is_empty() {
-            let _ = writeln!(
-                out,
+            lines.push(format!(
                 "completion-bound, its token times the browser's GPU-completion timer and not the model: {}",
                 bound.join(", ")
-            );
+            ));
         }
         let failed: Vec<String> = self
             .rows
@@ -399,92 +518,31 @@ impl Table {
             .map(|r| format!("{} ({})", r.label, r.file.display()))
             .collect();
         if !failed.is_empty() {
-            let _ = writeln!(
-                out,
+            lines.push(format!(
                 "VERIFICATION FAILED (verify=wasm: a case left the WASM reference), its figures not a result and never the fastest: {}",
                 failed.join(", ")
-            );
+            ));
         }
-        out
+        lines
     }
 }
 
-impl Table {
-    /// What a user waits for: the first token and the whole case, the first case apart.
-    fn render_first_token(&self, out: &mut String) {
-        out.push_str(
-            "First token and whole case in ms, p50 over the steady cases (every run after the \
-             first; the first is a warm-up run where warmup=N made any); first token = vision + \
-             prefill + the first choice; the first case, which compiles the pipelines, apart:\n\n",
-        );
-        out.push_str("| combination | first token | vision | prefill | case | first case: first token | first case | first token seed/this | case seed/this |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|---|\n");
-        for row in &self.rows {
-            let f = &row.first_token;
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                row.label,
-                figure(f.ttft_p50_ms),
-                figure(f.vision_p50_ms),
-                figure(f.prefill_p50_ms),
-                figure(f.case_p50_ms),
-                figure(f.first_case_ttft_ms),
-                figure(f.first_case_ms),
-                figure(row.ttft_speedup),
-                figure(row.case_speedup),
-            );
-        }
-        out.push('\n');
-    }
-}
+/// What the first-token table holds: what a user waits for, the first case apart.
+const FIRST_TOKEN_CAPTION: &str = "First token and whole case in ms, p50 over the steady cases \
+     (every run after the first; the first is a warm-up run where warmup=N made any); first \
+     token = vision + prefill + the first choice; the first case, which compiles the pipelines, \
+     apart";
 
-impl Table {
-    /// How many GPU dispatches a case costs, where the records counted them.
-    fn render_dispatches(&self, out: &mut String) {
-        out.push_str(
-            "GPU compute dispatches onnxruntime-web encoded, counted on every case in the realm \
-             that ran it (graph-capture replays included); the median over the steady cases, \
-             as above; per step, each case's median over its steps; - where the records hold \
-             no count (older records, another page):\n\n",
-        );
-        out.push_str(
-            "| combination | dispatches / step | dispatches / prefill | dispatches / vision | dispatches / step seed/this |\n",
-        );
-        out.push_str("|---|---|---|---|---|\n");
-        for row in &self.rows {
-            let d = &row.dispatches;
-            let name = if row.is_reference {
-                format!("{} (the seed's loop)", row.label)
-            } else {
-                row.label.clone()
-            };
-            let _ = writeln!(
-                out,
-                "| {name} | {} | {} | {} | {} |",
-                count(d.step_p50),
-                count(d.prefill_p50),
-                count(d.vision_p50),
-                figure(row.step_dispatch_ratio),
-            );
-        }
-        out.push('\n');
-    }
-}
+/// What the dispatch table holds: how many GPU dispatches a case costs.
+const DISPATCHES_CAPTION: &str = "GPU compute dispatches onnxruntime-web encoded, counted on \
+     every case in the realm that ran it (graph-capture replays included); the median over the \
+     steady cases, as above; per step, each case's median over its steps; - where the records \
+     hold no count (older records, another page)";
 
-/// A count: whole where it is (a median of two rounds may end in .5), `-` where there is none.
-fn count(value: Option<f64>) -> String {
-    value.map_or_else(
-        || "-".to_owned(),
-        |v| {
-            if v.fract() == 0.0 {
-                format!("{v:.0}")
-            } else {
-                format!("{v:.1}")
-            }
-        },
-    )
-}
+/// Why a time is missing: no round timed it.
+const NOT_TIMED: &str = "no round timed it";
+/// Why a ratio is missing: a figure of either side is.
+const NO_RATIO: &str = "a figure of this combination or of the seed's loop is missing";
 
 /// A figure (ms or a ratio) to two places, `-` where there is none.
 fn figure(value: Option<f64>) -> String {

@@ -7,9 +7,19 @@ use ocr_bench::combos::plan::{plan, Planned};
 use ocr_bench::combos::pool_sizes::{load_pool_size, render};
 use ocr_bench::combos::table::{load_combination, table};
 use ocr_bench::combos::InputError;
+use ocr_bench::table::Format;
 use ocr_bench_core::error::quoted;
 
 use super::EXIT_USAGE;
+
+/// `--format` of `table` and `pool-table`: one table, written in any of the formats.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TableFormat {
+    /// `markdown` (with what the figures are said around the tables), `csv` (the rows only,
+    /// figures plain in the unit the header names) or `html` (the markdown's content as HTML).
+    #[arg(long, default_value = "markdown", value_name = "markdown|csv|html")]
+    pub format: Format,
+}
 
 /// Prints one query per configuration; 0, or 2 with the core's message for the first bad one.
 pub fn plan_command(root: &Path, base: &str, combinations: &[String]) -> u8 {
@@ -44,7 +54,7 @@ pub fn plan_command(root: &Path, base: &str, combinations: &[String]) -> u8 {
 }
 
 /// Prints the table; 0, or 2 on a file that cannot be read as one combination.
-pub fn table_command(against: &Path, files: &[PathBuf], ncer_tolerance: f64) -> u8 {
+pub fn table_command(against: &Path, files: &[PathBuf], ncer_tolerance: f64, format: Format) -> u8 {
     let loaded = load_combination(against).and_then(|reference| {
         let others = files
             .iter()
@@ -54,7 +64,10 @@ pub fn table_command(against: &Path, files: &[PathBuf], ncer_tolerance: f64) -> 
     });
     match loaded {
         Ok((reference, others)) => {
-            print!("{}", table(&reference, &others, ncer_tolerance).render());
+            print!(
+                "{}",
+                table(&reference, &others, ncer_tolerance).render_as(format)
+            );
             0
         }
         Err(e) => {
@@ -65,14 +78,14 @@ pub fn table_command(against: &Path, files: &[PathBuf], ncer_tolerance: f64) -> 
 }
 
 /// Prints the pool sizes' table; 0, or 2 on a file that cannot be read as one pool size.
-pub fn pool_table_command(files: &[PathBuf]) -> u8 {
+pub fn pool_table_command(files: &[PathBuf], format: Format) -> u8 {
     match files
         .iter()
         .map(|f| load_pool_size(f))
         .collect::<Result<Vec<_>, _>>()
     {
         Ok(sizes) => {
-            print!("{}", render(&sizes));
+            print!("{}", render(&sizes, format));
             0
         }
         Err(e) => {

@@ -1,6 +1,5 @@
-//! The runs of a report grouped by configuration (one browser on one target and one query),
-//! and the markdown cell every table of the report writes: the pieces the summary and its
-//! tables share, below all of them.
+//! The runs of a report grouped by configuration (one browser on one target and one query):
+//! what the summary and its tables share, below all of them.
 
 use ocr_bench_core::record::PageSummary;
 
@@ -76,9 +75,4 @@ pub fn configurations(files: &[ResultsFile]) -> Vec<Configuration<'_>> {
         }
     }
     groups
-}
-
-/// `|`-escaped for a markdown cell.
-pub fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
 }

@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::configuration::{cell, Configuration};
+use super::configuration::Configuration;
+use super::document::Document;
 use crate::memory_model::page_gpu::gpu_bytes_by_phase;
-use crate::units::{mib, mib_or_dash, ratio_or_dash};
+use crate::table::{Cell, Column, Table, Unit};
+use crate::units::ratio;
 
 /// How far above the best nCER of a case set a configuration still reads "as well": the
 /// tolerance the decode paths are held to against the seed's loop.
@@ -94,7 +96,7 @@ pub fn least_device_memory<'a>(
 }
 
 /// Writes the section where some case set was read by two configurations or more.
-pub fn least_memory_section(out: &mut String, groups: &[Configuration<'_>]) {
+pub fn least_memory_section(out: &mut Document, groups: &[Configuration<'_>]) {
     let chosen: Vec<(String, (Candidate<'_>, usize))> = least_device_memory(groups)
         .into_iter()
         .filter(|(_, (_, count))| *count > 1)
@@ -109,25 +111,31 @@ pub fn least_memory_section(out: &mut String, groups: &[Configuration<'_>]) {
          set's best, the one whose peak GPU bytes (every realm's device, in its heaviest \
          phase; the largest over its runs) are the smallest, against that phase's floor.\n"
     );
-    let _ = writeln!(
-        out,
-        "| cases | configuration | of | nCER | phase | GPU MiB | floor MiB | GPU / floor |"
-    );
-    let _ = writeln!(out, "|---|---|---:|---:|---|---:|---:|---:|");
+    let mut table = Table::new(vec![
+        Column::text("cases"),
+        Column::text("configuration"),
+        Column::figure("of", Unit::Count, 0),
+        Column::figure("nCER", Unit::None, 4),
+        Column::text("phase"),
+        Column::figure("GPU MiB", Unit::Mib, 1),
+        Column::figure("floor MiB", Unit::Mib, 1),
+        Column::figure("GPU / floor", Unit::Ratio, 2).with_unit_in_cells(),
+    ]);
     for (set, (least, count)) in chosen {
-        let floor = mib_or_dash(least.floor_bytes, 1);
-        let ratio = ratio_or_dash(
-            Some(least.gpu_bytes as f64),
-            least.floor_bytes.map(|b| b as f64),
-            2,
-        );
-        let _ = writeln!(
-            out,
-            "| {set} | {} | {count} | {:.4} | {} | {} | {floor} | {ratio} |",
-            cell(least.name),
-            least.ncer,
-            least.phase,
-            mib(least.gpu_bytes, 1),
-        );
+        let floor = least.floor_bytes.map(|b| b as f64);
+        table.push(vec![
+            Cell::text(set),
+            Cell::text(least.name),
+            Cell::Figure(count as f64),
+            Cell::Figure(least.ncer),
+            Cell::text(least.phase.to_string()),
+            Cell::Figure(least.gpu_bytes as f64),
+            Cell::figure_or(floor, "no floor recorded"),
+            Cell::figure_or(
+                ratio(Some(least.gpu_bytes as f64), floor),
+                "no floor recorded",
+            ),
+        ]);
     }
+    out.table(table);
 }

@@ -4,7 +4,9 @@
 use std::fmt::Write;
 
 use super::configuration::Configuration;
+use super::document::Document;
 use crate::memory_model::given_back::{given_back, Returned, StepReturn, HEAP_REALMS};
+use crate::table::{Align, Cell, Column, Table};
 use crate::units::mib;
 
 /// `MiB (share %)`, or `-`.
@@ -21,7 +23,7 @@ fn returned(figure: Option<Returned>) -> String {
 }
 
 /// Writes the table where some configuration's run has step readings.
-pub(super) fn given_back_table(out: &mut String, groups: &[Configuration<'_>]) {
+pub(super) fn given_back_table(out: &mut Document, groups: &[Configuration<'_>]) {
     let rows: Vec<(&str, Vec<StepReturn>)> = groups
         .iter()
         .filter_map(|group| {
@@ -50,12 +52,17 @@ pub(super) fn given_back_table(out: &mut String, groups: &[Configuration<'_>]) {
          was not read. GPU: the bytes live in the page's device and the decoder worker's. \
          WASM: the WebAssembly heaps of the page and of the decoder worker.\n"
     );
-    let _ = writeln!(
-        out,
-        "| configuration | step | PSS | PSS per type | driver VRAM | GPU | WASM {} | WASM {} |",
-        HEAP_REALMS[0], HEAP_REALMS[1]
-    );
-    let _ = writeln!(out, "|---|---|---:|---|---:|---:|---:|---:|");
+    let returned_column = |name: String| Column::text(name).aligned(Align::Right);
+    let mut table = Table::new(vec![
+        Column::text("configuration"),
+        Column::text("step"),
+        returned_column("PSS".into()),
+        Column::text("PSS per type"),
+        returned_column("driver VRAM".into()),
+        returned_column("GPU".into()),
+        returned_column(format!("WASM {}", HEAP_REALMS[0])),
+        returned_column(format!("WASM {}", HEAP_REALMS[1])),
+    ]);
     for (name, steps) in rows {
         for step in steps {
             let by_type: Vec<String> = step
@@ -72,20 +79,19 @@ pub(super) fn given_back_table(out: &mut String, groups: &[Configuration<'_>]) {
                     )
                 })
                 .collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                name.replace('|', "\\|"),
-                step.step,
-                returned(step.pss),
-                by_type.join(", "),
-                returned(step.driver_vram),
-                returned(step.gpu),
-                returned(step.wasm_heaps.get(HEAP_REALMS[0]).copied()),
-                returned(step.wasm_heaps.get(HEAP_REALMS[1]).copied()),
-            );
+            table.push(vec![
+                Cell::text(name),
+                Cell::text(step.step.to_string()),
+                Cell::text(returned(step.pss)),
+                Cell::text(by_type.join(", ")),
+                Cell::text(returned(step.driver_vram)),
+                Cell::text(returned(step.gpu)),
+                Cell::text(returned(step.wasm_heaps.get(HEAP_REALMS[0]).copied())),
+                Cell::text(returned(step.wasm_heaps.get(HEAP_REALMS[1]).copied())),
+            ]);
         }
     }
+    out.table(table);
 }
 
 #[cfg(test)]

@@ -5,8 +5,10 @@
 use std::fmt::Write;
 
 use super::configuration::Configuration;
+use super::document::Document;
 use crate::memory_model::rise::{rises, total, Part, PhaseRise, ReportRise, Rise, REALMS};
 use crate::process_type::ProcessType;
+use crate::table::{Align, Cell, Column, Table, Unit};
 use crate::units::mib;
 
 fn part(part: Part) -> String {
@@ -65,7 +67,7 @@ fn report(report: Option<&ReportRise>) -> String {
     )
 }
 
-fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
+fn row(name: &str, at: &str, rise: &Rise) -> Vec<Cell> {
     let shared = match rise.shmem {
         Part::Measured(_) if rise.shmem_held_as_gpu > 0 => format!(
             "{} (less {} as GPU; {})",
@@ -94,22 +96,27 @@ fn row(out: &mut String, name: &str, at: &str, rise: &Rise) {
         Some(false) => "MISSED",
         None => "-",
     };
-    let wasm: Vec<String> = rise.wasm.iter().map(|(_, p)| part(*p)).collect();
-    let _ = writeln!(
-        out,
-        "| {} | {at} | {} | {} | {} | {} | {} | {shared} | {unexplained} | {share} | {target} | {} |",
-        name.replace('|', "\\|"),
-        mib(rise.pss, 1),
-        by_type(&rise.pss_by_type),
-        part(rise.gpu),
-        wasm.join(" | "),
-        part(rise.js_heap),
-        report(rise.report.as_ref()),
-    );
+    let mut row = vec![
+        Cell::text(name),
+        Cell::text(at),
+        Cell::Figure(rise.pss as f64),
+        Cell::text(by_type(&rise.pss_by_type)),
+        Cell::text(part(rise.gpu)),
+    ];
+    row.extend(rise.wasm.iter().map(|(_, p)| Cell::text(part(*p))));
+    row.extend([
+        Cell::text(part(rise.js_heap)),
+        Cell::text(shared),
+        Cell::text(unexplained),
+        Cell::text(share),
+        Cell::text(target),
+        Cell::text(report(rise.report.as_ref())),
+    ]);
+    row
 }
 
 /// Writes the tables where some configuration's run has a `baseline` PSS.
-pub(super) fn rise_tables(out: &mut String, groups: &[Configuration<'_>]) {
+pub(super) fn rise_tables(out: &mut Document, groups: &[Configuration<'_>]) {
     let runs: Vec<(&str, Vec<PhaseRise>)> = groups
         .iter()
         .filter_map(|group| {
@@ -157,21 +164,36 @@ pub(super) fn rise_tables(out: &mut String, groups: &[Configuration<'_>]) {
     phases.sort();
     for phase in phases {
         let _ = writeln!(out, "### {}\n", phase.as_str());
-        let _ = writeln!(
-            out,
-            "| configuration | at | rise | rise per type | GPU | WASM {} | WASM {} | WASM {} | JS | shared | unexplained | share | target | Firefox's report |",
-            REALMS[0], REALMS[1], REALMS[2]
+        // Parts that may be outside PSS or not available say so in words: text cells.
+        let part_column = |name: String| Column::text(name).aligned(Align::Right);
+        let mut columns = vec![
+            Column::text("configuration"),
+            Column::text("at"),
+            Column::figure("rise", Unit::Mib, 1),
+            Column::text("rise per type"),
+            part_column("GPU".into()),
+        ];
+        columns.extend(
+            REALMS
+                .iter()
+                .map(|realm| part_column(format!("WASM {realm}"))),
         );
-        let _ = writeln!(
-            out,
-            "|---|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|"
-        );
+        columns.extend([
+            part_column("JS".into()),
+            Column::text("shared"),
+            part_column("unexplained".into()),
+            part_column("share".into()),
+            Column::text("target"),
+            Column::text("Firefox's report"),
+        ]);
+        let mut table = Table::new(columns);
         for (name, run) in &runs {
             if let Some(rise) = run.iter().find(|r| r.phase == phase) {
-                row(out, name, "peak", &rise.peak);
-                row(out, name, "end", &rise.end);
+                table.push(row(name, "peak", &rise.peak));
+                table.push(row(name, "end", &rise.end));
             }
         }
+        out.table(table);
         let _ = writeln!(out);
     }
 }

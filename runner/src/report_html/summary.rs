@@ -10,11 +10,13 @@ use std::fmt::Write;
 use ocr_bench_core::record::PageSummary;
 use ocr_bench_core::stats::median;
 
-use super::configuration::{cell, configurations, Configuration};
+use super::configuration::{configurations, Configuration};
 use super::decomposition::{self, Decomposition, PhaseShare};
+use super::document::Document;
 use super::ResultsFile;
 use crate::record::Record;
-use crate::units::{mib_or_dash, ratio_or_dash};
+use crate::table::{Cell, Column, Table, Unit};
+use crate::units::ratio;
 
 fn max(values: impl Iterator<Item = u64>) -> Option<u64> {
     values.max()
@@ -35,8 +37,13 @@ fn phase_names(groups: &[Configuration<'_>]) -> Vec<String> {
 
 /// The markdown summary of the files' finished runs.
 pub fn markdown(files: &[ResultsFile]) -> String {
+    document(files).markdown()
+}
+
+/// The summary's prose and tables, for markdown and HTML alike.
+pub fn document(files: &[ResultsFile]) -> Document {
     let groups = configurations(files);
-    let mut out = String::new();
+    let mut out = Document::default();
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     let runs: usize = groups.iter().map(|g| g.runs.len()).sum();
     let _ = writeln!(
@@ -45,57 +52,68 @@ pub fn markdown(files: &[ResultsFile]) -> String {
         groups.len(),
         names.join(", ")
     );
-    let _ = writeln!(
-        out,
-        "| configuration | runs | cases | nCER | per-token p50 ms | peak GPU MiB, page | peak GPU MiB, vision worker | peak GPU MiB, decoder worker |"
-    );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut table = Table::new(vec![
+        Column::text("configuration"),
+        Column::figure("runs", Unit::Count, 0),
+        Column::figure("cases", Unit::Count, 0),
+        Column::figure("nCER", Unit::None, 4),
+        Column::figure("per-token p50 ms", Unit::Ms, 2),
+        Column::figure("peak GPU MiB, page", Unit::Mib, 0),
+        Column::figure("peak GPU MiB, vision worker", Unit::Mib, 0),
+        Column::figure("peak GPU MiB, decoder worker", Unit::Mib, 0),
+    ]);
     for group in &groups {
         let summaries = || group.runs.iter().map(|r| r.summary);
         let cases = summaries().map(|s| s.cases).max().unwrap_or(0);
         let ncers: Vec<f64> = summaries().filter_map(|s| s.ncer).collect();
         let ncer = if ncers.is_empty() {
-            "n/a".to_owned()
+            Cell::NotApplicable("no run has an nCER (no reference text)".into())
         } else {
-            format!("{:.4}", ncers.iter().sum::<f64>() / ncers.len() as f64)
+            Cell::Figure(ncers.iter().sum::<f64>() / ncers.len() as f64)
         };
-        let token =
-            median(summaries().map(|s| s.decode_probe.token_latency.as_ref().map(|t| t.p50_ms)))
-                .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2}"));
+        let token = Cell::figure_or(
+            median(summaries().map(|s| s.decode_probe.token_latency.as_ref().map(|t| t.p50_ms))),
+            "no run timed its tokens",
+        );
         let gpu = |realm: fn(&PageSummary) -> Option<u64>| {
-            mib_or_dash(max(summaries().filter_map(realm)), 0)
+            Cell::bytes_or(
+                max(summaries().filter_map(realm)),
+                "no run has this realm's device",
+            )
         };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {cases} | {ncer} | {token} | {} | {} | {} |",
-            cell(&group.name),
-            group.runs.len(),
+        table.push(vec![
+            Cell::text(&group.name),
+            Cell::Figure(group.runs.len() as f64),
+            Cell::Figure(cases as f64),
+            ncer,
+            token,
             gpu(|s| s.gpu_memory.as_ref()?.page.as_ref().map(|g| g.peak_bytes)),
             gpu(|s| s.gpu_memory.as_ref()?.worker.as_ref().map(|g| g.peak_bytes)),
             // Every decoder worker of a pool, summed.
             gpu(crate::memory_model::pool_realms::decoder_workers_peak_bytes),
-        );
+        ]);
     }
+    out.table(table);
     failed_verifications(&mut out, &groups);
     let phases = phase_names(&groups);
     if !phases.is_empty() {
         let _ = writeln!(out, "\nPeak PSS per phase, MiB (all the browser's processes; the highest over a configuration's runs; - where the phase had no PSS sample):\n");
-        let _ = writeln!(out, "| configuration | {} |", phases.join(" | "));
-        let _ = writeln!(out, "|---|{}", "---:|".repeat(phases.len()));
+        let mut columns = vec![Column::text("configuration")];
+        columns.extend(phases.iter().map(|p| Column::figure(p, Unit::Mib, 0)));
+        let mut table = Table::new(columns);
         for group in &groups {
-            let peaks: Vec<String> = phases
-                .iter()
-                .map(|phase| {
-                    let peak = max(group.runs.iter().filter_map(|run| {
-                        let memory = run.memory?;
-                        let (_, p) = memory.phases.iter().find(|(name, _)| name == phase)?;
-                        p.total.peak_pss
-                    }));
-                    mib_or_dash(peak, 0)
-                })
-                .collect();
-            let _ = writeln!(out, "| {} | {} |", cell(&group.name), peaks.join(" | "));
+            let mut row = vec![Cell::text(&group.name)];
+            row.extend(phases.iter().map(|phase| {
+                let peak = max(group.runs.iter().filter_map(|run| {
+                    let memory = run.memory?;
+                    let (_, p) = memory.phases.iter().find(|(name, _)| name == phase)?;
+                    p.total.peak_pss
+                }));
+                Cell::bytes_or(peak, "no PSS sample in the phase")
+            }));
+            table.push(row);
         }
+        out.table(table);
     }
     decomposition_tables(&mut out, &groups);
     super::rise_table::rise_tables(&mut out, &groups);
@@ -112,7 +130,7 @@ pub fn markdown(files: &[ResultsFile]) -> String {
 
 /// Per configuration (its last run with a recorded floor), each phase's predicted memory
 /// beside the measured, with the error (`docs/benchmark-protocol.md`, "Predicted memory").
-fn prediction_tables(out: &mut String, groups: &[Configuration<'_>]) {
+fn prediction_tables(out: &mut Document, groups: &[Configuration<'_>]) {
     let mut heading = false;
     for group in groups {
         let text = group.runs.iter().rev().find_map(|run| {
@@ -132,56 +150,63 @@ fn prediction_tables(out: &mut String, groups: &[Configuration<'_>]) {
 
 /// The results other pages posted (kept as posted): what their figures say, and what they
 /// lack against this page's summary.
-fn other_pages_table(out: &mut String, files: &[ResultsFile]) {
-    let rows: Vec<String> = files
-        .iter()
-        .flat_map(|file| {
-            file.other_pages()
-                .map(move |(line, figures)| (file, line, figures))
-        })
-        .map(|(file, line, figures)| {
-            let ms = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
-            let Record::Result { process_memory, .. } = &line.record else {
-                unreachable!("other_pages yields result records")
-            };
-            let peak_rss = process_memory
-                .measured
-                .as_ref()
-                .and_then(|m| max(m.phases.iter().map(|(_, p)| p.total.peak_rss)));
-            format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {} | {} | {} |",
-                cell(&file.name),
-                cell(line.page.as_deref().unwrap_or("-")),
-                cell(figures.run_id.as_deref().unwrap_or("-")),
-                figures.cases.len(),
-                figures
-                    .ncer
-                    .map_or_else(|| "n/a".to_owned(), |v| format!("{v:.4}")),
-                ms(figures.median_case_ms),
-                ms(figures.ms_per_token()),
+fn other_pages_table(out: &mut Document, files: &[ResultsFile]) {
+    let mut table = Table::new(vec![
+        Column::text("file"),
+        Column::text("page"),
+        Column::text("runId"),
+        Column::figure("cases", Unit::Count, 0),
+        Column::figure("nCER", Unit::None, 4),
+        Column::figure("median case ms", Unit::Ms, 1),
+        Column::figure("ms per decode step", Unit::Ms, 1),
+        Column::text("case p50 ms: vision / prefill / decode / total"),
+        Column::figure("peak RSS MiB", Unit::Mib, 0),
+        Column::text("it has no"),
+    ]);
+    for (file, line, figures) in files.iter().flat_map(|file| {
+        file.other_pages()
+            .map(move |(line, figures)| (file, line, figures))
+    }) {
+        let ms = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
+        let Record::Result { process_memory, .. } = &line.record else {
+            unreachable!("other_pages yields result records")
+        };
+        let peak_rss = process_memory
+            .measured
+            .as_ref()
+            .and_then(|m| max(m.phases.iter().map(|(_, p)| p.total.peak_rss)));
+        table.push(vec![
+            Cell::text(&file.name),
+            Cell::text(line.page.as_deref().unwrap_or("-")),
+            Cell::text(figures.run_id.as_deref().unwrap_or("-")),
+            Cell::Figure(figures.cases.len() as f64),
+            figures.ncer.map_or_else(
+                || Cell::NotApplicable("the page posted no nCER".into()),
+                Cell::Figure,
+            ),
+            Cell::figure_or(figures.median_case_ms, "the page posted no case times"),
+            Cell::figure_or(figures.ms_per_token(), "the page posted no decode steps"),
+            Cell::text(format!(
+                "{} / {} / {} / {}",
                 ms(figures.case_p50(|c| c.vision_ms)),
                 ms(figures.case_p50(|c| c.prefill_ms)),
                 ms(figures.case_p50(|c| c.decode_ms)),
                 ms(figures.case_p50(|c| c.total_ms)),
-                mib_or_dash(peak_rss, 0),
-                figures.lacks().join(", "),
-            )
-        })
-        .collect();
-    if rows.is_empty() {
+            )),
+            Cell::bytes_or(peak_rss, "no RSS sample"),
+            Cell::text(figures.lacks().join(", ")),
+        ]);
+    }
+    if table.rows.is_empty() {
         return;
     }
     let _ = writeln!(out, "\nOther pages' results, kept as posted (their own figures; what this page's summary has and they do not is under \"it has no\"):\n");
-    let _ = writeln!(out, "| file | page | runId | cases | nCER | median case ms | ms per decode step | case p50 ms: vision / prefill / decode / total | peak RSS MiB | it has no |");
-    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---|---:|---|");
-    for row in rows {
-        let _ = writeln!(out, "{row}");
-    }
+    out.table(table);
 }
 
 /// The configurations with runs whose `verify=wasm` failed: their figures are in the table,
 /// but they are not results of the configuration.
-fn failed_verifications(out: &mut String, groups: &[Configuration<'_>]) {
+fn failed_verifications(out: &mut Document, groups: &[Configuration<'_>]) {
     let failed: Vec<String> = groups
         .iter()
         .filter_map(|group| {
@@ -202,10 +227,13 @@ fn failed_verifications(out: &mut String, groups: &[Configuration<'_>]) {
     }
 }
 
-/// measured / floor, or `-` where either is missing or the floor is zero.
-fn over_floor(measured: Option<u64>, floor: Option<u64>) -> String {
+/// measured / floor, missing where either is or the floor is zero.
+fn over_floor(measured: Option<u64>, floor: Option<u64>) -> Cell {
     let bytes = |b: Option<u64>| b.map(|b| b as f64);
-    ratio_or_dash(bytes(measured), bytes(floor), 1)
+    Cell::figure_or(
+        ratio(bytes(measured), bytes(floor)),
+        "no figure or no floor",
+    )
 }
 
 /// The run of a configuration whose decomposition a phase's row shows: the one with the
@@ -228,7 +256,7 @@ pub fn run_for_phase<'d>(
 }
 
 /// One table per phase, a row per configuration: where the phase's memory went.
-fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
+fn decomposition_tables(out: &mut Document, groups: &[Configuration<'_>]) {
     let decomposed: Vec<(&str, Vec<Decomposition>)> = groups
         .iter()
         .map(|g| {
@@ -274,31 +302,38 @@ fn decomposition_tables(out: &mut String, groups: &[Configuration<'_>]) {
             continue;
         }
         let _ = writeln!(out, "### {phase}\n");
-        let _ = writeln!(
-            out,
-            "| configuration | PSS | GPU | WASM | rest | GPU in PSS | driver VRAM | floor | PSS/floor | GPU/floor |"
-        );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|");
+        let mut table = Table::new(vec![
+            Column::text("configuration"),
+            Column::figure("PSS", Unit::Mib, 1),
+            Column::figure("GPU", Unit::Mib, 1),
+            Column::figure("WASM", Unit::Mib, 1),
+            Column::figure("rest", Unit::Mib, 1),
+            Column::text("GPU in PSS"),
+            Column::figure("driver VRAM", Unit::Mib, 1),
+            Column::figure("floor", Unit::Mib, 1),
+            Column::figure("PSS/floor", Unit::Ratio, 1).with_unit_in_cells(),
+            Column::figure("GPU/floor", Unit::Ratio, 1).with_unit_in_cells(),
+        ]);
         for (name, (run, share)) in rows {
-            let rest = mib_or_dash(share.rest(run.placement), 1);
             let vram = if run.driver_read {
-                mib_or_dash(share.driver_vram, 1)
+                Cell::bytes_or(share.driver_vram, "no VRAM sample in the phase")
             } else {
-                "n/a".to_owned()
+                Cell::NotApplicable("the driver was not read".into())
             };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {rest} | {} | {vram} | {} | {} | {} |",
-                cell(name),
-                mib_or_dash(share.pss, 1),
-                mib_or_dash(share.gpu, 1),
-                mib_or_dash(share.wasm, 1),
-                run.placement.describe(),
-                mib_or_dash(share.floor, 1),
+            table.push(vec![
+                Cell::text(*name),
+                Cell::bytes_or(share.pss, "no PSS sample in the phase"),
+                Cell::bytes_or(share.gpu, "no GPU bytes recorded"),
+                Cell::bytes_or(share.wasm, "no heap reading"),
+                Cell::bytes_or(share.rest(run.placement), "PSS, GPU or WASM unknown"),
+                Cell::text(run.placement.describe()),
+                vram,
+                Cell::bytes_or(share.floor, "no floor recorded"),
                 over_floor(share.pss, share.floor),
                 over_floor(share.gpu, share.floor),
-            );
+            ]);
         }
+        out.table(table);
         let _ = writeln!(out);
     }
     if !without_pss.is_empty() {

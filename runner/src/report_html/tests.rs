@@ -381,3 +381,34 @@ fn the_least_device_memory_is_chosen_among_the_configurations_that_read_as_well(
     assert!(!least.name.contains("gather-opt"), "{least:?}");
     assert!(!markdown(&files).contains("## The least device memory"));
 }
+
+#[test]
+fn the_markdown_and_the_html_tables_are_one_table_each() {
+    // A `|` in a configuration's name: escaped in the markdown, one cell in the HTML (the
+    // page's tables were once parsed back from the markdown, which split such a cell).
+    let text = TWO_CONFIGS.replace(
+        "\"query\":\"cases=smoke2&maxTokens=2\"",
+        "\"query\":\"cases=smoke2&maxTokens=2&note=a|b\"",
+    );
+    let files = [parse(&text).unwrap()];
+    let document = summary::document(&files);
+    let markdown = document.markdown();
+    assert!(
+        markdown.contains("| firefox · cases=smoke2&maxTokens=2&note=a\\|b | 1 | 2 | 0.6000 |"),
+        "{markdown}"
+    );
+    let html = document.html();
+    assert!(
+        html.contains(
+            "<tr><td>firefox · cases=smoke2&amp;maxTokens=2&amp;note=a|b</td>\
+             <td class=\"number\">1</td><td class=\"number\">2</td>"
+        ),
+        "{html}"
+    );
+    // Every markdown table is an HTML table, row for row (the header row included).
+    let pipe_lines = markdown.lines().filter(|l| l.starts_with('|')).count();
+    let tables = markdown.lines().filter(|l| l.starts_with("|---")).count();
+    assert!(tables >= 3, "{markdown}");
+    assert_eq!(html.matches("<table>").count(), tables, "{html}");
+    assert_eq!(html.matches("<tr>").count(), pipe_lines - tables, "{html}");
+}
