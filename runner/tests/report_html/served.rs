@@ -24,7 +24,9 @@ fn the_served_report_page_draws_the_same_charts() {
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path().join("root");
     std::fs::create_dir_all(root.join("results")).unwrap();
-    for dir in ["www", "pkg", "node_modules"] {
+    // The folders `serve` hands out that the report page loads from (report.js takes the
+    // browser code's error wording from browser/).
+    for dir in ["www", "browser", "pkg", "node_modules"] {
         std::os::unix::fs::symlink(
             repository().join(dir).canonicalize().unwrap(),
             root.join(dir),
