@@ -7,20 +7,18 @@
 //! from it. The seed's six parameters keep their names, values and defaults; the additive
 //! ones default to the seed's behaviour.
 
-mod parameter;
-
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::error::{CoreError, Result};
-pub use crate::runtime::OrtVersion;
-pub(crate) use parameter::choice;
-use parameter::parameters;
-pub use parameter::{
+use crate::parameter::choice;
+use crate::parameter::parameters;
+pub use crate::parameter::{
     Choice, Milliseconds, OneOf, ParameterDescription, ParameterKind, ParameterValue, Text,
 };
+pub use crate::runtime::OrtVersion;
 
 // Sweeps moved to their own module; they stay reachable under their old path.
 pub use crate::sweep_grid::{expand_sweep, expand_sweep_from};

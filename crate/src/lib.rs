@@ -14,6 +14,7 @@ pub mod image_input;
 pub mod lanczos;
 pub mod latency;
 pub mod manifest;
+pub(crate) mod parameter;
 pub mod per_style;
 pub mod phase;
 pub mod pil_resize;

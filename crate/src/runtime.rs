@@ -12,7 +12,7 @@
 //! manifest's figure is checked for the pinned version only. Tests here hold `package.json`,
 //! the device needs and the kernels' file to these versions.
 
-use crate::config::choice;
+use crate::parameter::choice;
 
 choice! {
     /// An onnxruntime-web version the page loads (`ort=`), each installed by `package.json`
@@ -69,7 +69,7 @@ pub fn wasm_missing_operator(operators: &[String]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Choice;
+    use crate::parameter::Choice;
 
     #[test]
     fn every_version_is_installed_by_package_json_with_its_integrity_pin() {

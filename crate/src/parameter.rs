@@ -131,39 +131,39 @@ macro_rules! choice {
             $($(#[$vmeta])* $variant),+
         }
 
-        impl $crate::config::Choice for $name {
+        impl $crate::parameter::Choice for $name {
             const ALL: &'static [Self] = &[$(Self::$variant),+];
             const VALUES: &'static [&'static str] = &[$($value),+];
         }
 
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str($crate::config::Choice::as_str(*self))
+                f.write_str($crate::parameter::Choice::as_str(*self))
             }
         }
 
         impl ::serde::Serialize for $name {
             fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
-                s.serialize_str($crate::config::Choice::as_str(*self))
+                s.serialize_str($crate::parameter::Choice::as_str(*self))
             }
         }
 
-        impl $crate::config::ParameterValue for $name {
-            type Rule = $crate::config::OneOf;
-            fn kind(_: &Self::Rule) -> $crate::config::ParameterKind {
-                $crate::config::ParameterKind::Choice
+        impl $crate::parameter::ParameterValue for $name {
+            type Rule = $crate::parameter::OneOf;
+            fn kind(_: &Self::Rule) -> $crate::parameter::ParameterKind {
+                $crate::parameter::ParameterKind::Choice
             }
             fn allowed(_: &Self::Rule) -> String {
-                <Self as $crate::config::Choice>::VALUES.join(", ")
+                <Self as $crate::parameter::Choice>::VALUES.join(", ")
             }
             fn parse(_: &Self::Rule, text: &str) -> Option<Self> {
-                <Self as $crate::config::Choice>::from_query(text)
+                <Self as $crate::parameter::Choice>::from_query(text)
             }
             fn to_query(&self) -> String {
-                $crate::config::Choice::as_str(*self).to_owned()
+                $crate::parameter::Choice::as_str(*self).to_owned()
             }
             fn values(_: &Self::Rule) -> Vec<&'static str> {
-                <Self as $crate::config::Choice>::VALUES.to_vec()
+                <Self as $crate::parameter::Choice>::VALUES.to_vec()
             }
         }
 
@@ -176,7 +176,7 @@ macro_rules! choice {
                 stringify!($name).to_owned()
             }
             fn inline(_: &::ts_rs::Config) -> String {
-                let values: Vec<String> = <Self as $crate::config::Choice>::VALUES
+                let values: Vec<String> = <Self as $crate::parameter::Choice>::VALUES
                     .iter()
                     .map(|value| format!("{value:?}"))
                     .collect();
@@ -198,7 +198,9 @@ pub(crate) use choice;
 
 /// The parameter table: `field: Type = default, "queryName", rule, "description";` in the
 /// fixed order that query strings and sweeps use. Makes `Config`, its `Default` and `Serialize`,
-/// `PARAMETER_NAMES`, `parameters()` and `Config::{set, get, validate, kind}`.
+/// `PARAMETER_NAMES`, `parameters()` and `Config::{set, get, validate, kind}`. The names it
+/// leaves unqualified (`unknown_parameter`, `OMITTED_AT_DEFAULT`) are the table's module's, where
+/// it is expanded, so this module takes nothing from the configuration it describes.
 macro_rules! parameters {
     ($(
         $(#[$meta:meta])*
@@ -221,9 +223,9 @@ macro_rules! parameters {
         pub const PARAMETER_NAMES: [&str; [$($name),+].len()] = [$($name),+];
 
         /// Every parameter: name, kind, allowed values, default and what it does.
-        pub fn parameters() -> Vec<$crate::config::ParameterDescription> {
+        pub fn parameters() -> Vec<$crate::parameter::ParameterDescription> {
             let defaults = Config::default();
-            vec![$($crate::config::parameter::describe::<$ty>(
+            vec![$($crate::parameter::describe::<$ty>(
                 $name, &$rule, &defaults.$field, $description,
             )),+]
         }
@@ -232,10 +234,10 @@ macro_rules! parameters {
             /// Sets one parameter from its query-string spelling.
             pub fn set(&mut self, name: &str, value: &str) -> $crate::error::Result<()> {
                 match name {
-                    $($name => self.$field = $crate::config::parameter::parse_value::<$ty>(
+                    $($name => self.$field = $crate::parameter::parse_value::<$ty>(
                         $name, &$rule, value,
                     )?,)+
-                    _ => return Err($crate::config::unknown_parameter(name)),
+                    _ => return Err(unknown_parameter(name)),
                 }
                 Ok(())
             }
@@ -243,25 +245,25 @@ macro_rules! parameters {
             /// One parameter's value as written in a query string.
             pub fn get(&self, name: &str) -> $crate::error::Result<String> {
                 match name {
-                    $($name => Ok($crate::config::ParameterValue::to_query(&self.$field)),)+
-                    _ => Err($crate::config::unknown_parameter(name)),
+                    $($name => Ok($crate::parameter::ParameterValue::to_query(&self.$field)),)+
+                    _ => Err(unknown_parameter(name)),
                 }
             }
 
             /// Checks every field against its rule (a `Config` can be built field by field), then
             /// the rules between fields ([`Config::check_combination`]).
             pub fn validate(&self) -> $crate::error::Result<()> {
-                $($crate::config::parameter::parse_value::<$ty>(
-                    $name, &$rule, &$crate::config::ParameterValue::to_query(&self.$field),
+                $($crate::parameter::parse_value::<$ty>(
+                    $name, &$rule, &$crate::parameter::ParameterValue::to_query(&self.$field),
                 )?;)+
                 self.check_combination()
             }
 
             /// How the parameter's values are written.
-            pub fn kind(name: &str) -> $crate::error::Result<$crate::config::ParameterKind> {
+            pub fn kind(name: &str) -> $crate::error::Result<$crate::parameter::ParameterKind> {
                 match name {
-                    $($name => Ok(<$ty as $crate::config::ParameterValue>::kind(&$rule)),)+
-                    _ => Err($crate::config::unknown_parameter(name)),
+                    $($name => Ok(<$ty as $crate::parameter::ParameterValue>::kind(&$rule)),)+
+                    _ => Err(unknown_parameter(name)),
                 }
             }
         }
@@ -272,7 +274,7 @@ macro_rules! parameters {
                 let defaults = Config::default();
                 let mut fields = s.serialize_struct("Config", PARAMETER_NAMES.len())?;
                 $(
-                    if $crate::config::OMITTED_AT_DEFAULT.contains(&$name)
+                    if OMITTED_AT_DEFAULT.contains(&$name)
                         && self.$field == defaults.$field
                     {
                         fields.skip_field($name)?;
@@ -301,7 +303,7 @@ macro_rules! parameters {
                     "/** {} */ {}{}: {}",
                     $description,
                     $name,
-                    if $crate::config::OMITTED_AT_DEFAULT.contains(&$name) { "?" } else { "" },
+                    if OMITTED_AT_DEFAULT.contains(&$name) { "?" } else { "" },
                     <$ty as ::ts_rs::TS>::name(cfg),
                 )),+];
                 format!("{{ {}, }}", fields.join(", "))
