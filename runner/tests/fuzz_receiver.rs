@@ -6,15 +6,15 @@
 //! record (always one for a refused sender); never a 5xx (the results file here is writable),
 //! never a panic, and every line written reads back as a record.
 
+mod in_process;
 #[allow(dead_code)] // the file strategies are the readers'
 mod mutate;
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ocr_bench::record::{parse_records, Line};
-use ocr_bench::server::{start_server, AppState, RunContext, Served, DEFAULT_PAGE, RUN_COOKIE};
+use ocr_bench::server::{AppState, RunContext, Served, DEFAULT_PAGE, RUN_COOKIE};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::Value;
@@ -104,18 +104,8 @@ fn server(guarded: bool) -> Server {
     } else {
         state.with_token(SECRET.to_owned(), page)
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let served = Served::new(dir.path(), &results);
-    let (address, _) = runtime
-        .block_on(start_server(localhost, 0, served, state.clone(), None))
-        .unwrap();
-    let base = format!("http://{address}");
-    state.accept_origins(vec![base.clone()]);
+    let (base, runtime) = in_process::start(&state, served, 2);
     Server {
         base,
         results,

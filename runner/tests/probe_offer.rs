@@ -3,16 +3,15 @@
 //! and offered to the next run on the same file, a corrupt cache answered with the reason,
 //! and `serve`, which keeps nothing.
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 use std::sync::Arc;
 
 use ocr_bench::probe_cache::{ProbeCache, ProbeMode};
-use ocr_bench::server::{
-    start_server, AppState, RunContext, Served, DEFAULT_PAGE, PROBE_CACHE_PATH, RUN_COOKIE,
-};
+use ocr_bench::server::{AppState, RunContext, Served, DEFAULT_PAGE, PROBE_CACHE_PATH, RUN_COOKIE};
 use ocr_bench_core::record::RunnerProbeKey;
 use serde_json::{json, Value};
+
+mod in_process;
 
 const SECRET: &str = "probe-offer-secret";
 
@@ -45,18 +44,8 @@ fn server(results: &Path, cache: Option<ProbeMode>) -> Server {
             .with_probe_cache(ProbeCache::beside(results, mode, runner_key())),
         None => state.with_token(SECRET.to_owned(), page),
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
     let served = Served::new(results.parent().unwrap(), results);
-    let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    let (address, _) = runtime
-        .block_on(start_server(localhost, 0, served, state.clone(), None))
-        .unwrap();
-    let base = format!("http://{address}");
-    state.accept_origins(vec![base.clone()]);
+    let (base, runtime) = in_process::start(&state, served, 1);
     Server {
         base,
         _runtime: runtime,
