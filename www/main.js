@@ -51,8 +51,8 @@ const view = createView();
  * @property {import("../browser/gpu-wait.js").GpuWaiter | null} waiter
  * @property {import("../browser/gpu-memory.js").GpuMemoryTracker | null} gpuMemory
  */
-/** @type {Owned} */
-const owned = {
+/** What releaseAll lets go of, as nothing held; the GPU-byte tracker outlives it (the summary reads it after). */
+const nothingReleasable = () => ({
 	worker: null,
 	decoderWorker: null,
 	vision: null,
@@ -61,8 +61,9 @@ const owned = {
 	decoderPool: null,
 	device: null,
 	waiter: null,
-	gpuMemory: null,
-};
+});
+/** @type {Owned} */
+const owned = { ...nothingReleasable(), gpuMemory: null };
 let phase = "setup";
 let runId = `invalid-${Date.now()}`;
 let reporter = createReporter(runId);
@@ -87,16 +88,7 @@ async function releaseAll() {
 	await owned.decoderRun?.release();
 	owned.waiter?.close();
 	owned.device?.destroy();
-	Object.assign(owned, {
-		worker: null,
-		decoderWorker: null,
-		vision: null,
-		visionIo: null,
-		decoderRun: null,
-		decoderPool: null,
-		device: null,
-		waiter: null,
-	});
+	Object.assign(owned, nothingReleasable());
 }
 
 /** The core's config from the query (faults armed first), shown, and the run's id and reporter. */
