@@ -19,8 +19,9 @@ use crate::config::{
 };
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
-    Activation, Capability as ManifestCapability, DecoderEntry, ExternalFiles, FileBytes, Graph,
-    Initializer, Limits, Manifest, ModelShape, Tokens, VisionEntry,
+    Activation, Capability as ManifestCapability, DecoderEntry, EncoderDecoder, ExternalFiles,
+    Family, FileBytes, Generation, Graph, Initializer, Limits, Manifest, ModelShape, Tokens,
+    VisionEntry,
 };
 use crate::per_style::StyleSummary;
 use crate::pil_resize::Filter as PilFilter;
@@ -70,6 +71,9 @@ declared!(
     ParameterKind,
     // The manifest, as checkManifest returns it.
     Manifest,
+    Family,
+    EncoderDecoder,
+    Generation,
     Tokens,
     ManifestCapability,
     ModelShape,
