@@ -314,4 +314,71 @@ mod tests {
             assert_eq!(served.allows(path), allowed, "{path}");
         }
     }
+
+    #[test]
+    fn an_imported_manifest_serves_its_tokenizer_preprocessor_and_graphs_where_they_are() {
+        let root = tempfile::tempdir().unwrap();
+        let export = "models/hf-test/export";
+        let files = [
+            "encoder_model.onnx",
+            "decoder_model.onnx",
+            "decoder_with_past_model.onnx",
+            "tokenizer.json",
+            "preprocessor_config.json",
+            "config.json",
+        ];
+        for file in files {
+            let path = root.path().join(export).join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, file).unwrap();
+        }
+        let at = |file: &str| format!("../../hf-test/export/{file}");
+        let graph = |file: &str, inputs: Vec<String>| {
+            serde_json::json!({
+                "embedded": at(file),
+                "bytes": { "embedded": 1, "externalModel": 0, "externalData": 0 },
+                "largestActivation": { "bytes": 1, "tensor": "t" },
+                "inputs": inputs, "outputs": ["logits", "last_hidden_state"], "operators": [],
+            })
+        };
+        let mut later = vec!["input_ids".to_owned()];
+        later.extend(ocr_bench_core::manifest::past_inputs(1));
+        let mut decoder = graph(
+            "decoder_model.onnx",
+            vec!["input_ids".into(), "encoder_hidden_states".into()],
+        );
+        decoder["withPast"] = graph("decoder_with_past_model.onnx", later);
+        let manifest = serde_json::json!({
+            "family": "encoder-decoder",
+            "tokens": { "bos": 2, "eos": 3, "vocabOffset": 0 },
+            "capability": { "layers": 1, "hiddenSize": 8, "intermediateSize": 16,
+                "attentionHeads": 2, "kvHeads": 2, "vocabulary": 10, "maxTokens": 8,
+                "headDim": 4, "imageSize": 32, "visionTokens": 5, "kvSlots": 0 },
+            "logitsShape": [1, 1, 10],
+            "vision": { "fp32": graph("encoder_model.onnx", vec!["pixel_values".into()]) },
+            "decoder": { "fp32": decoder },
+            "encoderDecoder": {
+                "tokenizer": at("tokenizer.json"),
+                "preprocessor": at("preprocessor_config.json"),
+                "encoderHidden": 8, "crossAttentionHeads": 2,
+                "generation": { "decoderStartTokenId": 2, "eosTokenIds": [3], "maxLength": 9,
+                    "repetitionPenalty": 1.0, "noRepeatNgramSize": 0 }
+            }
+        });
+        let text = manifest.to_string();
+        Manifest::parse(&text).unwrap();
+        let manifest_path = root.path().join("models/imported/export/manifest.json");
+        std::fs::create_dir_all(manifest_path.parent().unwrap()).unwrap();
+        std::fs::write(&manifest_path, text).unwrap();
+        let served =
+            Served::new(root.path(), &root.path().join("out.jsonl")).with_manifest(&manifest_path);
+        for file in files {
+            let allowed = file != "config.json";
+            assert_eq!(
+                served.allows(&format!("/{export}/{file}")),
+                allowed,
+                "{file}"
+            );
+        }
+    }
 }
