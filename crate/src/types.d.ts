@@ -669,6 +669,10 @@ export type ManifestUse = {
     name: string | null;
     vision: unknown;
     decoder: unknown;
+    /** The manifest's family, where it is not the built-in prefix decoder. */
+    family?: ManifestFamily;
+    /** An encoder-decoder's token rule (`encoderDecoder.generation`), as the run applied it. */
+    generation?: ManifestGeneration | null;
 };
 
 /** One style's accuracy figures, with the summary's names. */
