@@ -8,22 +8,23 @@
 //! project's Python tooling (`scripts/ocrmodel/import_export.py`, run with the `.venv` that
 //! `scripts/setup` makes); the settings are read here ([`settings`]).
 
+mod graphs;
 mod settings;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use ocr_bench_core::config::MAX_TOKENS_LIMIT;
 use ocr_bench_core::manifest::{
-    Activation, Capability, DecoderEntry, EncoderDecoder, ExternalFiles, Family, FileBytes, Graph,
-    Initializer, Limits, Manifest, ModelShape, Tokens, VisionEntry,
+    Capability, DecoderEntry, EncoderDecoder, Family, Generation, Manifest, ModelShape, Tokens,
+    VisionEntry,
 };
 use ocr_bench_core::vit_processor::VitSettings;
 
+pub use graphs::venv_python;
+use graphs::{decoder_numbers, graph, graph_facts, unfed};
 pub use settings::TOKENIZER_MODELS;
 
 /// The variant names of the files' suffixes, as optimum and transformers.js name the copies:
@@ -46,14 +47,6 @@ const ENCODER: &str = "encoder_model";
 const MERGED: &str = "decoder_model_merged";
 const FIRST_STEP: &str = "decoder_model";
 const WITH_PAST: &str = "decoder_with_past_model";
-
-/// The inputs the encoder-decoder loop feeds; a graph that needs another is refused.
-const FED: [&str; 4] = [
-    "pixel_values",
-    "input_ids",
-    "encoder_hidden_states",
-    "use_cache_branch",
-];
 
 /// What `import` was asked to do.
 pub struct ImportRequest {
@@ -84,51 +77,6 @@ impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0.join("\n"))
     }
-}
-
-/// One input or output of a graph, as the Python tooling reads it.
-#[derive(Debug, Deserialize)]
-struct Io {
-    name: String,
-    shape: Vec<Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ExternalFact {
-    file: String,
-    bytes: u64,
-}
-
-/// One `.onnx` file's facts (`scripts/ocrmodel/import_export.py`).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GraphFacts {
-    bytes: u64,
-    external: Option<ExternalFact>,
-    inputs_typed: Vec<Io>,
-    outputs_typed: Vec<Io>,
-    inputs: Vec<String>,
-    outputs: Vec<String>,
-    operators: Vec<String>,
-    largest_initializer: Initializer,
-    largest_activation: Option<Activation>,
-    limits: Option<Limits>,
-    activation_error: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct EncoderRun {
-    vision_tokens: Option<u32>,
-    hidden: Option<u32>,
-    error: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Facts {
-    encoder: Option<EncoderRun>,
-    graphs: BTreeMap<String, GraphFacts>,
 }
 
 /// The decoder files of one variant: the merged graph, or the pair.
@@ -238,50 +186,6 @@ fn read_json(
     }
 }
 
-/// The Python of the project's `.venv`, or why there is none.
-pub fn venv_python(root: &Path) -> Result<PathBuf, String> {
-    let python = root.join(".venv/bin/python");
-    if python.is_file() {
-        Ok(python)
-    } else {
-        Err(format!(
-            "{} is missing: import reads the graphs with the project's Python tooling (onnx, \
-             onnxruntime); run scripts/setup to make the .venv",
-            python.display()
-        ))
-    }
-}
-
-fn graph_facts(
-    root: &Path,
-    folder: &Path,
-    image_size: Option<u32>,
-    max_tokens: u32,
-) -> Result<Facts, String> {
-    let python = venv_python(root)?;
-    let mut command = Command::new(python);
-    command
-        .current_dir(root.join("scripts"))
-        .args(["-m", "ocrmodel.import_export"])
-        .arg(folder)
-        .args(["--max-tokens", &max_tokens.to_string()]);
-    if let Some(size) = image_size {
-        command.args(["--image-size", &size.to_string()]);
-    }
-    let output = command
-        .output()
-        .map_err(|e| format!("running scripts/ocrmodel/import_export.py: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "scripts/ocrmodel/import_export.py could not read the graphs ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("scripts/ocrmodel/import_export.py printed no facts: {e}"))
-}
-
 /// The square image size of the preprocessor (DeiT's crop where it crops), or the problem.
 fn image_size(settings: &VitSettings, problems: &mut Vec<String>) -> Option<u32> {
     let [width, height] = settings
@@ -295,115 +199,6 @@ fn image_size(settings: &VitSettings, problems: &mut Vec<String>) -> Option<u32>
         return None;
     }
     Some(width)
-}
-
-fn dim(io: &Io, index: usize) -> Option<u32> {
-    io.shape
-        .get(index)
-        .and_then(Value::as_u64)
-        .and_then(|n| u32::try_from(n).ok())
-}
-
-/// The numbers the decoder's graphs give: layers, self- and cross-attention heads, head
-/// dimension, logits size.
-struct DecoderNumbers {
-    layers: u32,
-    heads: u32,
-    cross_heads: u32,
-    head_dim: u32,
-    vocabulary: u32,
-}
-
-fn decoder_numbers(
-    name: &str,
-    facts: &GraphFacts,
-    problems: &mut Vec<String>,
-) -> Option<DecoderNumbers> {
-    let layers = (0..)
-        .take_while(|n| {
-            facts
-                .inputs
-                .contains(&format!("past_key_values.{n}.decoder.key"))
-        })
-        .count() as u32;
-    if layers == 0 {
-        problems.push(format!(
-            "cache-less decoder: {name} has no past_key_values inputs; export with --task \
-             image-to-text-with-past"
-        ));
-        return None;
-    }
-    let input = |n: &str| facts.inputs_typed.iter().find(|i| i.name == n);
-    let self_key = input("past_key_values.0.decoder.key")?;
-    let cross_key = input("past_key_values.0.encoder.key");
-    let logits = facts.outputs_typed.iter().find(|o| o.name == "logits");
-    let vocabulary = logits.and_then(|l| dim(l, 2));
-    if vocabulary.is_none() {
-        problems.push(format!(
-            "{name}: no logits output with a fixed vocabulary size (dim 2); the page reads one \
-             step's [1, 1, vocabulary]"
-        ));
-    }
-    let (heads, head_dim) = (dim(self_key, 1), dim(self_key, 3));
-    if heads.is_none() || head_dim.is_none() {
-        problems.push(format!(
-            "{name}: past_key_values.0.decoder.key has the shape {:?}; allowed: [batch, heads, \
-             past, head_dim] with heads and head_dim fixed",
-            self_key.shape
-        ));
-    }
-    Some(DecoderNumbers {
-        layers,
-        heads: heads?,
-        cross_heads: cross_key.and_then(|k| dim(k, 1)).unwrap_or(heads?),
-        head_dim: head_dim?,
-        vocabulary: vocabulary?,
-    })
-}
-
-/// Inputs the loop does not feed, named.
-fn unfed(name: &str, facts: &GraphFacts, problems: &mut Vec<String>) {
-    for input in &facts.inputs {
-        if !FED.contains(&input.as_str()) && !input.starts_with("past_key_values.") {
-            problems.push(format!(
-                "{name}: input {input} is not one the encoder-decoder loop feeds; allowed: {}, \
-                 past_key_values.N.{{decoder,encoder}}.{{key,value}}",
-                FED.join(", ")
-            ));
-        }
-    }
-}
-
-/// The manifest's graph of `file`, its paths relative to the manifest's folder.
-fn graph(file: &str, facts: &GraphFacts, place: &dyn Fn(&str) -> String) -> Graph {
-    let activation = facts.largest_activation.clone().unwrap_or(Activation {
-        bytes: 0,
-        tensor: String::new(),
-        shape: Vec::new(),
-        step: None,
-    });
-    let external = facts.external.as_ref();
-    Graph {
-        description: Some(file.to_owned()),
-        requires: Vec::new(),
-        embedded: place(file),
-        external: external.map(|e| ExternalFiles {
-            model: place(file),
-            data: place(&e.file),
-        }),
-        bytes: FileBytes {
-            embedded: facts.bytes,
-            external_model: external.map_or(0, |_| facts.bytes),
-            external_data: external.map_or(0, |e| e.bytes),
-        },
-        largest_activation: activation,
-        largest_initializer: Some(facts.largest_initializer.clone()),
-        limits: facts.limits.clone(),
-        fallback: None,
-        inputs: facts.inputs.clone(),
-        outputs: facts.outputs.clone(),
-        operators: facts.operators.clone(),
-    }
 }
 
 /// A name a folder and a query can carry: the export folder's own name, cleaned.
@@ -442,34 +237,34 @@ fn relative(from: &Path, to: &Path) -> String {
     parts.join("/")
 }
 
-/// Checks the export folder and writes its manifest, or names every problem.
-pub fn import(request: &ImportRequest) -> Result<Imported, Refusal> {
-    let root = request
-        .root
-        .canonicalize()
-        .map_err(|e| Refusal(vec![format!("the root {}: {e}", request.root.display())]))?;
-    let folder = request.folder.canonicalize().map_err(|e| {
-        Refusal(vec![format!(
-            "the export folder {} cannot be read: {e}",
-            request.folder.display()
-        )])
-    })?;
-    if !folder.is_dir() {
-        return Err(Refusal(vec![format!(
-            "{} is not a folder; give the folder optimum-cli export onnx wrote",
-            folder.display()
-        )]));
-    }
+/// What a folder without problems holds: its variants, the graphs' facts and the numbers
+/// the manifest is made of.
+struct Examined {
+    graphs_at: PathBuf,
+    variants: Variants,
+    facts: graphs::Facts,
+    numbers: graphs::DecoderNumbers,
+    image_size: u32,
+    vision_tokens: u32,
+    encoder_hidden: u32,
+    generation: Generation,
+    max_tokens: u32,
+    notes: Vec<String>,
+    config: Value,
+}
+
+/// Reads the export folder and names every problem it has.
+fn examine(root: &Path, folder: &Path) -> Result<Examined, Refusal> {
     let mut problems = Vec::new();
-    let graphs_at = graph_folder(&folder);
+    let graphs_at = graph_folder(folder);
     let variants = find_variants(&onnx_names(&graphs_at), &mut problems);
     // A lone decoder_model.onnx: the cache-less export, named below from its inputs.
     let lone_first_step =
         variants.decoders.is_empty() && graphs_at.join(format!("{FIRST_STEP}.onnx")).is_file();
 
-    let config = read_json(&folder, "config.json", true, &mut problems);
-    let generation_config = read_json(&folder, "generation_config.json", false, &mut problems);
-    let tokenizer = read_json(&folder, "tokenizer.json", true, &mut problems);
+    let config = read_json(folder, "config.json", true, &mut problems);
+    let generation_config = read_json(folder, "generation_config.json", false, &mut problems);
+    let tokenizer = read_json(folder, "tokenizer.json", true, &mut problems);
     let settings = match std::fs::read_to_string(folder.join("preprocessor_config.json")) {
         Ok(text) => match VitSettings::parse(&text) {
             Ok(settings) => Some(settings),
@@ -524,7 +319,7 @@ pub fn import(request: &ImportRequest) -> Result<Imported, Refusal> {
     // Already refused: the graphs' interfaces are read for their own problems, but the encoder
     // is not run nor the activations sought (the slow part).
     let measured_at = size.filter(|_| problems.is_empty());
-    let facts = match graph_facts(&root, &graphs_at, measured_at, max_tokens) {
+    let facts = match graph_facts(root, &graphs_at, measured_at, max_tokens) {
         Ok(facts) => facts,
         Err(e) => {
             problems.push(e);
@@ -627,7 +422,53 @@ pub fn import(request: &ImportRequest) -> Result<Imported, Refusal> {
                 .to_owned(),
         ]));
     };
+    Ok(Examined {
+        graphs_at,
+        variants,
+        facts,
+        numbers,
+        image_size: size,
+        vision_tokens,
+        encoder_hidden,
+        generation,
+        max_tokens,
+        notes,
+        config: config.unwrap_or(Value::Null),
+    })
+}
 
+/// Checks the export folder and writes its manifest, or names every problem.
+pub fn import(request: &ImportRequest) -> Result<Imported, Refusal> {
+    let root = request
+        .root
+        .canonicalize()
+        .map_err(|e| Refusal(vec![format!("the root {}: {e}", request.root.display())]))?;
+    let folder = request.folder.canonicalize().map_err(|e| {
+        Refusal(vec![format!(
+            "the export folder {} cannot be read: {e}",
+            request.folder.display()
+        )])
+    })?;
+    if !folder.is_dir() {
+        return Err(Refusal(vec![format!(
+            "{} is not a folder; give the folder optimum-cli export onnx wrote",
+            folder.display()
+        )]));
+    }
+    let Examined {
+        graphs_at,
+        variants,
+        facts,
+        numbers,
+        image_size: size,
+        vision_tokens,
+        encoder_hidden,
+        generation,
+        max_tokens,
+        mut notes,
+        config,
+    } = examine(&root, &folder)?;
+    let config_value = &config;
     let name = request
         .name
         .clone()
@@ -653,7 +494,11 @@ pub fn import(request: &ImportRequest) -> Result<Imported, Refusal> {
             return Ok(relative(&out, source));
         }
         let target = out.join(file);
-        if !target.exists() {
+        // An earlier import's link may be of an older export; --out may be the export itself.
+        if target.canonicalize().ok().as_deref() != Some(source) {
+            if target.exists() {
+                std::fs::remove_file(&target).map_err(|e| refuse(e, &target))?;
+            }
             std::fs::hard_link(source, &target)
                 .or_else(|_| std::fs::copy(source, &target).map(|_| ()))
                 .map_err(|e| refuse(e, &target))?;
