@@ -39,7 +39,11 @@ def fill_background(size: tuple[int, int], kind: str, rng: random.Random) -> Ima
         return Image.new("RGB", size, (level, level, level))
     if kind == "texture":
         grain = _numpy_rng(rng).normal(rng.randint(200, 240), rng.uniform(6, 18), (size[1], size[0]))
-        return Image.fromarray(np.clip(grain, 0, 255).astype(np.uint8), "L").filter(ImageFilter.GaussianBlur(1.2)).convert("RGB")
+        return (
+            Image.fromarray(np.clip(grain, 0, 255).astype(np.uint8), "L")
+            .filter(ImageFilter.GaussianBlur(1.2))
+            .convert("RGB")
+        )
     if kind == "screentone":
         return screentone(size, rng, 250, rng.randint(40, 120))
     raise ValueError(f"unknown background fill {kind!r}; known: {FILLS}")
@@ -84,7 +88,9 @@ def scan_skew(image: Image.Image, rng: random.Random) -> Image.Image:
     """A slight shear, as a page laid not quite square on the scanner."""
     shear = rng.uniform(-0.03, 0.03)
     w, h = image.size
-    return image.transform((w, h), Image.AFFINE, (1, shear, -shear * h / 2, 0, 1, 0), Image.BICUBIC, fillcolor=(255, 255, 255))
+    return image.transform(
+        (w, h), Image.AFFINE, (1, shear, -shear * h / 2, 0, 1, 0), Image.BICUBIC, fillcolor=(255, 255, 255)
+    )
 
 
 DAMAGES = {"blur": blur, "jpeg": jpeg_blocks, "noise": noise, "halftone": halftone, "skew": scan_skew}

@@ -35,7 +35,7 @@ def break_lines(text: str, run: int) -> list[str]:
     return lines
 
 
-def _glyph(character: str, font: ImageFont.FreeTypeFont, em: int, turn: bool) -> Image.Image:
+def glyph(character: str, font: ImageFont.FreeTypeFont, em: int, turn: bool) -> Image.Image:
     cell = Image.new("L", (em * 2, em * 2), 0)
     ImageDraw.Draw(cell).text((em, em), character, font=font, anchor="mm", fill=255)
     return cell.rotate(-90) if turn else cell
@@ -57,8 +57,8 @@ def set_vertical(text: str, font: ImageFont.FreeTypeFont, em: int, run: int, tra
                 dx, dy = 0.55 * em, -0.5 * em
             elif character in SMALL:
                 dx, dy = 0.1 * em, -0.1 * em
-            glyph = _glyph(character, font, em, character in TURNED)
-            mask.paste(255, (int(center_x + dx - em), int(center_y + dy - em)), glyph)
+            cell = glyph(character, font, em, character in TURNED)
+            mask.paste(255, (int(center_x + dx - em), int(center_y + dy - em)), cell)
             end = (center_x, center_y + pitch_y / 2)
     return SetText(mask, end, (0, 1))
 

@@ -15,7 +15,7 @@ from PIL import Image, ImageDraw
 
 from . import damage, shapes
 from .faces import HELDOUT_FACES, coverage, font
-from .layout import SetText, _glyph, set_horizontal, set_vertical
+from .layout import SetText, glyph, set_horizontal, set_vertical
 
 STYLES = (
     "vertical",
@@ -80,10 +80,10 @@ def _mark(image: Image.Image, at: tuple[float, float], heading: float, em: int, 
     face = rng.choice([f for f in HELDOUT_FACES if set(choice) <= coverage(f)])
     angle = rng.uniform(-30, 30)
     for index, character in enumerate(choice):
-        glyph = _glyph(character, font(face, size), size, False).rotate(angle)
+        cell = glyph(character, font(face, size), size, False).rotate(angle)
         x = at[0] + math.cos(heading) * size * index * 0.9
         y = at[1] + math.sin(heading) * size * index * 0.9
-        image.paste(ink, (int(x - size), int(y - size)), glyph)
+        image.paste(ink, (int(x - size), int(y - size)), cell)
 
 
 def _set_text(kind: str, text: str, face, em: int, rng: random.Random) -> SetText:
@@ -133,7 +133,10 @@ def render_case(kind: str, text: str, rng: random.Random, extras: dict[str, floa
         nx, ny = -math.sin(heading) * spread, math.cos(heading) * spread
         base_in = (centre[0] + (edge[0] - centre[0]) * 0.8, centre[1] + (edge[1] - centre[1]) * 0.8)
         draw.polygon(
-            [(base_in[0] + nx, base_in[1] + ny), tip, (base_in[0] - nx, base_in[1] - ny)], fill=fill, outline=outline, width=line
+            [(base_in[0] + nx, base_in[1] + ny), tip, (base_in[0] - nx, base_in[1] - ny)],
+            fill=fill,
+            outline=outline,
+            width=line,
         )
     shapes.balloon(draw, balloon_kind, box, rng, fill, outline, line)
     if balloon_kind == "cloud" and rng.random() < 0.85:
@@ -145,8 +148,10 @@ def render_case(kind: str, text: str, rng: random.Random, extras: dict[str, floa
         if tail_mode == "cross":
             tip = (origin[0] + rng.uniform(text_box[0], text_box[2]), origin[1] + rng.uniform(text_box[1], text_box[3]))
         else:
-            tip = (origin[0] + (text_box[0] + text_box[2]) / 2 + math.cos(heading) * (text_box[2] - text_box[0]) / 2,
-                   origin[1] + (text_box[1] + text_box[3]) / 2 + math.sin(heading) * (text_box[3] - text_box[1]) / 2)
+            tip = (
+                origin[0] + (text_box[0] + text_box[2]) / 2 + math.cos(heading) * (text_box[2] - text_box[0]) / 2,
+                origin[1] + (text_box[1] + text_box[3]) / 2 + math.sin(heading) * (text_box[3] - text_box[1]) / 2,
+            )
         base = (edge[0] + math.cos(heading) * em * 2, edge[1] + math.sin(heading) * em * 2)
         shapes.tail(draw, base, tip, em * rng.uniform(0.2, 0.5), outline, line)
     if kind == "ending" or rng.random() < extras.get("marks", 0.1):
@@ -164,7 +169,11 @@ def render_case(kind: str, text: str, rng: random.Random, extras: dict[str, floa
         degrees = rng.choice([-1, 1]) * rng.uniform(1, 6)
         image = damage.rotate_whole(image, degrees, rng.choice(damage.FILLS), rng)
     harms = list(damage.DAMAGES)
-    chosen = rng.sample(harms, rng.randint(2, 3)) if kind == "damaged" else [h for h in harms if rng.random() < extras.get("damaged", 0.12)]
+    chosen = (
+        rng.sample(harms, rng.randint(2, 3))
+        if kind == "damaged"
+        else [h for h in harms if rng.random() < extras.get("damaged", 0.12)]
+    )
     for harm in sorted(chosen, key=harms.index):
         image = damage.DAMAGES[harm](image, rng)
     long_side = rng.randint(200, 440)

@@ -69,7 +69,9 @@ def cloud(draw: ImageDraw.ImageDraw, box: Box, rng: random.Random, fill: Colour,
     draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=fill)
 
 
-def thought_trail(draw: ImageDraw.ImageDraw, start: tuple[float, float], heading: float, em: float, rng, fill, ink, width):
+def thought_trail(
+    draw: ImageDraw.ImageDraw, start: tuple[float, float], heading: float, em: float, rng, fill, ink, width
+):
     """Two to four bubbles shrinking away from the cloud."""
     x, y = start
     radius = em * rng.uniform(0.35, 0.55)

@@ -25,9 +25,9 @@ SMALL_KANA = "ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮ"
 HIRAGANA = [chr(c) for c in range(ord("あ"), ord("ゔ")) if chr(c) not in SMALL_KANA + "ゐゑ"]
 KATAKANA = [chr(c) for c in range(ord("ア"), ord("ヴ")) if chr(c) not in SMALL_KANA + "ヰヱ"]
 PARTICLES = ["は", "が", "を", "に", "で", "と", "も", "の", "へ", "から", "まで", "だけ", "なら"]
-ENDINGS = ["よ", "ね", "な", "ぞ", "ぜ", "わ", "か", "かな", "のに", "じゃん", "だろ", "です", "ます", "でしょ", "って", "さ"]
-TAILS = ["する", "した", "して", "しない", "った", "って", "いる", "いた", "ない", "れる", "らない", "ろう", "たい", "ちゃう", "てる"]
-OPENERS = ["えっ", "あれ", "うん", "ねえ", "おい", "ほら", "まさか", "ちょっと", "やだ", "へえ", "ふーん", "よし", "さあ", "うわっ"]
+ENDINGS = "よ ね な ぞ ぜ わ か かな のに じゃん だろ です ます でしょ って さ".split()
+TAILS = "する した して しない った って いる いた ない れる らない ろう たい ちゃう てる".split()
+OPENERS = "えっ あれ うん ねえ おい ほら まさか ちょっと やだ へえ ふーん よし さあ うわっ".split()
 CLOSERS = ["！", "？", "…", "！！", "！？", "ー！", "…？", "。", "", "っ！", "…！"]
 LATIN = "ＡＢＣＤＥＦＧＨＩＪＫＬＭＮＯＰＱＲＳＴＵＶＷＸＹＺ"
 DIGITS = "０１２３４５６７８９"
@@ -100,8 +100,12 @@ def heldout_set_dirs() -> list[Path]:
 
 def heldout_strings() -> set[str]:
     """Every string a committed held-out set reads (the empty reading is not a string)."""
+    directories = heldout_set_dirs()
+    if not directories:
+        # Training leaves these strings out; without the files it would silently draw them.
+        raise FileNotFoundError(f"no {SET_PREFIX}*/cases.json under {EVAL_DIR}: the held-out sets are committed there")
     strings: set[str] = set()
-    for directory in heldout_set_dirs():
+    for directory in directories:
         cases = json.loads((directory / "cases.json").read_text(encoding="utf-8"))
         strings |= {case["expected"] for case in cases if case["expected"]}
     return strings
