@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from ocrmodel import spec
 from ocrmodel.eval_sets import evaluation_strings
+from ocrmodel.families import FAMILIES, LEAST_CONTRAST, grey_of, widen
 from ocrmodel.fonts import FontLibrary
 from ocrmodel.manga_styles import scene_for, text_style
+from ocrmodel.scene import render_scene
 from train.data import (
     AUX_CELLS,
     IGNORE,
@@ -101,8 +105,8 @@ def test_low_resolution_text_leans_to_the_smallest_sizes() -> None:
 
 
 def test_shares_replace_the_named_kinds_and_must_add_to_one() -> None:
-    weights = kind_weights(parse_shares(["clean=0.1", "long=0.15"]))
-    assert (weights["clean"], weights["long"]) == (0.1, 0.15)
+    weights = kind_weights(parse_shares(["clean=0.05", "long=0.09"]))
+    assert (weights["clean"], weights["long"]) == (0.05, 0.09)
     assert {kind: share for kind, share in weights.items() if kind not in ("clean", "long")} == {
         kind: share for kind, share in KIND_WEIGHTS.items() if kind not in ("clean", "long")
     }
@@ -130,3 +134,83 @@ def test_text_free_crops_teach_the_empty_reading() -> None:
             empty += 1
             assert inputs[0] == spec.BOS_ID and (targets[1:] == IGNORE).all() and not (labels > 0).any()
     assert 2 <= empty <= 20, f"{empty} of 60 text-free; EMPTY_SHARE is 0.15"
+
+
+def _only(*kinds: str) -> dict[str, float]:
+    return kind_weights({kind: 0.0 for kind in KIND_WEIGHTS} | {kind: 1.0 / len(kinds) for kind in kinds})
+
+
+def test_families_are_seeded_and_shaped_like_every_sample() -> None:
+    """Two makers of one seed draw the families' samples byte for byte; each has the model's shapes."""
+    first, second = (SampleMaker(LIBRARY, "families", _only(*FAMILIES)) for _ in range(2))
+    for _ in range(len(FAMILIES) * 2):
+        ours, theirs = first.sample(), second.sample()
+        for a, b in zip(ours, theirs, strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        pixels, inputs, targets, cells, labels = ours
+        assert pixels.shape == (spec.IMAGE_SIZE, spec.IMAGE_SIZE) and pixels.dtype == np.uint8
+        assert inputs.shape == targets.shape == (TEXT_SLOTS,) and inputs.dtype == targets.dtype == np.int64
+        assert cells.shape == labels.shape == (AUX_CELLS,)
+        length = int((targets != IGNORE).sum()) - 1
+        assert length >= 1 and targets[length] == spec.EOS_ID
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_draws_its_text_inside_the_crop(family: str) -> None:
+    maker = SampleMaker(LIBRARY, f"family/{family}", _only(family))
+    for _ in range(4):
+        text = maker.text(family)
+        assert text and maker.allowed(text)
+        rendered = maker.render(family, text)
+        width, height = rendered.image.size
+        assert len(rendered.centres) == len(text)
+        inside = sum(-1 <= x <= width + 1 and -1 <= y <= height + 1 for x, y in rendered.centres)
+        assert inside == len(text), f"{family}: {len(text) - inside} centres outside the crop"
+
+
+def test_marks_after_the_text_are_drawn_but_never_read() -> None:
+    """The `marks` family's letterer's marks (！, ー, ♪, kana) change pixels beyond the text, and
+    the expected reading is the text alone, ending in EOS."""
+    vocabulary = json.loads(VOCAB_PATH.read_text(encoding="utf-8"))
+    style = text_style("あいうえお", "balloon", random.Random(1), LIBRARY)
+    plain = replace(
+        scene_for("balloon", style, random.Random(1)), background="plain", noise=0.0, jpeg=0, blur=0.0, downscale=1.0
+    )
+    changed = 0
+    for seed in range(6):
+        bare = render_scene("あいうえお", style, replace(plain, after=(), after_any_side=True), random.Random(seed))
+        marked = render_scene(
+            "あいうえお", style, replace(plain, after=("glyphs",), after_any_side=True), random.Random(seed)
+        )
+        assert len(marked.centres) == 5
+        changed += bare.image.size != marked.image.size or not np.array_equal(
+            np.asarray(bare.image), np.asarray(marked.image)
+        )
+    assert changed == 6
+    maker = SampleMaker(LIBRARY, "marks", _only("marks"))
+    for _ in range(8):
+        text = maker.text("marks")
+        pixels, inputs, targets, cells, labels = maker.sample_of("marks", text)
+        length = len(text)
+        assert "".join(vocabulary[t - spec.VOCAB_OFFSET] for t in targets[:length]) == text
+        assert targets[length] == spec.EOS_ID and (targets[length + 1 :] == IGNORE).all()
+
+
+@pytest.mark.parametrize(
+    "rgb",
+    [(0, 0, 0), (255, 255, 255), (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 240, 200), (30, 90, 200), (128, 64, 200)],
+)
+def test_grey_of_a_colour_is_pillows_luma(rgb: tuple[int, int, int]) -> None:
+    """The colour family's conversion is Pillow's RGB -> L, to the grey level."""
+    assert grey_of(rgb) == Image.new("RGB", (1, 1), rgb).convert("L").getpixel((0, 0))
+    assert grey_of(rgb) == round(0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2])
+
+
+def test_coloured_text_keeps_a_readable_contrast() -> None:
+    """Tinted fills and coloured text never come closer than LEAST_CONTRAST grey levels."""
+    for seed in range(300):
+        rng = random.Random(seed)
+        base = replace(scene_for("balloon", text_style("あい", "balloon", rng, LIBRARY), rng), inverted=seed % 2 == 0)
+        scene = widen("colour", base, None, rng)
+        behind = scene.box_fill if scene.box_fill >= 0 else scene.page
+        assert abs(scene.ink - behind) >= LEAST_CONTRAST or scene.ink in (0, 255), (seed, scene.ink, behind)
