@@ -1,6 +1,6 @@
 """The decoders without CPU round trips (gpu-gather, nbits-int8, nbits-int4, gqa, fixed-kv-gpu, fixed-kv-fused,
-einsum-int8, fixed-kv-ops, fixed-kv-gqa; graphs/decoder.py says why): what they store, which nodes they use, and that they read
-like baseline.
+einsum-int8, fixed-kv-ops, fixed-kv-gqa; graphs/decoder.py says why): what they store, which nodes they use, and
+that they read like baseline.
 
 - Stored weights, checked against the build's float weights without the builder's quantizer:
   the pre-transposed head [H, N] holds the very int8 codes and scales baseline's embedding
