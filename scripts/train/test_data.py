@@ -24,6 +24,7 @@ from train.data import (
     MAX_CHARACTERS,
     SMALLEST_EM,
     TEXT_SLOTS,
+    UNTINTED_KINDS,
     VOCAB_PATH,
     SampleMaker,
     kind_weights,
@@ -249,7 +250,8 @@ def test_the_colour_family_and_tinted_paper_give_unequal_channels() -> None:
 
 def test_tinted_paper_is_a_share_of_the_grey_kinds() -> None:
     maker = SampleMaker(LIBRARY, "share", _only("balloon"), tint_share=0.5)
-    tinted = sum(maker.render("balloon", "あいう").image.mode == "RGB" for _ in range(60))
+    tinted = sum(maker.paper_tint("balloon") is not None for _ in range(60))
+    assert all(maker.paper_tint(kind) is None for kind in UNTINTED_KINDS for _ in range(20))
     assert 15 <= tinted <= 45, f"{tinted} of 60 tinted at a share of 0.5"
 
 
