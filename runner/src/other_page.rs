@@ -330,6 +330,34 @@ mod tests {
     }
 
     #[test]
+    fn the_peer_pages_per_token_p50_first_token_and_versions_are_read() {
+        let case = |id: &str, ttft: f64, total: f64| {
+            json!({ "id": id, "expected": "ab", "actual": "ab", "distance": 0, "characters": 2,
+                    "tokenIds": [7, 8], "tokens": 2, "visionMs": 4.0, "prefillMs": ttft - 4.0,
+                    "decodeMs": total - ttft, "totalMs": total, "timeToFirstTokenMs": ttft })
+        };
+        let posted = json!({
+            "runId": "transformers-js-1", "transformersVersion": "4.3.2",
+            "ortVersion": "1.31.0-dev.20260914-8d85527a0", "nCER": 0.0,
+            "results": [case("1", 50.0, 80.0), case("2", 10.0, 20.0), case("3", 12.0, 24.0)],
+            "decodeProbe": { "tokenLatency": { "count": 3, "minMs": 5.0, "p50Ms": 6.5, "p90Ms": 9.0,
+                                               "maxMs": 9.0, "meanMs": 7.0 } },
+        });
+        let figures = OtherFigures::read(&posted);
+        assert_eq!(figures.token_p50_ms, Some(6.5));
+        assert_eq!(figures.cases[0].time_to_first_token_ms, Some(50.0));
+        assert!(figures.has_token_ids() && figures.token_latencies);
+        let line = figures.describe();
+        assert!(
+            line.contains(
+                "3 case(s), transformers.js 4.3.2, onnxruntime-web 1.31.0-dev.20260914-8d85527a0"
+            ) && line.contains("per-token p50 6.50 ms")
+                && !line.contains("no per-token latencies"),
+            "{line}"
+        );
+    }
+
+    #[test]
     fn figures_absent_or_of_another_type_are_named_not_made_up() {
         let mut posted = original_shape();
         posted["nCER"] = "low".into();

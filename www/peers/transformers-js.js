@@ -20,7 +20,7 @@ const ORT_DIST = "/node_modules/@huggingface/transformers/node_modules/onnxrunti
 /** The query's parameters: what each means and its default (null: required). */
 const PARAMETERS = {
 	model: { default: null, what: "the export folder under the served root, such as /models/hf-test/vit-bert-tiny/" },
-	cases: { default: "smoke2", what: "the evaluation set: models/eval/<cases>/cases.json" },
+	cases: { default: "hayai13", what: "the evaluation set: models/eval/<cases>/cases.json (the benchmark page's default set)" },
 	maxTokens: { default: "", what: "generated tokens at most (max_new_tokens); default the model's max_length - 1" },
 	dtype: { default: "fp32", what: "transformers.js's dtype: the file suffix it loads (fp32, fp16, q8, int8, uint8, q4, q4f16, bnb4)" },
 	device: { default: "webgpu", what: "transformers.js's device: webgpu or wasm" },

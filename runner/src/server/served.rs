@@ -315,6 +315,49 @@ mod tests {
     }
 
     #[test]
+    fn a_model_folder_is_served_whole_and_one_outside_the_root_or_hidden_is_refused() {
+        let root = root_with_a_user_manifest();
+        for file in [
+            "models/hf-test/tiny/encoder_model.onnx",
+            "models/hf-test/tiny/.cache/x",
+            "node_modules/@huggingface/transformers/dist/transformers.js",
+            "node_modules/@huggingface/transformers/src/env.js",
+        ] {
+            let path = root.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, file).unwrap();
+        }
+        let served = Served::new(root.path(), &root.path().join("out.jsonl"))
+            .with_model_folder("/models/hf-test/tiny/")
+            .unwrap();
+        for (path, allowed) in [
+            ("/models/hf-test/tiny/encoder_model.onnx", true),
+            ("/models/hf-test/tiny/.cache/x", false),
+            ("/models/vocab.json", false),
+            (
+                "/node_modules/@huggingface/transformers/dist/transformers.js",
+                true,
+            ),
+            ("/node_modules/@huggingface/transformers/src/env.js", false),
+        ] {
+            assert_eq!(served.allows(path), allowed, "{path}");
+        }
+        let refused = |folder: &str| {
+            Served::new(root.path(), &root.path().join("out.jsonl"))
+                .with_model_folder(folder)
+                .unwrap_err()
+        };
+        assert!(refused("/models/hf-test/tiny/.cache").contains("is a dot-folder"));
+        assert!(refused("/models/hf-test/tiny/encoder_model.onnx").contains("is not a folder"));
+        let outside = refused("../..");
+        assert!(
+            outside.contains("model= ../.. is outside the served root")
+                && outside.contains("allowed: a folder under the served root"),
+            "{outside}"
+        );
+    }
+
+    #[test]
     fn a_run_serves_its_manifests_folder_and_files_and_its_pages_own_folder() {
         let root = root_with_a_user_manifest();
         let served = Served::new(root.path(), &root.path().join("out.jsonl"))
