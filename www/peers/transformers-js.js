@@ -103,7 +103,8 @@ function configureLibrary(folder) {
 	const { env } = transformers;
 	env.allowRemoteModels = false;
 	env.allowLocalModels = true;
-	env.localModelPath = new URL("../", folder).href;
+	// A path, not a URL: transformers.js 4.3 looks a file up locally only when localModelPath is no http(s) URL.
+	env.localModelPath = new URL("../", folder).pathname;
 	// Every run starts cold like the benchmark page's: no Cache API copies of the model or the WASM.
 	env.useBrowserCache = false;
 	env.useWasmCache = false;
