@@ -67,7 +67,7 @@ export async function loadManifest(config, checkManifest) {
 
 /**
  * The resolved files of one vision tier or decoder variant for the chosen weights, with the
- * properties the realms check (requires, fixedKv) and its graph's I/O names. The core has
+ * properties the realms check (requires, fixedKv, kvSharedInPlace) and its graph's I/O names. The core has
  * checked that the variant exists and lists both its embedded and its external files.
  */
 export function modelEntry(manifest, role, name, weights) {
@@ -85,6 +85,7 @@ export function modelEntry(manifest, role, name, weights) {
 		description: entry.description ?? name,
 		requires: entry.requires,
 		fixedKv: Boolean(entry.fixedKv),
+		kvSharedInPlace: Boolean(entry.kvSharedInPlace),
 		inputs: entry.inputs,
 		outputs: entry.outputs,
 		model,

@@ -46,7 +46,7 @@ export function createTokenChoice({ decoderOnly, vocabulary, tokens }) {
 /**
  * config: the core's parsed config (core.parseConfig, structured-cloned into a
  * worker as it is); capability: the manifest's; entry: the decoder's manifest
- * entry (www/manifest.js modelEntry: name, requires, fixedKv, model); tokens:
+ * entry (www/manifest.js modelEntry: name, requires, fixedKv, kvSharedInPlace, model); tokens:
  * { bos, eos }; vocabulary: a core Vocabulary; device, waiter: the realm's
  * GPUDevice and its waiter (browser/gpu-wait.js).
  *
@@ -96,6 +96,7 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 		const spec = {
 			...shape,
 			fixedKv: entry.fixedKv,
+			kvSharedInPlace: entry.kvSharedInPlace,
 			visionTokens: capability.visionTokens,
 			hiddenSize: capability.hiddenSize,
 			vocabulary: capability.vocabulary,

@@ -136,6 +136,11 @@ pub struct DecoderEntry {
     /// what onnxruntime-web's graph capture (`capture=on`) needs.
     #[serde(default)]
     pub capturable: bool,
+    /// Under graph capture each past and its present must be one buffer, which the step
+    /// writes in place (`com.microsoft.GroupQueryAttention`'s static KV cache): the captured
+    /// loop passes each past's buffer as its present's output and copies nothing back.
+    #[serde(default)]
+    pub kv_shared_in_place: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

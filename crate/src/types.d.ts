@@ -192,6 +192,12 @@ export type ManifestDecoder = {
      * what onnxruntime-web's graph capture (`capture=on`) needs.
      */
     capturable: boolean;
+    /**
+     * Under graph capture each past and its present must be one buffer, which the step
+     * writes in place (`com.microsoft.GroupQueryAttention`'s static KV cache): the captured
+     * loop passes each past's buffer as its present's output and copies nothing back.
+     */
+    kvSharedInPlace: boolean;
     description?: string | null;
     /** WebGPU features the adapter must offer (`shader-f16`). */
     requires: Array<string>;

@@ -410,9 +410,8 @@ def test_one_attention_operator_per_block(build, variant):
     seqlens_k the last position id (int32, on the GPU) and total_sequence_length the constant
     KV_SLOTS, so the kernel's CPU read of it is the same every call; past and present are the
     contract's; no Softmax, MatMul, Where or RotaryEmbedding is left. Every step has the same
-    shapes, yet the variant is not capturable until the page binds each past and its present
-    to one buffer (variants.py)."""
-    assert variant.fixed_kv and variant.gpu_only and not variant.capturable  # variants.py says why
+    shapes, and under capture each past and its present are one buffer (variants.py)."""
+    assert variant.fixed_kv and variant.gpu_only and variant.capturable and variant.kv_shared_in_place
     graph = onnx.load(str(build.embedded(variant.file))).graph
     tensors = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
     producers = {output: node for node in graph.node for output in node.output}

@@ -69,12 +69,16 @@ class DecoderVariant:
     @property
     def capturable(self) -> bool:
         """Every step has the same shapes (fixed KV) and runs every node on WebGPU: what
-        onnxruntime-web's graph capture (capture=on) needs. Not "gqa-rotary": under graph
-        capture onnxruntime-web's WebGPU GroupQueryAttention (1.30.0) refuses a past and a present
-        in different buffers ("Graph capture requires past/present KV cache to share the same
-        buffer"), and the page's captured loop feeds each past from a buffer of its own
+        onnxruntime-web's graph capture (capture=on) needs."""
+        return self.fixed_kv and self.gpu_only
+
+    @property
+    def kv_shared_in_place(self) -> bool:
+        """Under graph capture onnxruntime-web's WebGPU GroupQueryAttention refuses a past and a
+        present in different buffers ("Graph capture requires past/present KV cache to share
+        the same buffer"): the captured loop binds each past's buffer as its present too
         (browser/decoding/decode-capture.js)."""
-        return self.fixed_kv and self.gpu_only and self.attention != "gqa-rotary"
+        return self.fixed_kv and self.attention == "gqa-rotary"
 
     @property
     def uses_ms_domain(self) -> bool:
@@ -274,8 +278,8 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
         f"{spec.KV_SLOTS}-slot cache: packed q/k/v in, RoPE applied by the operator from constant "
         f"[{spec.KV_SLOTS}, 32] cos/sin caches (do_rotary), total_sequence_length the constant "
         f"{spec.KV_SLOTS} and the valid length carried by seqlens_k on the GPU; static step shapes, "
-        "every node on WebGPU; not capturable while the page feeds past and present from separate "
-        "buffers",
+        "every node on WebGPU; captured with each past and its present one buffer, written in "
+        "place",
         (),
         linear_format="nbits8",
         head="nbits",

@@ -37,8 +37,9 @@ fn the_built_in_manifest_offers_the_defaults_and_the_variants_properties() {
     };
     assert_eq!(
         names(|d| d.capturable),
-        ["fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-ops"]
+        ["fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-gqa", "fixed-kv-ops"]
     );
+    assert_eq!(names(|d| d.kv_shared_in_place), ["fixed-kv-gqa"]);
     assert_eq!(
         names(|d| !d.wasm_verifiable()),
         [
@@ -114,7 +115,7 @@ fn capture_and_verify_follow_the_decoders_properties() {
                     query.rsplit('=').next().unwrap()
                 ))
                 && err.contains(
-                    "one of: fixed-kv-fused, fixed-kv-gpu, fixed-kv-ops, or leave capture at off"
+                    "one of: fixed-kv-fused, fixed-kv-gpu, fixed-kv-gqa, fixed-kv-ops, or leave capture at off"
                 ),
             "{query}: {err}"
         );
