@@ -1,7 +1,8 @@
 """The core's HfTokenizer (the page's wasm core, in Node) against Hugging Face's own tokenizers:
 the same text for every id sequence of fixture/cases.json, with the special tokens skipped and
 kept, for a tokenizer of each model kind (make_fixture.py says how they were made, and why the
-Python package is not run here live).
+Python package is not run here live). The special ids (specialIds) are read through the same
+boundary.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ KINDS = {"wordpiece": "WordPiece", "bpe_byte_level": "BPE", "bpe_metaspace": "BP
 MAX_TOKENIZER_BYTES = 50_000
 
 # Reads {tokenizers: {kind: path}, cases: [...]} from argv[2] and writes, per case, the core's
-# text or the message it threw; per tokenizer, its model kind and vocabulary size.
+# text or the message it threw; per tokenizer, its model kind and vocabulary size; and specialIds'
+# answer for each pair of config texts.
 NODE_SCRIPT = """
 import { readFileSync, writeFileSync } from "node:fs";
 const { loadCore } = await import(process.argv[1]);
@@ -40,8 +42,31 @@ const texts = job.cases.map(({ tokenizer, ids, skipSpecial }) => {
 		return { error: String(error.message) };
 	}
 });
-writeFileSync(process.argv[3], JSON.stringify({ kinds, texts }));
+// The special ids through the same boundary: generation_config.json given, then missing.
+const ids = job.specialIds.map(({ generationConfig, config }) => {
+	try {
+		return core.specialIds(generationConfig, config);
+	} catch (error) {
+		return { error: String(error.message) };
+	}
+});
+writeFileSync(process.argv[3], JSON.stringify({ kinds, texts, ids }));
 """
+
+
+# A VisionEncoderDecoder's files: the ids in generation_config.json, and, without it, in
+# config.json's decoder; then a config that sets no start.
+TROCR_CONFIG = json.dumps(
+    {
+        "model_type": "vision-encoder-decoder",
+        "decoder": {"decoder_start_token_id": 2, "eos_token_id": 2, "pad_token_id": 1},
+    }
+)
+SPECIAL_ID_CONFIGS = [
+    {"generationConfig": json.dumps({"decoder_start_token_id": 0, "eos_token_id": [2, 3]}), "config": TROCR_CONFIG},
+    {"generationConfig": None, "config": TROCR_CONFIG},
+    {"generationConfig": None, "config": json.dumps({"eos_token_id": 2})},
+]
 
 
 def load_fixture() -> dict:
@@ -67,7 +92,11 @@ def core(tmp_path_factory) -> dict:
         }
         for kind in KINDS
     ]
-    job = {"tokenizers": {kind: str(FIXTURE / f"{kind}.json") for kind in KINDS}, "cases": CASES + past_the_end}
+    job = {
+        "tokenizers": {kind: str(FIXTURE / f"{kind}.json") for kind in KINDS},
+        "cases": CASES + past_the_end,
+        "specialIds": SPECIAL_ID_CONFIGS,
+    }
     (tmp / "job.json").write_text(json.dumps(job), encoding="utf-8")
     subprocess.run(
         [
@@ -131,3 +160,10 @@ def test_the_fixture_covers_what_it_claims() -> None:
     assert any(case["tokenizer"] == "bpe_byte_level" and "\ufffd" in case["text"] for case in CASES), (
         "no byte-level sequence that cuts a character short"
     )
+
+
+def test_special_ids_cross_the_boundary(core: dict) -> None:
+    given, missing, no_start = core["ids"]
+    assert given == {"decoderStart": 0, "eos": [2, 3], "pad": 1, "bos": None}
+    assert missing == {"decoderStart": 2, "eos": [2], "pad": 1, "bos": None}
+    assert "neither `decoder_start_token_id` nor `bos_token_id` is set in config.json;" in no_start["error"]
