@@ -322,6 +322,19 @@ export type VitSettings = {
  */
 export type PilFilter = "nearest" | "lanczos" | "bilinear" | "bicubic" | "box" | "hamming";
 
+/** The model kinds of `tokenizer.json`'s `model.type`. */
+export type TokenizerModel = "BPE" | "WordPiece" | "WordLevel" | "Unigram";
+
+/** The special ids of a Hugging Face decoder, as its decoding loop uses them. */
+export type SpecialIds = {
+    /** The first `input_ids` token: `decoder_start_token_id`, else `bos_token_id`. */
+    decoderStart: number;
+    /** `eos_token_id`: any of them ends a reading (a list in some configs). */
+    eos: Array<number>;
+    pad: number | null;
+    bos: number | null;
+};
+
 /** Options of [`TokenChooser`]; a missing field takes the seed's value. */
 export type TokenChooserOptions = {
     /**
