@@ -5,12 +5,19 @@
 //! adds only what the harness needs around it: ids the vocabulary does not hold are refused
 //! (the crate would drop them silently, hiding a decoder whose logits and vocabulary disagree),
 //! and the file's errors come back as the core's.
+//!
+//! The tokenizer itself is behind the `hf-tokenizer` feature (the crate and its regex engines
+//! are most of a wasm module): the imported model's module (`wasm-hf/`) and the runner build it,
+//! the page's own module does not. [`TokenizerModel`] is always here, for the declarations.
 
+#[cfg(feature = "hf-tokenizer")]
 use std::str::FromStr;
 
 use serde::Serialize;
+#[cfg(feature = "hf-tokenizer")]
 use tokenizers::{ModelWrapper, Tokenizer};
 
+#[cfg(feature = "hf-tokenizer")]
 use crate::error::{CoreError, Result};
 
 /// The model kinds of `tokenizer.json`'s `model.type`.
@@ -25,10 +32,12 @@ pub enum TokenizerModel {
 }
 
 /// The names `model.type` takes for the kinds of [`TokenizerModel`].
+#[cfg(feature = "hf-tokenizer")]
 const MODEL_TYPES: [&str; 4] = ["BPE", "WordPiece", "WordLevel", "Unigram"];
 
 /// Why the crate refused `text`: an unknown `model.type` named, with the types allowed, since
 /// the crate's own message only says that no variant of its model enum matched.
+#[cfg(feature = "hf-tokenizer")]
 fn refusal(text: &str, crate_error: impl std::fmt::Display) -> CoreError {
     let file = serde_json::from_str::<serde_json::Value>(text).ok();
     let message = match file
@@ -47,11 +56,13 @@ fn refusal(text: &str, crate_error: impl std::fmt::Display) -> CoreError {
 }
 
 /// A `tokenizer.json`, ready to decode.
+#[cfg(feature = "hf-tokenizer")]
 #[derive(Debug)]
 pub struct HfTokenizer {
     inner: Tokenizer,
 }
 
+#[cfg(feature = "hf-tokenizer")]
 impl HfTokenizer {
     /// Reads the text of a `tokenizer.json`; a file the crate cannot read is refused with its
     /// reason.
@@ -96,7 +107,7 @@ impl HfTokenizer {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "hf-tokenizer"))]
 mod tests {
     use super::*;
 

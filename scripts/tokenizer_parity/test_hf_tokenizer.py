@@ -1,4 +1,4 @@
-"""The core's HfTokenizer (the page's wasm core, in Node) against Hugging Face's own tokenizers:
+"""The core's HfTokenizer (the imported model's wasm module pkg-hf/, in Node) against Hugging Face's own tokenizers:
 the same text for every id sequence of fixture/cases.json, with the special tokens skipped and
 kept, for a tokenizer of each model kind (make_fixture.py says how they were made, and why the
 Python package is not run here live). The special ids (specialIds) are read through the same
@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).resolve().parent / "fixture"
 LOAD_CORE = ROOT / "tests" / "parity" / "load-core.mjs"
-WASM = ROOT / "pkg" / "ocr_bench_core_bg.wasm"
+WASM = ROOT / "pkg-hf" / "ocr_bench_hf_bg.wasm"
 KINDS = {"wordpiece": "WordPiece", "bpe_byte_level": "BPE", "bpe_metaspace": "BPE", "unigram": "Unigram"}
 MAX_TOKENIZER_BYTES = 50_000
 
@@ -26,8 +26,8 @@ MAX_TOKENIZER_BYTES = 50_000
 # answer for each pair of config texts.
 NODE_SCRIPT = """
 import { readFileSync, writeFileSync } from "node:fs";
-const { loadCore } = await import(process.argv[1]);
-const core = await loadCore();
+const { loadHfCore } = await import(process.argv[1]);
+const core = await loadHfCore();
 const job = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const tokenizers = {};
 const kinds = {};

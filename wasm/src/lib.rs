@@ -286,63 +286,6 @@ impl VitImageProcessorJs {
     }
 }
 
-/// The tokenizer of a Hugging Face export, read from its `tokenizer.json` by Hugging Face's own
-/// `tokenizers` crate (`crate/src/hf_tokenizer.rs`). No page path calls it yet: the imported
-/// `VisionEncoderDecoder` path of issue 52 (`ocr-bench import`) will `decode` each reading's
-/// generated ids with it, special tokens skipped, as transformers' `batch_decode` does.
-#[wasm_bindgen(js_name = HfTokenizer)]
-pub struct HfTokenizerJs {
-    inner: ocr_bench_core::hf_tokenizer::HfTokenizer,
-}
-
-#[wasm_bindgen(js_class = HfTokenizer)]
-impl HfTokenizerJs {
-    /// `text` is the file's text; a file the crate cannot read throws, with its reason.
-    #[wasm_bindgen(js_name = fromJson)]
-    pub fn from_json(text: &str) -> Result<HfTokenizerJs, JsError> {
-        Ok(Self {
-            inner: ocr_bench_core::hf_tokenizer::HfTokenizer::from_json(text)?,
-        })
-    }
-
-    /// `model.type`: the tokenizer's kind.
-    #[wasm_bindgen(getter, unchecked_return_type = "TokenizerModel")]
-    pub fn model(&self) -> Result<JsValue, JsError> {
-        to_js(&self.inner.model())
-    }
-
-    /// The number of tokens, added tokens included.
-    #[wasm_bindgen(getter, js_name = vocabSize)]
-    pub fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-
-    /// The text of `ids`; `skipSpecial` leaves out the special tokens (`</s>`, `[SEP]`, …).
-    /// An id the vocabulary does not hold throws, naming it.
-    pub fn decode(
-        &self,
-        ids: &[u32],
-        #[wasm_bindgen(js_name = skipSpecial)] skip_special: bool,
-    ) -> Result<String, JsError> {
-        Ok(self.inner.decode(ids, skip_special)?)
-    }
-}
-
-/// The special ids a Hugging Face decoder generates with (decoder start, EOS, pad, BOS), from
-/// the texts of the export's `generation_config.json` (may be missing) and `config.json`
-/// (`crate/src/special_ids.rs` says which file wins). Called, like `HfTokenizer`, by the
-/// imported-model path of issue 52; a missing or malformed id throws, naming where it looked.
-#[wasm_bindgen(js_name = specialIds, unchecked_return_type = "SpecialIds")]
-pub fn special_ids(
-    #[wasm_bindgen(js_name = generationConfig)] generation_config: Option<String>,
-    config: &str,
-) -> Result<JsValue, JsError> {
-    to_js(&ocr_bench_core::special_ids::SpecialIds::read(
-        generation_config.as_deref(),
-        config,
-    )?)
-}
-
 /// A short name for what a JS value is, for error messages: its constructor's name for an
 /// object (`Array`, `Float32Array`), else `null` or its `typeof`. Read through `Reflect`, which
 /// cannot throw into the caller, so an object without a constructor still gets the message.

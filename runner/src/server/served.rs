@@ -10,14 +10,16 @@ use ocr_bench_core::manifest::{Graph, Manifest};
 
 /// Folders every page loads from, with everything below them; beside them, the distribution
 /// folder of each onnxruntime-web version `ort=` names ([`OrtVersion::dist_folder`]).
-const PAGE_FOLDERS: [&str; 6] = [
+const PAGE_FOLDERS: [&str; 7] = [
     // The benchmark page, its scripts, and the report page (`report.html`, `report/`).
     "www",
     // Code the page and its workers share.
     "browser",
     "worker",
-    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`.
+    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`, and
+    // `pkg-hf/` (the Hugging Face tokenizer) for an imported encoder-decoder model.
     "pkg",
+    "pkg-hf",
     // The evaluation sets the manifest's cases come from.
     "models/eval",
     // Only the distribution files of the packages the pages load: Chart.js here, each
