@@ -9,6 +9,7 @@ pub mod build_summary;
 pub mod choose;
 pub mod config;
 pub mod error;
+pub mod generation_choose;
 pub mod gpu_choose;
 pub mod hf_tokenizer;
 pub mod image_input;
