@@ -68,13 +68,15 @@ export async function loadManifest(config, checkManifest) {
 /**
  * The resolved files of one vision tier or decoder variant for the chosen weights, with the
  * properties the realms check (requires, fixedKv) and its graph's I/O names. The core has
- * checked that the variant exists and lists both its embedded and its external files.
+ * checked that the variant exists and, for weights=external, that it has that form.
  */
 export function modelEntry(manifest, role, name, weights) {
 	const entry = manifest[role][name];
 	const resolve = (path) => sameOrigin(path, `${role} "${name}" file`, manifest.url);
 	let model;
 	if (weights === "external") {
+		// The core refuses weights=external for a variant without the external form.
+		if (!entry.external) throw new Error(`The ${role} "${name}" of the manifest has no external-data form.`);
 		const dataUrl = resolve(entry.external.data);
 		model = { url: resolve(entry.external.model), external: { path: dataUrl.split("/").pop(), url: dataUrl } };
 	} else {
@@ -93,6 +95,10 @@ export function modelEntry(manifest, role, name, weights) {
 
 /** The vocabulary characters, checked against the manifest's capability. */
 export async function loadVocabulary(manifest) {
+	if (!manifest.vocab)
+		throw new Error(
+			`The manifest ${manifest.url} names no vocab file (its family is ${manifest.family ?? "prefix"}); the prefix decoder's loop needs one.`,
+		);
 	const url = sameOrigin(manifest.vocab, "vocabulary", manifest.url);
 	const characters = await fetchJson(url, "vocabulary");
 	if (!Array.isArray(characters)) throw new Error(`The vocabulary ${url} is not a JSON array of characters.`);

@@ -21,8 +21,9 @@ use crate::generation_choose::GenerationRule;
 use crate::hf_tokenizer::TokenizerModel;
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
-    Activation, Capability as ManifestCapability, DecoderEntry, ExternalFiles, FileBytes, Graph,
-    Initializer, Limits, Manifest, ModelShape, Tokens, VisionEntry,
+    Activation, Capability as ManifestCapability, DecoderEntry, EncoderDecoder, ExternalFiles,
+    Family, FileBytes, Generation, Graph, Initializer, Limits, Manifest, ModelShape, Tokens,
+    VisionEntry,
 };
 use crate::per_style::StyleSummary;
 use crate::pil_resize::Filter as PilFilter;
@@ -73,6 +74,9 @@ declared!(
     ParameterKind,
     // The manifest, as checkManifest returns it.
     Manifest,
+    Family,
+    EncoderDecoder,
+    Generation,
     Tokens,
     ManifestCapability,
     ModelShape,

@@ -197,22 +197,30 @@ impl Served {
     }
 }
 
-/// The files a manifest names, relative to it: its vocabulary, build information and every
-/// graph's files.
+/// The files a manifest names, relative to it: its vocabulary or an encoder-decoder's
+/// tokenizer and preprocessor configuration, build information and every graph's files.
 fn named_files(manifest: &Manifest) -> Vec<String> {
+    let with_past = manifest
+        .decoder
+        .values()
+        .filter_map(|entry| entry.with_past.as_ref());
     let graphs = manifest
         .vision
         .values()
         .map(|entry| &entry.graph)
-        .chain(manifest.decoder.values().map(|entry| &entry.graph));
+        .chain(manifest.decoder.values().map(|entry| &entry.graph))
+        .chain(with_past);
     let graph_files = |graph: &Graph| {
-        [
-            graph.embedded.clone(),
-            graph.external.model.clone(),
-            graph.external.data.clone(),
-        ]
+        let mut files = vec![graph.embedded.clone()];
+        if let Some(external) = &graph.external {
+            files.extend([external.model.clone(), external.data.clone()]);
+        }
+        files
     };
-    let mut files = vec![manifest.vocab.clone()];
+    let mut files: Vec<String> = manifest.vocab.iter().cloned().collect();
+    if let Some(section) = &manifest.encoder_decoder {
+        files.extend([section.tokenizer.clone(), section.preprocessor.clone()]);
+    }
     files.extend(manifest.build_info.clone());
     files.extend(graphs.flat_map(graph_files));
     files
