@@ -15,14 +15,12 @@
 //! Then the greedy choice: the highest score, the first index of equals (`torch.argmax`).
 //! NaN and -Infinity never win; when nothing else is left it is an error.
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{CoreError, Result};
+use crate::manifest::Generation;
 
-/// What the rule reads from a model's generation settings; the record carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "GenerationRule"))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// What the rule reads from the manifest's `encoderDecoder.generation` (which the record
+/// carries).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GenerationRule {
     /// The first of the decoder's input ids (`decoder_start_token_id`).
     pub decoder_start: u32,
@@ -30,6 +28,17 @@ pub struct GenerationRule {
     pub repetition_penalty: f32,
     /// `no_repeat_ngram_size`; 0 blocks nothing.
     pub no_repeat_ngram_size: u32,
+}
+
+impl From<&Generation> for GenerationRule {
+    fn from(generation: &Generation) -> Self {
+        GenerationRule {
+            decoder_start: generation.decoder_start_token_id,
+            // PyTorch applies a Python float to float32 scores as float32.
+            repetition_penalty: generation.repetition_penalty as f32,
+            no_repeat_ngram_size: generation.no_repeat_ngram_size,
+        }
+    }
 }
 
 /// The decoder's input ids so far and the rule over them.
@@ -142,11 +151,10 @@ impl GenerationChooser {
                 best = Some((id, value));
             }
         }
-        best.map(|(id, _)| id as u32)
-            .ok_or(CoreError::NoCandidate {
-                logits: logits.len(),
-                blocked: None,
-            })
+        best.map(|(id, _)| id as u32).ok_or(CoreError::NoCandidate {
+            logits: logits.len(),
+            blocked: None,
+        })
     }
 }
 

@@ -397,16 +397,6 @@ export type TokenChooserOptions = {
     bos?: number;
 };
 
-/** What the rule reads from a model's generation settings; the record carries it. */
-export type GenerationRule = {
-    /** The first of the decoder's input ids (`decoder_start_token_id`). */
-    decoderStart: number;
-    /** `repetition_penalty`; 1 leaves the scores as they are. */
-    repetitionPenalty: number;
-    /** `no_repeat_ngram_size`; 0 blocks nothing. */
-    noRepeatNgramSize: number;
-};
-
 /** One finished case as the page reports it. */
 export type CaseInput = {
     id: string;

@@ -17,7 +17,6 @@ use crate::config::{
     Capture, Choose, Config, Loader, Memory, OrtVersion, ParameterDescription, ParameterKind, Poll,
     Profile, Realm, Release, Schedule, Scope, Verify, Weights,
 };
-use crate::generation_choose::GenerationRule;
 use crate::hf_tokenizer::TokenizerModel;
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
@@ -96,8 +95,6 @@ declared!(
     SpecialIds,
     // The options and the answer of the TokenChooser and of summarize.
     ChooserOptions,
-    // An imported model's token rule (GenerationChooser), from its generation_config.json.
-    GenerationRule,
     CaseInput,
     SummaryOptions,
     CaseSummary,

@@ -294,14 +294,13 @@ fn parse_refusal(value: &serde_json::Value) -> String {
 }
 
 #[test]
-fn an_encoder_decoder_manifest_reads_back_and_runs_the_default_gpu_and_resident_paths() {
+fn an_encoder_decoder_manifest_reads_back_and_runs_the_default_and_resident_paths() {
     let value = encoder_decoder_value();
     let manifest = Manifest::parse(&value.to_string()).unwrap();
     assert_eq!(manifest.family, Family::EncoderDecoder);
     assert_eq!(serde_json::to_value(&manifest).unwrap(), value);
     for query in [
         "tier=fp32&decoder=fp32&maxTokens=64",
-        "tier=fp32&decoder=fp32&maxTokens=64&choose=gpu&sync=4",
         "tier=fp32&decoder=fp32&maxTokens=64&schedule=resident",
     ] {
         manifest.check_config(&parse_query(query).unwrap()).unwrap();
@@ -328,6 +327,7 @@ fn an_encoder_decoder_run_on_a_path_its_loop_does_not_take_is_refused_with_the_r
         ("verify=wasm", "verify"),
         ("realm=worker", "realm"),
         ("pool=2", "pool"),
+        ("choose=gpu", "choose"),
     ] {
         let err = refusal(
             &manifest,
