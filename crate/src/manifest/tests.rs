@@ -41,11 +41,23 @@ fn the_built_in_manifest_offers_the_defaults_and_the_variants_properties() {
     );
     assert_eq!(
         names(|d| !d.wasm_verifiable()),
-        ["fixed-kv-fused", "fixed-kv-ops", "nbits-int4", "nbits-int8"]
+        [
+            "fixed-kv-fused",
+            "fixed-kv-gqa",
+            "fixed-kv-ops",
+            "nbits-int4",
+            "nbits-int8"
+        ]
     );
     assert_eq!(
         names(|d| d.fixed_kv),
-        ["fixed-kv", "fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-ops"]
+        [
+            "fixed-kv",
+            "fixed-kv-fused",
+            "fixed-kv-gpu",
+            "fixed-kv-gqa",
+            "fixed-kv-ops"
+        ]
     );
     let baseline = &manifest.decoder["baseline"].graph;
     assert_eq!(baseline.outputs[0], "logits");
