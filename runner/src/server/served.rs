@@ -10,14 +10,16 @@ use ocr_bench_core::manifest::{Graph, Manifest};
 
 /// Folders every page loads from, with everything below them; beside them, the distribution
 /// folder of each onnxruntime-web version `ort=` names ([`OrtVersion::dist_folder`]).
-const PAGE_FOLDERS: [&str; 8] = [
+const PAGE_FOLDERS: [&str; 9] = [
     // The benchmark page, its scripts, and the report page (`report.html`, `report/`).
     "www",
     // Code the page and its workers share.
     "browser",
     "worker",
-    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`.
+    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`, and
+    // `pkg-hf/` (the Hugging Face tokenizer) for an imported encoder-decoder model.
     "pkg",
+    "pkg-hf",
     // The evaluation sets the manifest's cases come from.
     "models/eval",
     // Only the distribution files of the packages the pages load: Chart.js here, each
@@ -225,22 +227,30 @@ impl Served {
     }
 }
 
-/// The files a manifest names, relative to it: its vocabulary, build information and every
-/// graph's files.
+/// The files a manifest names, relative to it: its vocabulary or an encoder-decoder's
+/// tokenizer and preprocessor configuration, build information and every graph's files.
 fn named_files(manifest: &Manifest) -> Vec<String> {
+    let with_past = manifest
+        .decoder
+        .values()
+        .filter_map(|entry| entry.with_past.as_ref());
     let graphs = manifest
         .vision
         .values()
         .map(|entry| &entry.graph)
-        .chain(manifest.decoder.values().map(|entry| &entry.graph));
+        .chain(manifest.decoder.values().map(|entry| &entry.graph))
+        .chain(with_past);
     let graph_files = |graph: &Graph| {
-        [
-            graph.embedded.clone(),
-            graph.external.model.clone(),
-            graph.external.data.clone(),
-        ]
+        let mut files = vec![graph.embedded.clone()];
+        if let Some(external) = &graph.external {
+            files.extend([external.model.clone(), external.data.clone()]);
+        }
+        files
     };
-    let mut files = vec![manifest.vocab.clone()];
+    let mut files: Vec<String> = manifest.vocab.iter().cloned().collect();
+    if let Some(section) = &manifest.encoder_decoder {
+        files.extend([section.tokenizer.clone(), section.preprocessor.clone()]);
+    }
     files.extend(manifest.build_info.clone());
     files.extend(graphs.flat_map(graph_files));
     files
