@@ -213,6 +213,11 @@ pub struct DecoderEntry {
     /// what onnxruntime-web's graph capture (`capture=on`) needs.
     #[serde(default)]
     pub capturable: bool,
+    /// Under graph capture each past and its present must be one buffer, which the step
+    /// writes in place (`com.microsoft.GroupQueryAttention`'s static KV cache): the captured
+    /// loop passes each past's buffer as its present's output and copies nothing back.
+    #[serde(default)]
+    pub kv_shared_in_place: bool,
     /// An encoder-decoder's pair form: this entry's graph is the first step
     /// (`decoder_model.onnx`) and `withPast` every later one (`decoder_with_past_model.onnx`).
     /// Absent for the merged form, whose `use_cache_branch` input picks the step.
@@ -289,9 +294,9 @@ fn invalid(message: String) -> CoreError {
 }
 
 /// The parameters an encoder-decoder run must leave at their default, each with the reason: the
-/// paths of the harness its loop does not take (yet). `choose` (cpu, gpu), `schedule` (staged,
-/// resident) and the settings of measurement apply to both families.
-const ENCODER_DECODER_AT_DEFAULT: [(&str, &str); 7] = [
+/// paths of the harness its loop does not take (yet). `schedule` (staged, resident) and the
+/// settings of measurement apply to both families.
+const ENCODER_DECODER_AT_DEFAULT: [(&str, &str); 8] = [
     (
         "scope",
         "its synthetic embeddings are the prefix decoder's vision positions",
@@ -308,6 +313,11 @@ const ENCODER_DECODER_AT_DEFAULT: [(&str, &str); 7] = [
     ("pool", "the decoder realms run the prefix decoder's loop"),
     ("loader", "its sessions are created from URLs only"),
     ("profile", "its operator profile is not collected"),
+    (
+        "choose",
+        "the GPU token chooser applies the built-in model's rule and writes int32 token ids, \
+         where this loop feeds int64 input_ids under the model's generation_config.json",
+    ),
 ];
 
 /// The refusal of a config that takes a path the encoder-decoder loop does not.

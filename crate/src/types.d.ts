@@ -236,6 +236,12 @@ export type ManifestDecoder = {
      */
     capturable: boolean;
     /**
+     * Under graph capture each past and its present must be one buffer, which the step
+     * writes in place (`com.microsoft.GroupQueryAttention`'s static KV cache): the captured
+     * loop passes each past's buffer as its present's output and copies nothing back.
+     */
+    kvSharedInPlace: boolean;
+    /**
      * An encoder-decoder's pair form: this entry's graph is the first step
      * (`decoder_model.onnx`) and `withPast` every later one (`decoder_with_past_model.onnx`).
      * Absent for the merged form, whose `use_cache_branch` input picks the step.
@@ -370,6 +376,19 @@ export type VitSettings = {
  * `preprocessor_config.json` names them.
  */
 export type PilFilter = "nearest" | "lanczos" | "bilinear" | "bicubic" | "box" | "hamming";
+
+/** The model kinds of `tokenizer.json`'s `model.type`. */
+export type TokenizerModel = "BPE" | "WordPiece" | "WordLevel" | "Unigram";
+
+/** The special ids of a Hugging Face decoder, as its decoding loop uses them. */
+export type SpecialIds = {
+    /** The first `input_ids` token: `decoder_start_token_id`, else `bos_token_id`. */
+    decoderStart: number;
+    /** `eos_token_id`: any of them ends a reading (a list in some configs). */
+    eos: Array<number>;
+    pad: number | null;
+    bos: number | null;
+};
 
 /** Options of [`TokenChooser`]; a missing field takes the seed's value. */
 export type TokenChooserOptions = {

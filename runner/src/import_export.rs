@@ -554,6 +554,7 @@ pub fn import(request: &ImportRequest) -> Result<Imported, Refusal> {
                 graph: graph(first, facts.graphs.get(first)?, &place),
                 fixed_kv: false,
                 capturable: false,
+                kv_shared_in_place: false,
                 with_past: match with_past {
                     Some(later) => Some(graph(later, facts.graphs.get(later)?, &place)),
                     None => None,

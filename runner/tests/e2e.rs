@@ -32,6 +32,8 @@ mod decoder_worker;
 mod memory_reports;
 #[path = "e2e/oracle.rs"]
 mod oracle;
+#[path = "e2e/peer.rs"]
+mod peer;
 #[path = "e2e/pool.rs"]
 mod pool;
 #[path = "e2e/recorded_checks.rs"]

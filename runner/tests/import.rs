@@ -11,7 +11,7 @@ use ocr_bench_core::manifest::{Family, Manifest};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ocr-bench");
 /// The test export (`scripts/hf_test_model/make.py`).
-const EXPORT: &str = "models/hf-test/vit-bert-tiny";
+const EXPORT: &str = "models/hf-test/vit-trocr-tiny";
 /// The files a doctored copy starts from.
 const FILES: [&str; 6] = [
     "encoder_model.onnx",
@@ -81,7 +81,7 @@ fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
 #[test]
 fn the_test_export_is_imported_and_its_query_is_one_plan_takes() {
     let dir = scratch();
-    let out = dir.path().join("vit-bert-tiny");
+    let out = dir.path().join("vit-trocr-tiny");
     let output = import(&root().join(EXPORT), &out);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -110,7 +110,7 @@ fn the_test_export_is_imported_and_its_query_is_one_plan_takes() {
     assert!(
         decoder
             .embedded
-            .ends_with("hf-test/vit-bert-tiny/decoder_model_merged.onnx")
+            .ends_with("hf-test/vit-trocr-tiny/decoder_model_merged.onnx")
             && decoder.embedded.starts_with("../"),
         "{}",
         decoder.embedded
@@ -130,7 +130,7 @@ fn the_test_export_is_imported_and_its_query_is_one_plan_takes() {
     let plan = Command::new(BIN)
         .arg("--root")
         .arg(root())
-        .args(["plan", "--base", query, "", "choose=gpu&schedule=resident"])
+        .args(["plan", "--base", query, "", "schedule=resident"])
         .output()
         .unwrap();
     assert!(
@@ -141,12 +141,12 @@ fn the_test_export_is_imported_and_its_query_is_one_plan_takes() {
     let refused = Command::new(BIN)
         .arg("--root")
         .arg(root())
-        .args(["plan", "--base", query, "capture=on&choose=gpu"])
+        .args(["plan", "--base", query, "choose=gpu"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        refused.status.code() == Some(2) && stderr.contains("capture=on is not available"),
+        refused.status.code() == Some(2) && stderr.contains("choose=gpu is not available"),
         "{stderr}"
     );
     let predict = Command::new(BIN)

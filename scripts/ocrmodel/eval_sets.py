@@ -15,7 +15,7 @@
 
 Rendering is seeded per set and per case, so the files are byte-identical on every run with the
 same Pillow and fonts (the test hashes them). The training data generator excludes every string
-written here (`evaluation_strings`).
+written here and every string of the held-out sets (`evaluation_strings`, `heldout.texts`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import json
 import random
 from pathlib import Path
 
+from heldout.texts import heldout_strings
 from ocrmodel.dialog_text import manga_length, random_dialog, random_manga_dialog
 from ocrmodel.fonts import FontLibrary
 from ocrmodel.make_vocab import SEED_EXPECTED
@@ -97,8 +98,9 @@ def evaluation_sets() -> dict[str, list[tuple[str, str]]]:
 
 
 def evaluation_strings() -> set[str]:
-    """Every string a set reads, for training to leave out (the empty reading is not a string)."""
-    return {text for cases in evaluation_sets().values() for _, text in cases if text}
+    """Every string a set reads, the held-out sets' included, for training to leave out (the
+    empty reading is not a string)."""
+    return {text for cases in evaluation_sets().values() for _, text in cases if text} | heldout_strings()
 
 
 def write_set(name: str, cases: list[tuple[str, str]], out_dir: Path) -> list[dict[str, str]]:

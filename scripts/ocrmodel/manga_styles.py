@@ -14,10 +14,14 @@ Kinds:
   thought bubbles, a neighbouring balloon's edge, a panel border, tone, speed lines, art;
   `scene_after.py`), or, for EMPTY_SHARE of them, a crop with no text whose reading is empty;
 - sfx: sound effects in display lettering (`sound_effects.py`);
-- tilted: balloon, narration, art or horizontal text turned by 8-25 degrees, some sheared.
+- tilted: balloon, narration, art or horizontal text turned by 8-25 degrees, some sheared;
+- turned, crossing, colour, boxed, thought, marks: the training-only families of `families.py`
+  (whole crops turned by 0-8 degrees, tails and lines touching the text, colour pages in grey,
+  white text in black boxes, thought balloons, marks right after the text on any side).
 
 `render_kind` renders any kind; the first seven draw exactly what `text_style` and `scene_for`
-drew before the last three existed, so their evaluation sets keep their bytes.
+drew before the others existed, and `ending`, `sfx` and `tilted` what they drew before the
+families, so their evaluation sets keep their bytes.
 """
 
 from __future__ import annotations
@@ -28,13 +32,26 @@ from dataclasses import replace
 from functools import lru_cache
 
 from .dialog_text import manga_length, random_manga_dialog, small_kana_phrase
+from .families import FAMILIES, base_kind, widen
 from .fonts import FACES, Face, FontLibrary
 from .render import Rendered, Style, latin_heavy
 from .scene import Scene, render_scene
 from .scene_after import AFTER_KINDS
 from .sound_effects import random_sound_effect, sound_effect_scene, sound_effect_style
 
-KINDS = ("balloon", "narration", "inverted", "art", "horizontal", "lowres", "long", "ending", "sfx", "tilted")
+KINDS = (
+    "balloon",
+    "narration",
+    "inverted",
+    "art",
+    "horizontal",
+    "lowres",
+    "long",
+    "ending",
+    "sfx",
+    "tilted",
+    *FAMILIES,
+)
 # The kinds each of the last three draws its text and scene from.
 ENDING_BASES = ("balloon", "balloon", "narration", "inverted", "art", "horizontal", "lowres")
 TILTED_BASES = ("balloon", "narration", "art", "horizontal")
@@ -149,9 +166,11 @@ def scene_for(kind: str, style: Style, rng: random.Random) -> Scene:
 
 
 def kind_text(kind: str, rng: random.Random, deck=None, max_length: int = 100) -> str:
-    """A string for one of the last three kinds (the first seven take the caller's dialog)."""
+    """A string for `ending`, `sfx`, `tilted` or a family (the first seven take the caller's dialog)."""
     if kind == "sfx":
         return random_sound_effect(rng)
+    if kind in FAMILIES:
+        return random_manga_dialog(rng, deck, manga_length(rng, min(max_length, 60)))
     if kind == "ending" and rng.random() < EMPTY_SHARE:
         return ""
     length = manga_length(rng, min(max_length, 48))
@@ -174,6 +193,10 @@ def render_kind(kind: str, text: str, rng: random.Random, library: FontLibrary, 
         if not text and rng.random() < 0.5:
             marks = ()  # an empty balloon or bare art: nothing to read at all
         return render_scene(laid_out, style, replace(scene, after=marks, blank=not text), rng)
+    if kind in FAMILIES:
+        base = base_kind(kind, rng)
+        style = text_style(text, base, rng, library, long_side)
+        return render_scene(text, style, widen(kind, scene_for(base, style, rng), style, rng), rng)
     if kind == "tilted":
         base = rng.choice(TILTED_BASES)
         style = text_style(text, base, rng, library, long_side)

@@ -253,6 +253,7 @@ def build_manifest(
                 "requires": list(d.requires),
                 "fixedKv": d.fixed_kv,
                 "capturable": d.capturable,
+                "kvSharedInPlace": d.kv_shared_in_place,
                 **_files(generated, d.file, sizes, graphs),
             }
             for d in DECODER_VARIANTS

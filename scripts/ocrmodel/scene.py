@@ -14,7 +14,8 @@ dialog and degrades the result the way crops from real pages are degraded:
   text at all (`blank`);
 - display lettering (sound effects): outlines in layers, a drop shadow, stretching;
 - damage: shear, perspective, rotation (by up to 25 degrees with the corners kept), blur,
-  down-scaling (text 10-14 px high), noise, JPEG.
+  down-scaling (text 10-14 px high), noise, JPEG;
+- colour: drawn in grey levels, then mapped to RGB through the scene's colours (`colour.py`).
 
 Every centre follows every geometric step, so the auxiliary labels stay right. Everything
 random comes from the `random.Random` passed in.
@@ -30,11 +31,14 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-from .render import Rendered, Style, layout
+from .colour import gradient_map
+from .render import Rendered, Style, glyph_mask, layout
 from .scene_after import draw_after, extend_for_after
+from .scene_touching import draw_touching
 
 CONTAINERS = ("none", "ellipse", "roundbox", "spiky", "cloud", "thought", "narration")
 BACKGROUNDS = ("plain", "screentone", "hatching", "speedlines", "photo", "gradient", "dark")
+CORNER_FILLS = ("white", "grey", "paper", "screentone", "hatching", "speedlines", "photo", "dark")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,18 @@ class Scene:
     stretch: tuple[float, float] = (1.0, 1.0)  # x and y scale of the whole crop
     shear: float = 0.0  # x += shear * y (columns lean), or y += shear * x for horizontal text
     keep_corners: bool = False  # rotate onto a larger canvas instead of cutting the corners
+    # The wide families of `families.py` (training only); the defaults draw as before.
+    # What fills the corners a turn with keep_corners uncovers (CORNER_FILLS); "": the crop's
+    # own edge grey, as `tilted` draws.
+    corner_fill: str = ""
+    page: int = -1  # the grey of the page behind the container; -1: `paper`
+    box_fill: int = -1  # the container's fill; -1: `paper` (or a dark grey when inverted)
+    line: int = -1  # the container's outline grey; -1: a random dark one
+    touching: tuple[str, ...] = ()  # scene_touching.TOUCHING_KINDS drawn against or across the text
+    after_any_side: bool = False  # `after` marks on any side of the text and closer (the `marks` family)
+    # (grey level, RGB) anchors the finished grey crop is mapped through (`colour.gradient_map`),
+    # the `colour` family's pages; (): the crop stays grey.
+    colours: tuple[tuple[int, tuple[int, int, int]], ...] = ()
 
 
 def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> Rendered:
@@ -76,7 +92,14 @@ def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> R
     strip = None
     if scene.after:
         canvas_box, strip, side = extend_for_after(
-            canvas_box, box if scene.container != "none" else None, text_w, text_h, em, style.vertical, rng
+            canvas_box,
+            box if scene.container != "none" else None,
+            text_w,
+            text_h,
+            em,
+            style.vertical,
+            rng,
+            any_side=scene.after_any_side,
         )
     x0, y0, x1, y1 = canvas_box
     width, height = x1 - x0, y1 - y0
@@ -85,12 +108,15 @@ def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> R
     shift = (-x0, -y0)  # text top-left in canvas pixels
     _draw_container(image, scene, _moved(box, shift), rng)
     if strip is not None:
-        draw_after(image, scene, _moved(strip, shift), side, em, _pattern, rng)
+        draw_after(image, scene, _moved(strip, shift), side, em, _pattern, rng, _glyph_maker(style))
+    text_box = (-x0, -y0, -x0 + text_w, -y0 + text_h)
+    if scene.touching:
+        draw_touching(image, scene, text_box, em, style.vertical, rng, under=True)
     pixels = np.asarray(image, np.float32).copy()
     tx, ty = shift
     if scene.blank:
         image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L")
-        return Rendered(*_damage(image, [], scene, style.vertical, rng))
+        return _finished(*_damage(image, [], scene, style.vertical, rng), scene)
     if scene.shadow[:2] != (0, 0):
         dx, dy, level = scene.shadow
         _paint(pixels, coverage, tx + dx, ty + dy, max((r for r, _ in scene.outline_layers), default=0), level)
@@ -105,8 +131,26 @@ def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> R
     region = pixels[ty : ty + text_h, tx : tx + text_w]
     region[:] = region * (1.0 - alpha) + scene.ink * alpha
     image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L")
+    if scene.touching:
+        draw_touching(image, scene, text_box, em, style.vertical, rng, under=False)
     centres = [(x + tx, y + ty) for x, y in centres]
-    return Rendered(*_damage(image, centres, scene, style.vertical, rng))
+    return _finished(*_damage(image, centres, scene, style.vertical, rng), scene)
+
+
+def _finished(image: Image.Image, centres, scene: Scene) -> Rendered:
+    """The damaged grey crop, in colour where the scene has colours: mapped after the damage so
+    that blur, noise and JPEG blend its colours as they blend its grey levels."""
+    return Rendered(gradient_map(image, scene.colours) if scene.colours else image, centres)
+
+
+def _glyph_maker(style: Style):
+    """(character, size px) -> (coverage, dx, dy) in the style's faces, or None where none draws it."""
+
+    def glyph(character: str, size: int):
+        face = style.face_for(character) if style.face_for is not None else style.face
+        return None if face is None else glyph_mask(face, size, character, False)
+
+    return glyph
 
 
 def _paint(pixels: np.ndarray, coverage: np.ndarray, tx: int, ty: int, radius: int, level: int) -> None:
@@ -191,6 +235,8 @@ def _background(scene: Scene, width: int, height: int, rng: random.Random) -> np
     yy, xx = np.ogrid[0:height, 0:width]
     yy, xx = yy.astype(np.float32), xx.astype(np.float32)
     level = float(scene.paper if not (scene.inverted and scene.container == "none") else rng.randint(0, 60))
+    if scene.page >= 0:
+        level = float(scene.page)
     field = np.full((height, width), level, np.float32)
     if kind == "screentone":
         period, angle = rng.uniform(3.0, 9.0), math.radians(rng.uniform(0, 90))
@@ -247,6 +293,8 @@ def _draw_container(image: Image.Image, scene: Scene, box, rng: random.Random) -
     draw = ImageDraw.Draw(image)
     fill = rng.randint(0, 50) if scene.inverted else scene.paper
     line = rng.choice([rng.randint(0, 40), 255 - rng.randint(0, 40)]) if scene.inverted else rng.randint(0, 60)
+    fill = scene.box_fill if scene.box_fill >= 0 else fill
+    line = scene.line if scene.line >= 0 else line
     width = max(1, int(round(scene.outline)))
     x0, y0, x1, y1 = box
     cx, cy, rx, ry = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2, (y1 - y0) / 2
@@ -317,7 +365,9 @@ def _damage(image: Image.Image, centres, scene: Scene, vertical: bool, rng: rand
         image, centres = _shear(image, centres, scene.shear, vertical, fill)
     if scene.perspective:
         image, centres = _perspective(image, centres, scene.perspective, fill, rng)
-    if scene.rotation:
+    if scene.rotation and scene.corner_fill:
+        image, centres = _turn(image, centres, scene.rotation, scene.corner_fill, rng)
+    elif scene.rotation:
         image, centres = _rotate(image, centres, scene.rotation, fill, scene.keep_corners)
     if scene.blur > 0:
         image = image.filter(ImageFilter.GaussianBlur(scene.blur))
@@ -346,6 +396,26 @@ def _rotate(image: Image.Image, centres, degrees: float, fill: int, keep_corners
     nx, ny = rotated.size[0] / 2, rotated.size[1] / 2  # the centre of the (maybe larger) result
     moved = [(nx + cos * (x - cx) + sin * (y - cy), ny - sin * (x - cx) + cos * (y - cy)) for x, y in centres]
     return rotated, moved
+
+
+def _turn(image: Image.Image, centres, degrees: float, corners: str, rng: random.Random):
+    """The whole crop turned onto a larger canvas whose uncovered corners show `corners`
+    (CORNER_FILLS): white, a flat grey, paper grain, a tone or art, as a detector's upright box
+    around a turned balloon holds whatever lies beside it."""
+    turned, moved = _rotate(image, centres, degrees, 0, keep_corners=True)
+    covered = Image.new("L", image.size, 255).rotate(degrees, resample=Image.BILINEAR, expand=True)
+    width, height = turned.size
+    if corners == "white":
+        behind = np.full((height, width), rng.randint(240, 255), np.uint8)
+    elif corners == "grey":
+        behind = np.full((height, width), rng.randint(40, 235), np.uint8)
+    elif corners == "paper":  # a page's grain: low-pass noise about a light grey
+        grain = np.random.default_rng(rng.getrandbits(63)).normal(0, rng.uniform(3, 12), (height, width))
+        behind = np.clip(rng.randint(200, 250) + grain, 0, 255).astype(np.uint8)
+        behind = np.asarray(Image.fromarray(behind, "L").filter(ImageFilter.GaussianBlur(0.8)))
+    else:
+        behind = _pattern(corners, width, height, rng.randint(200, 255), rng)
+    return Image.composite(turned, Image.fromarray(behind, "L"), covered), moved
 
 
 def _stretch(image: Image.Image, centres, scale: tuple[float, float]):

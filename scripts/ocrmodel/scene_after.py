@@ -14,20 +14,65 @@ import math
 import random
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFilter
 
 AFTER_KINDS = ("tail", "bubbles", "edge", "border", "tone", "speedlines", "art")
+# The `marks` family's (families.py) marks, drawn close after the text on any side: the
+# characters and symbols a letterer puts beside a balloon (which a reader must not read as part
+# of it), sweat drops, and the kinds above that a reader read on into.
+MARK_KINDS = ("glyphs", "glyphs", "glyphs", "sweat", "speedlines", "tail", "bubbles", "edge", "art")
+MARK_GLYPHS = (
+    "！",
+    "！！",
+    "！？",
+    "？",
+    "ー",
+    "ーー",
+    "♪",
+    "♡",
+    "…",
+    "ッ",
+    "っ",
+    "〜",
+    "ハ",
+    "フ",
+    "ゴ",
+    "ド",
+    "ガ",
+    "キ",
+)
+SIDES = ("left", "below", "right", "above")
 
 
-def extend_for_after(canvas_box, container_box, text_w: int, text_h: int, em: int, vertical: bool, rng: random.Random):
+def extend_for_after(
+    canvas_box,
+    container_box,
+    text_w: int,
+    text_h: int,
+    em: int,
+    vertical: bool,
+    rng: random.Random,
+    any_side: bool = False,
+):
     """The crop widened on the side where the text ends, and the strip (x0, y0, x1, y1) in the
-    text's coordinates where the marks go: beyond the container when there is one."""
+    text's coordinates where the marks go: beyond the container when there is one. With
+    `any_side`, any of SIDES, closer to the text (the `marks` family)."""
     x0, y0, x1, y1 = canvas_box
     near = container_box if container_box is not None else (0, 0, text_w, text_h)
     gap = rng.uniform(0.15, 0.6) * em
     depth = rng.uniform(0.8, 2.4) * em
-    side = ("left" if rng.random() < 0.75 else "below") if vertical else ("below" if rng.random() < 0.7 else "right")
-    if side == "left":
+    if any_side:
+        gap = rng.uniform(0.0, 0.35) * em
+        side = rng.choices(SIDES, weights=(3, 3, 2, 1) if vertical else (1, 3, 3, 1))[0]
+    else:
+        side = (
+            ("left" if rng.random() < 0.75 else "below") if vertical else ("below" if rng.random() < 0.7 else "right")
+        )
+    if side == "above":
+        inner = min(near[1], 0) - gap
+        strip = (x0, inner - depth, x1, inner)
+        y0 = min(y0, int(math.floor(inner - depth - rng.uniform(0.0, 0.3) * em)))
+    elif side == "left":
         inner = min(near[0], 0) - gap
         strip = (inner - depth, y0, inner, y1)
         x0 = min(x0, int(math.floor(inner - depth - rng.uniform(0.0, 0.3) * em)))
@@ -42,9 +87,10 @@ def extend_for_after(canvas_box, container_box, text_w: int, text_h: int, em: in
     return (x0, y0, x1, y1), strip, side
 
 
-def draw_after(image: Image.Image, scene, strip, side: str, em: int, pattern, rng: random.Random) -> None:
+def draw_after(image: Image.Image, scene, strip, side: str, em: int, pattern, rng: random.Random, glyph=None) -> None:
     """Draws each of `scene.after` into `strip` (canvas coordinates) on `side` of the text;
-    `pattern(kind, width, height, paper, rng)` gives the scene's tone, hatching or speed lines."""
+    `pattern(kind, width, height, paper, rng)` gives the scene's tone, hatching or speed lines,
+    `glyph(character, size)` a character's coverage in the text's faces (or None)."""
     box = tuple(int(v) for v in strip)
     if box[2] - box[0] < 3 or box[3] - box[1] < 3:
         return
@@ -52,19 +98,19 @@ def draw_after(image: Image.Image, scene, strip, side: str, em: int, pattern, rn
     ink = rng.randint(0, 60) if dark else rng.randint(200, 255)
     paper = scene.paper if not scene.inverted else rng.randint(0, 50)
     for kind in scene.after:
-        DRAWERS[kind](_Canvas(image, pattern), box, side, em, ink, paper, rng)
+        DRAWERS[kind](_Canvas(image, pattern, glyph), box, side, em, ink, paper, rng)
 
 
 class _Canvas:
-    """The image and the scene's pattern maker, for the drawers."""
+    """The image, the scene's pattern maker and glyph maker, for the drawers."""
 
-    def __init__(self, image: Image.Image, pattern):
-        self.image, self.pattern = image, pattern
+    def __init__(self, image: Image.Image, pattern, glyph=None):
+        self.image, self.pattern, self.glyph = image, pattern, glyph
 
 
 def _outward(side: str) -> float:
     """The direction away from the text, radians (y grows downwards)."""
-    return {"left": math.pi, "below": math.pi / 2, "right": 0.0}[side]
+    return {"left": math.pi, "below": math.pi / 2, "right": 0.0, "above": -math.pi / 2}[side]
 
 
 def _inner_point(box, side: str, rng: random.Random) -> tuple[float, float]:
@@ -74,6 +120,8 @@ def _inner_point(box, side: str, rng: random.Random) -> tuple[float, float]:
         return x1, rng.uniform(y0 + 0.2 * (y1 - y0), y1)
     if side == "right":
         return x0, rng.uniform(y0, y1)
+    if side == "above":
+        return rng.uniform(x0, x1), y1
     return rng.uniform(x0, x1), y0
 
 
@@ -123,6 +171,8 @@ def _edge(canvas, box, side, em, ink, paper, rng):
         cx, cy = x0 - reach + inset * (x1 - x0), rng.uniform(y0, y1)
     elif side == "right":
         cx, cy = x1 + reach - inset * (x1 - x0), rng.uniform(y0, y1)
+    elif side == "above":
+        cx, cy = rng.uniform(x0, x1), y0 - reach + inset * (y1 - y0)
     else:
         cx, cy = rng.uniform(x0, x1), y1 + reach - inset * (y1 - y0)
     rx, ry = reach * rng.uniform(0.8, 1.3), reach * rng.uniform(0.8, 1.3)
@@ -147,7 +197,7 @@ def _border(canvas, box, side, em, ink, paper, rng):
     else:
         at = y0 + share * (y1 - y0)
         draw.line([(x0, at), (x1, at)], fill=ink, width=width)
-        beyond = (x0, int(at) + width, x1, y1)
+        beyond = (x0, int(at) + width, x1, y1) if side == "below" else (x0, y0, x1, int(at) - width)
     roll = rng.random()
     if beyond[2] <= beyond[0] or beyond[3] <= beyond[1]:
         return  # the border sits at the strip's far edge: no next panel shows
@@ -182,6 +232,83 @@ def _art(canvas, box, side, em, ink, paper, rng):
         draw.ellipse((cx - r, cy - r * rng.uniform(0.4, 1.0), cx + r, cy + r), fill=ink)
 
 
+def _glyphs(canvas, box, side, em, ink, paper, rng):
+    """Letterer's marks beside the text: ！, ー, ♪ or a kana sound, upright or turned a little,
+    from half to twice the text's size, sometimes with a white outline."""
+    if canvas.glyph is None:
+        return
+    x0, y0, x1, y1 = box
+    pixels = np.asarray(canvas.image, np.float32).copy()
+    for _ in range(rng.randint(1, 3)):
+        mark = rng.choice(MARK_GLYPHS)
+        # A run along the strip's long side, sized to fit in it: a mark over the text would
+        # change the reading.
+        column = y1 - y0 >= x1 - x0
+        across, along = (x1 - x0, y1 - y0) if column else (y1 - y0, x1 - x0)
+        size = int(min(em * rng.uniform(0.5, 1.8), 0.9 * across, 0.9 * along / len(mark)))
+        if size < 6:
+            continue
+        x, y = _inner_point(box, side, rng)
+        run_w, run_h = (size, size * len(mark)) if column else (size * len(mark), size)
+        x = min(max(x, x0 + size / 2), x1 - run_w + size / 2)
+        y = min(max(y, y0 + size / 2), y1 - run_h + size / 2)
+        outlined = rng.random() < 0.3
+        for character in mark:
+            drawn = canvas.glyph(character, size)
+            if drawn is None:
+                continue
+            coverage, dx, dy = drawn
+            if rng.random() < 0.4:  # turned a little, as hand-placed marks are
+                turned = Image.fromarray(coverage, "L").rotate(rng.uniform(-25, 25), Image.BILINEAR, expand=True)
+                dx -= (turned.size[0] - coverage.shape[1]) // 2
+                dy -= (turned.size[1] - coverage.shape[0]) // 2
+                coverage = np.asarray(turned)
+            if outlined:
+                _lay(
+                    pixels,
+                    np.asarray(Image.fromarray(coverage, "L").filter(ImageFilter.MaxFilter(5))),
+                    x + dx,
+                    y + dy,
+                    255,
+                )
+            _lay(pixels, coverage, x + dx, y + dy, ink)
+            x, y = (x, y + size) if column else (x + size, y)
+    canvas.image.paste(Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L"))
+
+
+def _lay(pixels: np.ndarray, coverage: np.ndarray, left: float, top: float, level: int) -> None:
+    """`coverage` laid over `pixels` in grey `level` with its top-left at (left, top), clipped."""
+    left, top = int(round(left)), int(round(top))
+    height, width = pixels.shape
+    xs, ys = max(0, left), max(0, top)
+    xe, ye = min(width, left + coverage.shape[1]), min(height, top + coverage.shape[0])
+    if xe <= xs or ye <= ys:
+        return
+    alpha = coverage[ys - top : ye - top, xs - left : xe - left].astype(np.float32) / 255.0
+    region = pixels[ys:ye, xs:xe]
+    region[:] = region * (1.0 - alpha) + level * alpha
+
+
+def _sweat(canvas, box, side, em, ink, paper, rng):
+    """Sweat drops: one to three teardrops, outlined or solid, pointing up or away from the text."""
+    draw = ImageDraw.Draw(canvas.image)
+    for _ in range(rng.randint(1, 3)):
+        x, y = _inner_point(box, side, rng)
+        angle = _outward(side) + rng.uniform(-0.6, 0.6)
+        reach = rng.uniform(0.1, 0.6) * em
+        x, y = x + reach * math.cos(angle), y + reach * math.sin(angle)
+        radius = rng.uniform(0.12, 0.35) * em
+        tip = -math.pi / 2 + rng.uniform(-0.7, 0.7)
+        points = [
+            (x + radius * math.cos(a / 12 * 2 * math.pi), y + radius * math.sin(a / 12 * 2 * math.pi))
+            for a in range(12)
+        ]
+        points = [p for p in points if math.cos(math.atan2(p[1] - y, p[0] - x) - tip) < 0.6]
+        points.insert(0, (x + 2.2 * radius * math.cos(tip), y + 2.2 * radius * math.sin(tip)))
+        solid = rng.random() < 0.3
+        draw.polygon(points, fill=ink if solid else paper, outline=ink, width=rng.randint(1, 3))
+
+
 def _part(box, side: str, rng: random.Random):
     """The part of the strip farther from the text, or all of it."""
     x0, y0, x1, y1 = box
@@ -190,6 +317,8 @@ def _part(box, side: str, rng: random.Random):
         return (x0, y0, int(x1 - share * (x1 - x0)), y1)
     if side == "right":
         return (int(x0 + share * (x1 - x0)), y0, x1, y1)
+    if side == "above":
+        return (x0, y0, x1, int(y1 - share * (y1 - y0)))
     return (x0, int(y0 + share * (y1 - y0)), x1, y1)
 
 
@@ -213,5 +342,7 @@ DRAWERS = {
     "tone": _tone,
     "speedlines": _speedlines,
     "art": _art,
+    "glyphs": _glyphs,
+    "sweat": _sweat,
 }
-assert set(DRAWERS) == set(AFTER_KINDS)
+assert set(DRAWERS) == set(AFTER_KINDS) | set(MARK_KINDS)

@@ -81,12 +81,13 @@ def test_the_interface_names_inputs_outputs_and_operators_by_domain():
 def test_each_variants_properties_are_written_as_the_core_reads_them(build):
     """crate/src/manifest.rs reads these fields (its test reads models/manifest.json back to the
     same JSON, and test_contract.py holds that file to what the builder writes): capturable,
-    and each graph's interface from the file itself."""
+    kvSharedInPlace, and each graph's interface from the file itself."""
     manifest = build.manifest
     root = build.manifest_path.parent
     for variant in DECODER_VARIANTS:
         entry = manifest["decoder"][variant.name]
         assert entry["capturable"] == (variant.fixed_kv and variant.gpu_only), variant.name
+        assert entry["kvSharedInPlace"] == (variant.attention == "gqa-rotary"), variant.name
         interface = graph_interface(onnx.load(root / entry["external"]["model"], load_external_data=False))
         assert {key: entry[key] for key in interface} == interface, variant.name
         assert entry["outputs"][0] == "logits", variant.name

@@ -37,15 +37,33 @@ fn the_built_in_manifest_offers_the_defaults_and_the_variants_properties() {
     };
     assert_eq!(
         names(|d| d.capturable),
-        ["fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-ops"]
+        [
+            "fixed-kv-fused",
+            "fixed-kv-gpu",
+            "fixed-kv-gqa",
+            "fixed-kv-ops"
+        ]
     );
+    assert_eq!(names(|d| d.kv_shared_in_place), ["fixed-kv-gqa"]);
     assert_eq!(
         names(|d| !d.wasm_verifiable()),
-        ["fixed-kv-fused", "fixed-kv-ops", "nbits-int4", "nbits-int8"]
+        [
+            "fixed-kv-fused",
+            "fixed-kv-gqa",
+            "fixed-kv-ops",
+            "nbits-int4",
+            "nbits-int8"
+        ]
     );
     assert_eq!(
         names(|d| d.fixed_kv),
-        ["fixed-kv", "fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-ops"]
+        [
+            "fixed-kv",
+            "fixed-kv-fused",
+            "fixed-kv-gpu",
+            "fixed-kv-gqa",
+            "fixed-kv-ops"
+        ]
     );
     let baseline = &manifest.decoder["baseline"].graph;
     assert_eq!(baseline.outputs[0], "logits");
@@ -102,7 +120,7 @@ fn capture_and_verify_follow_the_decoders_properties() {
                     query.rsplit('=').next().unwrap()
                 ))
                 && err.contains(
-                    "one of: fixed-kv-fused, fixed-kv-gpu, fixed-kv-ops, or leave capture at off"
+                    "one of: fixed-kv-fused, fixed-kv-gpu, fixed-kv-gqa, fixed-kv-ops, or leave capture at off"
                 ),
             "{query}: {err}"
         );
@@ -264,6 +282,7 @@ fn encoder_decoder_value() -> serde_json::Value {
     decoder["embedded"] = "decoder_model_merged.onnx".into();
     decoder["fixedKv"] = false.into();
     decoder["capturable"] = false.into();
+    decoder["kvSharedInPlace"] = false.into();
     serde_json::json!({
         "name": "vit-bert-tiny",
         "family": "encoder-decoder",
@@ -294,14 +313,13 @@ fn parse_refusal(value: &serde_json::Value) -> String {
 }
 
 #[test]
-fn an_encoder_decoder_manifest_reads_back_and_runs_the_default_gpu_and_resident_paths() {
+fn an_encoder_decoder_manifest_reads_back_and_runs_the_default_and_resident_paths() {
     let value = encoder_decoder_value();
     let manifest = Manifest::parse(&value.to_string()).unwrap();
     assert_eq!(manifest.family, Family::EncoderDecoder);
     assert_eq!(serde_json::to_value(&manifest).unwrap(), value);
     for query in [
         "tier=fp32&decoder=fp32&maxTokens=64",
-        "tier=fp32&decoder=fp32&maxTokens=64&choose=gpu&sync=4",
         "tier=fp32&decoder=fp32&maxTokens=64&schedule=resident",
     ] {
         manifest.check_config(&parse_query(query).unwrap()).unwrap();
@@ -328,6 +346,7 @@ fn an_encoder_decoder_run_on_a_path_its_loop_does_not_take_is_refused_with_the_r
         ("verify=wasm", "verify"),
         ("realm=worker", "realm"),
         ("pool=2", "pool"),
+        ("choose=gpu", "choose"),
     ] {
         let err = refusal(
             &manifest,

@@ -10,19 +10,25 @@ use ocr_bench_core::manifest::{Graph, Manifest};
 
 /// Folders every page loads from, with everything below them; beside them, the distribution
 /// folder of each onnxruntime-web version `ort=` names ([`OrtVersion::dist_folder`]).
-const PAGE_FOLDERS: [&str; 6] = [
+const PAGE_FOLDERS: [&str; 9] = [
     // The benchmark page, its scripts, and the report page (`report.html`, `report/`).
     "www",
     // Code the page and its workers share.
     "browser",
     "worker",
-    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`.
+    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`, and
+    // `pkg-hf/` (the Hugging Face tokenizer) for an imported encoder-decoder model.
     "pkg",
+    "pkg-hf",
     // The evaluation sets the manifest's cases come from.
     "models/eval",
     // Only the distribution files of the packages the pages load: Chart.js here, each
     // onnxruntime-web version from the core's list.
     "node_modules/chart.js/dist",
+    // The transformers.js peer page (`www/peers/`): the library's browser builds, and the
+    // onnxruntime-web it depends on (its own version, not one `ort=` names), whose WASM it loads.
+    "node_modules/@huggingface/transformers/dist",
+    "node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist",
 ];
 
 /// Files the pages that `run --page` opens import from outside their own folder
@@ -81,23 +87,49 @@ impl Served {
     /// Adds a folder the user named (`serve --serve-dir`), relative to the root; `Err` says
     /// what was wrong and what is allowed.
     pub fn with_given_folder(self, folder: &Path) -> Result<Served, String> {
-        let allowed = "allowed: a folder under the served root that is no dot-folder, such as \
-            my-models (repeat --serve-dir for more)";
+        self.with_named_folder(
+            folder,
+            "--serve-dir",
+            "a folder under the served root that is no dot-folder, such as my-models \
+             (repeat --serve-dir for more)",
+        )
+    }
+
+    /// Adds the export folder another page's query names (`model=`, the transformers.js peer
+    /// page's), a path from the root; `Err` says what was wrong and what is allowed.
+    pub fn with_model_folder(self, folder: &str) -> Result<Served, String> {
+        self.with_named_folder(
+            Path::new(folder.trim_start_matches('/')),
+            "model=",
+            "a folder under the served root that is no dot-folder, such as \
+             /models/hf-test/vit-trocr-tiny/",
+        )
+    }
+
+    /// Adds `folder` (relative to the root), which `named` gave; it must be a folder under the
+    /// root that is no dot-folder.
+    fn with_named_folder(
+        self,
+        folder: &Path,
+        named: &str,
+        allowed: &str,
+    ) -> Result<Served, String> {
+        let allowed = format!("allowed: {allowed}");
         let given = folder.display();
         let real = self
             .root
             .join(folder)
             .canonicalize()
-            .map_err(|e| format!("--serve-dir {given}: {e}; {allowed}"))?;
+            .map_err(|e| format!("{named} {given}: {e}; {allowed}"))?;
         let Ok(relative) = real.strip_prefix(&self.root) else {
             return Err(format!(
-                "--serve-dir {given} is outside the served root {}; {allowed}",
+                "{named} {given} is outside the served root {}; {allowed}",
                 self.root.display()
             ));
         };
         if !real.is_dir() || hidden(relative) {
             return Err(format!(
-                "--serve-dir {given} is not a folder, or is a dot-folder; {allowed}"
+                "{named} {given} is not a folder, or is a dot-folder; {allowed}"
             ));
         }
         let relative = relative.to_path_buf();
@@ -290,6 +322,49 @@ mod tests {
         )
         .unwrap();
         root
+    }
+
+    #[test]
+    fn a_model_folder_is_served_whole_and_one_outside_the_root_or_hidden_is_refused() {
+        let root = root_with_a_user_manifest();
+        for file in [
+            "models/hf-test/tiny/encoder_model.onnx",
+            "models/hf-test/tiny/.cache/x",
+            "node_modules/@huggingface/transformers/dist/transformers.js",
+            "node_modules/@huggingface/transformers/src/env.js",
+        ] {
+            let path = root.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, file).unwrap();
+        }
+        let served = Served::new(root.path(), &root.path().join("out.jsonl"))
+            .with_model_folder("/models/hf-test/tiny/")
+            .unwrap();
+        for (path, allowed) in [
+            ("/models/hf-test/tiny/encoder_model.onnx", true),
+            ("/models/hf-test/tiny/.cache/x", false),
+            ("/models/vocab.json", false),
+            (
+                "/node_modules/@huggingface/transformers/dist/transformers.js",
+                true,
+            ),
+            ("/node_modules/@huggingface/transformers/src/env.js", false),
+        ] {
+            assert_eq!(served.allows(path), allowed, "{path}");
+        }
+        let refused = |folder: &str| {
+            Served::new(root.path(), &root.path().join("out.jsonl"))
+                .with_model_folder(folder)
+                .unwrap_err()
+        };
+        assert!(refused("/models/hf-test/tiny/.cache").contains("is a dot-folder"));
+        assert!(refused("/models/hf-test/tiny/encoder_model.onnx").contains("is not a folder"));
+        let outside = refused("../..");
+        assert!(
+            outside.contains("model= ../.. is outside the served root")
+                && outside.contains("allowed: a folder under the served root"),
+            "{outside}"
+        );
     }
 
     #[test]

@@ -1,0 +1,243 @@
+// @ts-check
+// The decode loop of an imported encoder-decoder model (a Hugging Face
+// VisionEncoderDecoder exported by optimum; docs/model-contract.md, "The
+// encoder-decoder loop"), beside the built-in prefix decoder's decode.js.
+//
+// Step 1 feeds the decoder start as int64 input_ids [1,1] with the encoder's
+// last_hidden_state as encoder_hidden_states and empty caches ([1, heads, 0,
+// headDim], self- and cross-attention); the merged graph takes
+// use_cache_branch=false. Every later step feeds the chosen token, the previous
+// step's self-attention presents as pasts, and step 1's cross-attention presents
+// (the encoder's keys and values, computed once per image) with
+// use_cache_branch=true. The pair form runs decoder_model for step 1 and
+// decoder_with_past_model after it, each fed only the inputs it takes. Every
+// present stays on the GPU (gpu-buffer outputs, fed back zero-copy); later
+// steps fetch only the logits and the self-attention presents.
+//
+// The figures are decode.js's: step 1 is the "prefill" (the first token), each
+// later step split into submitMs, syncMs and chooseMs.
+
+import { countDispatches } from "../dispatch-count.js";
+import { ort } from "../ort.js";
+
+/** The tensor names of optimum's decoder exports, defined once. */
+export const ENCODER_DECODER_IO = Object.freeze({
+	inputIds: "input_ids",
+	encoderHiddenStates: "encoder_hidden_states",
+	useCacheBranch: "use_cache_branch",
+	logits: "logits",
+});
+
+/** past_key_values.N.{decoder,encoder}.{key,value} in, present.N.… out. */
+const cacheNames = (layers, attention) =>
+	Array.from({ length: layers }, (_, layer) => ["key", "value"].map((kv) => `${layer}.${attention}.${kv}`)).flat();
+const pastName = (suffix) => `past_key_values.${suffix}`;
+const presentName = (suffix) => `present.${suffix}`;
+
+/**
+ * Where the decoder sessions keep their outputs: every one on the GPU, logits
+ * too, until the loop reads them.
+ * @param {number} layers
+ */
+export function encoderDecoderOutputLocations(layers) {
+	/** @type {Record<string, import("onnxruntime-web").Tensor.DataLocation>} */
+	const outputs = { [ENCODER_DECODER_IO.logits]: "gpu-buffer" };
+	for (const suffix of [...cacheNames(layers, "decoder"), ...cacheNames(layers, "encoder")]) outputs[presentName(suffix)] = "gpu-buffer";
+	return outputs;
+}
+
+/**
+ * The decoder sessions checked against the manifest's entry: the I/O names it
+ * lists (written from the files by `ocr-bench import`), and logits of the
+ * manifest's vocabulary.
+ * @param {import("onnxruntime-web").InferenceSession} session
+ * @param {{ inputs: string[], outputs: string[] }} graph
+ * @param {string} what
+ */
+export function checkEncoderDecoderGraph(session, graph, what) {
+	/** @type {[string, readonly string[], string[]][]} */
+	const sides = [
+		["inputs", session.inputNames, graph.inputs],
+		["outputs", session.outputNames, graph.outputs],
+	];
+	for (const [kind, names, listed] of sides) {
+		if (JSON.stringify(names) !== JSON.stringify(listed)) {
+			throw new Error(
+				`The ${what} has the ${kind} [${names.join(", ")}], but the manifest lists [${listed.join(", ")}]; is the manifest the one ocr-bench import wrote for this file?`,
+			);
+		}
+	}
+}
+
+/**
+ * What the loop knows of the decoder, from the manifest.
+ * @typedef {object} EncoderDecoderSpec
+ * @property {number} layers
+ * @property {number} kvHeads self-attention heads
+ * @property {number} crossHeads cross-attention heads
+ * @property {number} headDim
+ * @property {number} vocabulary
+ * @property {number} decoderStart
+ * @property {number[]} eos any of them ends the reading
+ */
+
+/**
+ * first: the session of step 1 (the merged graph, or decoder_model); later:
+ * the session of every later step (the merged graph again, or
+ * decoder_with_past_model); spec: what the loop knows of the decoder; waiter:
+ * the realm's GPU waiter (browser/gpu-wait.js).
+ * @param {import("onnxruntime-web").InferenceSession} first
+ * @param {import("onnxruntime-web").InferenceSession} later
+ * @param {EncoderDecoderSpec} spec
+ * @param {import("../gpu-wait.js").GpuWaiter} waiter
+ */
+export function createEncoderDecoder(first, later, spec, waiter) {
+	const selfCache = cacheNames(spec.layers, "decoder");
+	const crossCache = cacheNames(spec.layers, "encoder");
+	const merged = first === later;
+	const eos = new Set(spec.eos);
+	// Later steps fetch only what they feed on: the cross-attention presents of a merged
+	// graph's cached branch are its inputs passed through.
+	const laterFetches = [ENCODER_DECODER_IO.logits, ...selfCache.map(presentName)];
+	/** @param {number} token */
+	const inputIds = (token) => new ort.Tensor("int64", BigInt64Array.of(BigInt(token)), [1, 1]);
+	/** @param {boolean} value */
+	const useCacheBranch = (value) => new ort.Tensor("bool", Uint8Array.of(value ? 1 : 0), [1]);
+	/** @param {number} heads */
+	const emptyCache = (heads) => new ort.Tensor("float32", new Float32Array(0), [1, heads, 0, spec.headDim]);
+	/** @param {Record<string, import("onnxruntime-web").Tensor> | null} outputs */
+	const disposeAll = (outputs) => {
+		for (const tensor of Object.values(outputs ?? {})) tensor.dispose();
+	};
+	/**
+	 * The presents `kept` names, as the pasts they feed; every other output disposed (an
+	 * undisposed gpu-buffer output pins its buffer for good).
+	 * @param {Record<string, import("onnxruntime-web").Tensor>} outputs
+	 * @param {string[]} kept
+	 */
+	const keepPresents = (outputs, kept) => {
+		/** @type {Record<string, import("onnxruntime-web").Tensor>} */
+		const pasts = {};
+		for (const suffix of kept) pasts[pastName(suffix)] = outputs[presentName(suffix)];
+		const keptNames = new Set(kept.map(presentName));
+		for (const [name, tensor] of Object.entries(outputs)) if (!keptNames.has(name)) tensor.dispose();
+		return pasts;
+	};
+
+	/** One decoder run, timed as decode.js times it: run() returning, then the logits on the CPU. */
+	const step = async (session, feeds, fetches) => {
+		const inputs = Object.fromEntries(Object.entries(feeds).filter(([name]) => session.inputNames.includes(name)));
+		const started = performance.now();
+		const { value: outputs, dispatches } = await waiter.wait(() =>
+			countDispatches(() =>
+				fetches
+					? session.run(
+							inputs,
+							fetches.filter((name) => session.outputNames.includes(name)),
+						)
+					: session.run(inputs),
+			),
+		);
+		const submitted = performance.now();
+		let logits;
+		try {
+			logits = /** @type {Float32Array} */ (await waiter.wait(() => outputs[ENCODER_DECODER_IO.logits].getData()));
+			if (logits.length !== spec.vocabulary)
+				throw new Error(`The decoder returned ${logits.length} logits, but the manifest's capability.vocabulary says ${spec.vocabulary}.`);
+		} catch (error) {
+			disposeAll(outputs);
+			throw error;
+		}
+		return { outputs, logits, submitMs: submitted - started, syncMs: performance.now() - submitted, dispatches };
+	};
+
+	/**
+	 * encoderHidden: the encoder's last_hidden_state [1, visionTokens, hidden]
+	 * (CPU or gpu-buffer; disposed here). next(logits, step): the next token id.
+	 * Returns what decode.js returns: the tokens (no EOS), the times and the probe.
+	 */
+	return async function decode(encoderHidden, { next, maxTokens }) {
+		const started = performance.now();
+		/** @type {Record<string, import("onnxruntime-web").Tensor>} */
+		const firstFeeds = {
+			[ENCODER_DECODER_IO.inputIds]: inputIds(spec.decoderStart),
+			[ENCODER_DECODER_IO.encoderHiddenStates]: encoderHidden,
+			[ENCODER_DECODER_IO.useCacheBranch]: useCacheBranch(false),
+		};
+		for (const suffix of selfCache) firstFeeds[pastName(suffix)] = emptyCache(spec.kvHeads);
+		for (const suffix of crossCache) firstFeeds[pastName(suffix)] = emptyCache(spec.crossHeads);
+		/** @type {Record<string, import("onnxruntime-web").Tensor> | null} */
+		let cross = null;
+		/** @type {Record<string, import("onnxruntime-web").Tensor> | null} */
+		let selfPresents = null;
+		try {
+			let prefill;
+			try {
+				prefill = await step(first, firstFeeds, null);
+			} finally {
+				for (const [name, tensor] of Object.entries(firstFeeds)) if (name !== ENCODER_DECODER_IO.encoderHiddenStates) tensor.dispose();
+			}
+			// The encoder's keys and values of this image, fed to every later step.
+			const pasts = keepPresents(prefill.outputs, [...selfCache, ...crossCache]);
+			/** @param {string[]} suffixes */
+			const pick = (suffixes) => Object.fromEntries(suffixes.map((suffix) => [pastName(suffix), pasts[pastName(suffix)]]));
+			cross = pick(crossCache);
+			selfPresents = pick(selfCache);
+			/** @type {import("./decode.js").DecodeProbe} */
+			const probe = {
+				prefillSubmitMs: prefill.submitMs,
+				prefillSyncMs: prefill.syncMs,
+				submitMs: [],
+				syncMs: [],
+				chooseMs: [],
+				prefillDispatches: prefill.dispatches,
+				stepDispatches: [],
+			};
+			let logits = prefill.logits;
+			/** @type {number[]} */
+			const tokens = [];
+			let decodeSteps = 0;
+			const decodeStarted = performance.now();
+			for (let iteration = 0; iteration < maxTokens; iteration += 1) {
+				const chooseStarted = performance.now();
+				const token = next(logits, iteration);
+				probe.chooseMs.push(performance.now() - chooseStarted);
+				if (eos.has(token)) break;
+				tokens.push(token);
+				if (tokens.length >= maxTokens) break;
+				const owned = { [ENCODER_DECODER_IO.inputIds]: inputIds(token), [ENCODER_DECODER_IO.useCacheBranch]: useCacheBranch(true) };
+				let stepped;
+				try {
+					stepped = await step(
+						later,
+						{ ...owned, [ENCODER_DECODER_IO.encoderHiddenStates]: encoderHidden, ...selfPresents, ...cross },
+						merged ? laterFetches : null,
+					);
+				} finally {
+					for (const tensor of Object.values(owned)) tensor.dispose();
+				}
+				decodeSteps += 1;
+				probe.submitMs.push(stepped.submitMs);
+				probe.syncMs.push(stepped.syncMs);
+				probe.stepDispatches.push(stepped.dispatches);
+				disposeAll(selfPresents);
+				// The pair's with-past graph may return the cross-attention presents too: not kept.
+				selfPresents = keepPresents(stepped.outputs, selfCache);
+				logits = stepped.logits;
+			}
+			const now = performance.now();
+			return {
+				tokens,
+				decodeSteps,
+				prefillMs: prefill.submitMs + prefill.syncMs,
+				decodeMs: now - decodeStarted,
+				decodeTotalMs: now - started,
+				probe,
+			};
+		} finally {
+			disposeAll(selfPresents);
+			disposeAll(cross);
+			encoderHidden.dispose();
+		}
+	};
+}
