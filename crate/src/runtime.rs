@@ -55,8 +55,9 @@ impl OrtVersion {
     /// (CPU) execution provider of this version's WebGPU build has no kernel for: a session
     /// with one is refused ("Could not find an implementation for GatherBlockQuantized(1)"), so
     /// `verify=wasm` cannot decode such a graph again on the CPU. Measured for each version by
-    /// creating a WASM-provider session on every built graph in Node (`ort.webgpu.mjs`):
-    /// 1.30.0 and 1.31.1 refuse the same one, and create every other.
+    /// creating a WASM-provider session in Node (`ort.webgpu.mjs`): both refuse the
+    /// `nbits-int8` decoder with that message and create the `einsum-int8` and `gather-opt`
+    /// ones.
     pub fn wasm_missing_operators(self) -> &'static [&'static str] {
         match self {
             OrtVersion::V1_30_0 | OrtVersion::V1_31_1 => &["com.microsoft.GatherBlockQuantized"],
