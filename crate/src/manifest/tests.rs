@@ -281,6 +281,7 @@ fn encoder_decoder_value() -> serde_json::Value {
     decoder["embedded"] = "decoder_model_merged.onnx".into();
     decoder["fixedKv"] = false.into();
     decoder["capturable"] = false.into();
+    decoder["kvSharedInPlace"] = false.into();
     serde_json::json!({
         "name": "vit-bert-tiny",
         "family": "encoder-decoder",
