@@ -87,7 +87,7 @@ const handlers = {
 		const session = vision;
 		if (!session || !device || !waiter) throw new Error("The vision worker got encode before init.");
 		await injectFault(fault, "encode", device);
-		if (captured) capturedIo ??= capturedVisionIo(device, [1, 3, size, size]);
+		if (captured) capturedIo ??= capturedVisionIo(device, [1, 3, size, size], waiter);
 		const io = captured ? capturedIo : null;
 		const started = performance.now();
 		// Timed with the run, as run()'s own upload of a CPU input is.

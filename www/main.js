@@ -283,7 +283,12 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 				graphCapture: captured,
 			});
 			owned.vision = created.session;
-			if (captured) owned.visionIo = capturedVisionIo(owned.device, [1, 3, capability.imageSize, capability.imageSize]);
+			if (captured)
+				owned.visionIo = capturedVisionIo(
+					/** @type {GPUDevice} */ (owned.device),
+					[1, 3, capability.imageSize, capability.imageSize],
+					/** @type {GpuWaiter} */ (owned.waiter),
+				);
 			records.sessions.push(created.record);
 			records.sessionMs.vision = created.createMs;
 			records.placement.vision = created.placementLines;

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Capture, Config, Scope, Verify, Weights};
 use crate::error::{CoreError, Result};
-use crate::runtime;
+use crate::runtime::{self, OrtVersion};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -397,9 +397,10 @@ fn lacks(role: &str, name: &str, graph: &Graph, needed: &[&str]) -> Result<()> {
 }
 
 impl DecoderEntry {
-    /// Whether `verify=wasm` can decode it again on onnxruntime-web's WASM execution provider.
-    pub fn wasm_verifiable(&self) -> bool {
-        runtime::wasm_missing_operator(&self.graph.operators).is_none()
+    /// Whether `verify=wasm` can decode it again on the WASM execution provider of
+    /// onnxruntime-web `version`.
+    pub fn wasm_verifiable(&self, version: OrtVersion) -> bool {
+        runtime::wasm_missing_operator(version, &self.graph.operators).is_none()
     }
 }
 
@@ -566,7 +567,7 @@ impl Manifest {
     }
 
     /// The decoders' names, as a refusal offers them.
-    fn decoders_where(&self, property: fn(&DecoderEntry) -> bool) -> String {
+    fn decoders_where(&self, property: impl Fn(&DecoderEntry) -> bool) -> String {
         let names: Vec<&str> = self
             .decoder
             .iter()
@@ -670,7 +671,9 @@ impl Manifest {
             });
         }
         if config.verify == Verify::Wasm {
-            if let Some(operator) = runtime::wasm_missing_operator(&decoder.graph.operators) {
+            if let Some(operator) =
+                runtime::wasm_missing_operator(config.ort, &decoder.graph.operators)
+            {
                 return Err(CoreError::InvalidConfig {
                     field: "verify".to_owned(),
                     message: format!(
@@ -680,7 +683,7 @@ impl Manifest {
                          decoder= one of: {}, or leave verify at none",
                         config.decoder,
                         config.ort,
-                        self.decoders_where(DecoderEntry::wasm_verifiable)
+                        self.decoders_where(|d| d.wasm_verifiable(config.ort))
                     ),
                 });
             }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::config::parse_query;
+use crate::parameter::Choice;
 
 /// The manifest `scripts/ocrmodel/build_models.py` wrote.
 const BUILT_IN: &str = include_str!("../../../models/manifest.json");
@@ -25,7 +26,7 @@ fn the_type_reads_every_field_python_writes() {
 fn the_built_in_manifest_offers_the_defaults_and_the_variants_properties() {
     let manifest = built_in();
     manifest.check_config(&Config::default()).unwrap();
-    let names = |property: fn(&DecoderEntry) -> bool| -> Vec<&str> {
+    let names = |property: &dyn Fn(&DecoderEntry) -> bool| -> Vec<&str> {
         let mut names: Vec<&str> = manifest
             .decoder
             .iter()
@@ -36,27 +37,25 @@ fn the_built_in_manifest_offers_the_defaults_and_the_variants_properties() {
         names
     };
     assert_eq!(
-        names(|d| d.capturable),
-        [
-            "fixed-kv-fused",
-            "fixed-kv-gpu",
-            "fixed-kv-gqa",
-            "fixed-kv-ops"
-        ]
+        names(&|d| d.capturable),
+        ["fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-gqa", "fixed-kv-ops"]
     );
-    assert_eq!(names(|d| d.kv_shared_in_place), ["fixed-kv-gqa"]);
+    assert_eq!(names(&|d| d.kv_shared_in_place), ["fixed-kv-gqa"]);
+    for version in OrtVersion::ALL {
+        assert_eq!(
+            names(&|d| !d.wasm_verifiable(*version)),
+            [
+                "fixed-kv-fused",
+                "fixed-kv-gqa",
+                "fixed-kv-ops",
+                "nbits-int4",
+                "nbits-int8"
+            ],
+            "{version}"
+        );
+    }
     assert_eq!(
-        names(|d| !d.wasm_verifiable()),
-        [
-            "fixed-kv-fused",
-            "fixed-kv-gqa",
-            "fixed-kv-ops",
-            "nbits-int4",
-            "nbits-int8"
-        ]
-    );
-    assert_eq!(
-        names(|d| d.fixed_kv),
+        names(&|d| d.fixed_kv),
         [
             "fixed-kv",
             "fixed-kv-fused",
