@@ -38,7 +38,12 @@ fn the_built_in_manifest_offers_the_defaults_and_the_variants_properties() {
     };
     assert_eq!(
         names(&|d| d.capturable),
-        ["fixed-kv-fused", "fixed-kv-gpu", "fixed-kv-gqa", "fixed-kv-ops"]
+        [
+            "fixed-kv-fused",
+            "fixed-kv-gpu",
+            "fixed-kv-gqa",
+            "fixed-kv-ops"
+        ]
     );
     assert_eq!(names(&|d| d.kv_shared_in_place), ["fixed-kv-gqa"]);
     for version in OrtVersion::ALL {
