@@ -116,7 +116,7 @@ export function buildSummary({
 			vision: visionEntry?.model ?? null,
 			decoder: decoderEntry.model,
 			// The family and token rule of an encoder-decoder (absent for the built-in model).
-			family: manifest.family,
+			family: manifest.family ?? "prefix",
 			generation: manifest.encoderDecoder?.generation,
 		},
 		results,
