@@ -28,6 +28,8 @@ mod checks;
 mod configurations;
 #[path = "e2e/decoder_worker.rs"]
 mod decoder_worker;
+#[path = "e2e/imported.rs"]
+mod imported;
 #[path = "e2e/memory_reports.rs"]
 mod memory_reports;
 #[path = "e2e/oracle.rs"]
