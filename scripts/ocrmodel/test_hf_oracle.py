@@ -17,10 +17,10 @@ MODEL = Path(__file__).resolve().parents[2] / "models" / "hf-test" / "vit-trocr-
 EXPECTED = json.loads((MODEL / "expected-ids.json").read_text(encoding="utf-8"))
 
 
-def readings(rule: hf_oracle.TokenRule | None = None) -> dict[str, dict[str, dict]]:
+def readings(rule: hf_oracle.TokenRule | None = None, sets=None) -> dict[str, dict[str, dict]]:
     return {
         name: {r["id"]: r for r in hf_oracle.read(MODEL, name, EXPECTED["maxNewTokens"], rule)["results"]}
-        for name in EXPECTED["sets"]
+        for name in sets or EXPECTED["sets"]
     }
 
 
@@ -45,11 +45,13 @@ def test_the_oracle_reads_pytorch_generates_ids():
 def test_a_wrong_token_rule_reads_other_ids(change):
     rule = export_rule()
     assert rule.repetition_penalty and rule.no_repeat_ngram_size, "the test model sets both rules"
-    read = readings(dataclasses.replace(rule, **change))
+    # The two short sets are enough to show a difference, and read in a fraction of the time.
+    short = ("smoke2", "hayai13")
+    read = readings(dataclasses.replace(rule, **change), short)
     differing = [
         f"{name}/{case_id}"
-        for name, cases in EXPECTED["sets"].items()
-        for case_id, expected in cases.items()
+        for name in short
+        for case_id, expected in EXPECTED["sets"][name].items()
         if read[name][case_id]["tokenIds"] != expected["tokenIds"]
     ]
     assert differing, f"dropping {change} changed no reading: the test cannot tell the rule is applied"
