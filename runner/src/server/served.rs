@@ -178,6 +178,9 @@ impl Served {
         let mut folders: Vec<String> = self.folders.iter().map(|f| shown(f, "")).collect();
         folders.extend(self.flat_folders.iter().map(|f| shown(f, "*")));
         folders.push(format!("{RESULTS_FOLDER}/*.jsonl"));
+        // A folder two sources add (a manifest's and the model folder around it) is said once.
+        let mut said = std::collections::HashSet::new();
+        folders.retain(|folder| said.insert(folder.clone()));
         folders
     }
 
