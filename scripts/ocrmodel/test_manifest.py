@@ -8,8 +8,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from ocrmodel import spec
 from ocrmodel import manifest as manifest_module
+from ocrmodel import spec
 from ocrmodel.manifest import device_limits, graph_interface, largest_activation, storage_buffers_per_stage
 from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
 
