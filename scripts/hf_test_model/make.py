@@ -4,7 +4,7 @@ weights saved by transformers, exported by Hugging Face's own exporter (optimum-
 on evaluation images saved beside the export (expected-ids.json) for the CPU oracle and the page
 to be held to. Run in its own environment (requirements.txt here), from scripts/:
 
-    cd scripts && /work/hfenv/bin/python -m hf_test_model.make --model vit-trocr-tiny \\
+    cd scripts && ../.hfenv/bin/python -m hf_test_model.make --model vit-trocr-tiny \\
         --seed 0 --out ../models/hf-test/vit-trocr-tiny
 
 Two recipes (RECIPES), both a ViT encoder and a TrOCR decoder (optimum-onnx exports a BERT decoder,
