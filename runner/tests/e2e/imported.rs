@@ -7,28 +7,39 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{repository_root, run_timeout, BIN};
+use super::{check_no_orphans, launch, repository_root, BIN};
 
-const EXPORT: &str = "models/hf-test/vit-trocr-tiny";
+/// The committed test export, which the transformers.js peer page reads too (`peer.rs`).
+pub(super) const EXPORT: &str = "models/hf-test/vit-trocr-tiny";
 const SET: &str = "smoke2";
 /// Few tokens keep the runs short; a greedy reading's first tokens are its own prefix.
 const MAX_TOKENS: usize = 4;
 
-/// PyTorch's ids of `SET`'s case `id`, cut to `MAX_TOKENS`.
-fn expected_ids(root: &Path, id: &str) -> Vec<i64> {
+/// PyTorch `generate()`'s ids of case `id` of evaluation set `set` on the test export
+/// (`expected-ids.json`), cut to `max_tokens`.
+pub(super) fn pytorch_ids(root: &Path, set: &str, id: &str, max_tokens: usize) -> Vec<i64> {
     let file = root.join(EXPORT).join("expected-ids.json");
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let expected: Value = serde_json::from_str(&text).unwrap();
-    expected["sets"][SET][id]["tokenIds"]
+    expected["sets"][set][id]["tokenIds"]
         .as_array()
-        .unwrap_or_else(|| panic!("{} has no ids of {SET} case {id}", file.display()))
+        .unwrap_or_else(|| panic!("{} has no ids of {set} case {id}", file.display()))
         .iter()
         .map(|v| v.as_i64().unwrap())
-        .take(MAX_TOKENS)
+        .take(max_tokens)
+        .collect()
+}
+
+/// The ids a finished case read.
+pub(super) fn case_ids(case: &Value) -> Vec<i64> {
+    case["tokenIds"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a case without tokenIds: {case}"))
+        .iter()
+        .map(|v| v.as_i64().unwrap())
         .collect()
 }
 
@@ -66,42 +77,10 @@ fn import(root: &Path) -> (tempfile::TempDir, String) {
 }
 
 fn read(root: &Path, browser: &str, query: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results.jsonl");
-    let started = Instant::now();
-    let output = Command::new(BIN)
-        .arg("--root")
-        .arg(root)
-        .args([
-            "run",
-            "--browser",
-            browser,
-            "--timeout",
-            &run_timeout().to_string(),
-            "--results",
-        ])
-        .arg(&results)
-        .arg(query)
-        .output()
-        .unwrap();
-    eprintln!(
-        "e2e: {browser} {query:?}: exit {:?} in {:.0} s",
-        output.status.code(),
-        started.elapsed().as_secs_f64()
-    );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let result: Value = std::fs::read_to_string(&results)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|r| r["kind"] == "result")
-        .expect("a result record");
-    let summary = &result["summary"];
+    let run = launch(browser, query, None);
+    assert_eq!(run.exit_code, Some(0), "{}", run.describe());
+    check_no_orphans(&run);
+    let summary = &run.record("result").expect("a result record")["summary"];
     assert_eq!(
         summary["manifest"]["family"], "encoder-decoder",
         "{summary}"
@@ -112,15 +91,9 @@ fn read(root: &Path, browser: &str, query: &str) {
     assert_eq!(cases.len(), 2, "{summary}");
     for case in cases {
         let id = case["id"].as_str().unwrap();
-        let ids: Vec<i64> = case["tokenIds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_i64().unwrap())
-            .collect();
         assert_eq!(
-            ids,
-            expected_ids(root, id),
+            case_ids(case),
+            pytorch_ids(root, SET, id, MAX_TOKENS),
             "{browser}: {SET} case {id}: {case}"
         );
     }

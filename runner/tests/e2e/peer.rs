@@ -5,33 +5,18 @@
 //! `pixels=core` feeds it the core's `VitImageProcessor` pixels: transformers.js resizes with
 //! the canvas, not with PIL's filter, so its own pixels are another input than PyTorch's.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
 
+use super::imported::{case_ids, pytorch_ids, EXPORT as MODEL};
 use super::{repository_root, run_timeout, BIN};
 
 const PAGE: &str = "www/peers/transformers-js.html";
-const MODEL: &str = "models/hf-test/vit-trocr-tiny";
 const SET: &str = "smoke2";
 /// Few tokens keep the run short; a greedy reading's first tokens are its own prefix.
 const MAX_TOKENS: usize = 3;
-
-/// PyTorch's ids of `SET`'s case `id`, cut to `MAX_TOKENS` (the reading ended at EOS keeps all).
-fn expected_ids(root: &Path, id: &str) -> Vec<i64> {
-    let file = root.join(MODEL).join("expected-ids.json");
-    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let expected: Value = serde_json::from_str(&text).unwrap();
-    let ids: Vec<i64> = expected["sets"][SET][id]["tokenIds"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{} has no ids of {SET} case {id}", file.display()))
-        .iter()
-        .map(|v| v.as_i64().unwrap())
-        .collect();
-    ids.into_iter().take(MAX_TOKENS).collect()
-}
 
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
@@ -101,13 +86,11 @@ fn firefox_peer_page_reads_pytorchs_ids_with_the_cores_pixels() {
     assert_eq!(cases.len(), 2, "{summary}");
     for case in cases {
         let id = case["id"].as_str().unwrap();
-        let ids: Vec<i64> = case["tokenIds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_i64().unwrap())
-            .collect();
-        assert_eq!(ids, expected_ids(&root, id), "{SET} case {id}: {case}");
+        assert_eq!(
+            case_ids(case),
+            pytorch_ids(&root, SET, id, MAX_TOKENS),
+            "{SET} case {id}: {case}"
+        );
         // One latency per token after the first: each decoder step after the first one.
         assert_eq!(
             case["tokenMs"].as_array().unwrap().len() as u64,
