@@ -15,9 +15,13 @@
 // steps fetch only the logits and the self-attention presents.
 //
 // The figures are decode.js's: step 1 is the "prefill" (the first token), each
-// later step split into submitMs, syncMs and chooseMs.
+// later step split into submitMs, syncMs and chooseMs. With choose=gpu the loop
+// is decode-gpu.js's: the core's GpuGenerationChooser picks each token from the
+// logits where they are and writes it as the next step's int64 input_ids, and
+// the ids come back every `sync` steps (the same probe as decode-gpu.js's).
 
-import { countDispatches } from "../dispatch-count.js";
+import { GpuGenerationChooser } from "../../pkg/ocr_bench_core.js";
+import { countDispatches, uncounted } from "../dispatch-count.js";
 import { ort } from "../ort.js";
 
 /** The tensor names of optimum's decoder exports, defined once. */
@@ -85,13 +89,17 @@ export function checkEncoderDecoderGraph(session, graph, what) {
  * first: the session of step 1 (the merged graph, or decoder_model); later:
  * the session of every later step (the merged graph again, or
  * decoder_with_past_model); spec: what the loop knows of the decoder; waiter:
- * the realm's GPU waiter (browser/gpu-wait.js).
+ * the realm's GPU waiter (browser/gpu-wait.js). gpuChooser (choose=gpu): the
+ * core's GpuGenerationChooser on the sessions' device, which then chooses every
+ * token from the logits' gpu-buffer and writes it where the next step reads
+ * input_ids; sync: steps queued per readback of its ids, 1..=64.
  * @param {import("onnxruntime-web").InferenceSession} first
  * @param {import("onnxruntime-web").InferenceSession} later
  * @param {EncoderDecoderSpec} spec
  * @param {import("../gpu-wait.js").GpuWaiter} waiter
+ * @param {{ gpuChooser?: GpuGenerationChooser | null, sync?: number }} [options]
  */
-export function createEncoderDecoder(first, later, spec, waiter) {
+export function createEncoderDecoder(first, later, spec, waiter, { gpuChooser = null, sync = 1 } = {}) {
 	const selfCache = cacheNames(spec.layers, "decoder");
 	const crossCache = cacheNames(spec.layers, "encoder");
 	const merged = first === later;
@@ -105,6 +113,29 @@ export function createEncoderDecoder(first, later, spec, waiter) {
 	const useCacheBranch = (value) => new ort.Tensor("bool", Uint8Array.of(value ? 1 : 0), [1]);
 	/** @param {number} heads */
 	const emptyCache = (heads) => new ort.Tensor("float32", new Float32Array(0), [1, heads, 0, spec.headDim]);
+	// choose=gpu: the chooser writes each id where the next step reads input_ids.
+	const gpu = gpuChooser && {
+		chooser: gpuChooser,
+		sync,
+		inputIds: ort.Tensor.fromGpuBuffer(gpuChooser.inputIdsBuffer, { dataType: "int64", dims: [1, 1] }),
+		NO_CANDIDATE: GpuGenerationChooser.NO_CANDIDATE,
+	};
+	/**
+	 * Queues the GPU choice from a step's logits (still in their gpu-buffer); returns the
+	 * time it took to queue. Its dispatch is the harness's, not onnxruntime's: left out of
+	 * the counts.
+	 * @param {Record<string, import("onnxruntime-web").Tensor>} outputs
+	 */
+	const choose = (outputs) => {
+		const started = performance.now();
+		uncounted(() => gpuChooser?.choose(outputs[ENCODER_DECODER_IO.logits].gpuBuffer));
+		return performance.now() - started;
+	};
+	/** @param {number} count the last `count` ids chosen on the GPU, on the CPU */
+	const readIds = async (count) => Array.from(await waiter.wait(() => /** @type {GpuGenerationChooser} */ (gpuChooser).readChosen(count)));
+	/** @param {number} step */
+	const noCandidate = (step) =>
+		new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or banned (the GPU chooser's readback marked it).`);
 	/** @param {Record<string, import("onnxruntime-web").Tensor> | null} outputs */
 	const disposeAll = (outputs) => {
 		for (const tensor of Object.values(outputs ?? {})) tensor.dispose();
@@ -124,8 +155,11 @@ export function createEncoderDecoder(first, later, spec, waiter) {
 		return pasts;
 	};
 
-	/** One decoder run, timed as decode.js times it: run() returning, then the logits on the CPU. */
-	const step = async (session, feeds, fetches) => {
+	/**
+	 * One decoder run, timed as decode.js times it: run() returning, then the logits on the
+	 * CPU; with choose=gpu (readLogits false) they stay in their gpu-buffer.
+	 */
+	const step = async (session, feeds, fetches, readLogits = true) => {
 		const inputs = Object.fromEntries(Object.entries(feeds).filter(([name]) => session.inputNames.includes(name)));
 		const started = performance.now();
 		const { value: outputs, dispatches } = await waiter.wait(() =>
@@ -139,6 +173,7 @@ export function createEncoderDecoder(first, later, spec, waiter) {
 			),
 		);
 		const submitted = performance.now();
+		if (!readLogits) return { outputs, logits: null, submitMs: submitted - started, syncMs: 0, dispatches };
 		let logits;
 		try {
 			logits = /** @type {Float32Array} */ (await waiter.wait(() => outputs[ENCODER_DECODER_IO.logits].getData()));
@@ -153,11 +188,13 @@ export function createEncoderDecoder(first, later, spec, waiter) {
 
 	/**
 	 * encoderHidden: the encoder's last_hidden_state [1, visionTokens, hidden]
-	 * (CPU or gpu-buffer; disposed here). next(logits, step): the next token id.
-	 * Returns what decode.js returns: the tokens (no EOS), the times and the probe.
+	 * (CPU or gpu-buffer; disposed here). next(logits, step): the next token id
+	 * (the CPU loop's; choose=gpu chooses on the GPU). Returns what decode.js
+	 * returns: the tokens (no EOS), the times and the probe.
 	 */
 	return async function decode(encoderHidden, { next, maxTokens }) {
 		const started = performance.now();
+		gpu?.chooser.reset();
 		/** @type {Record<string, import("onnxruntime-web").Tensor>} */
 		const firstFeeds = {
 			[ENCODER_DECODER_IO.inputIds]: inputIds(spec.decoderStart),
@@ -170,19 +207,46 @@ export function createEncoderDecoder(first, later, spec, waiter) {
 		let cross = null;
 		/** @type {Record<string, import("onnxruntime-web").Tensor> | null} */
 		let selfPresents = null;
+		/**
+		 * One later step on `ids` (the chosen token as an input_ids tensor, the caller's).
+		 * @param {import("onnxruntime-web").Tensor} ids
+		 * @param {boolean} readLogits
+		 */
+		const laterStep = async (ids, readLogits) => {
+			const flag = useCacheBranch(true);
+			try {
+				return await step(
+					later,
+					{
+						[ENCODER_DECODER_IO.inputIds]: ids,
+						[ENCODER_DECODER_IO.useCacheBranch]: flag,
+						[ENCODER_DECODER_IO.encoderHiddenStates]: encoderHidden,
+						...selfPresents,
+						...cross,
+					},
+					merged ? laterFetches : null,
+					readLogits,
+				);
+			} finally {
+				flag.dispose();
+			}
+		};
+		/**
+		 * The step's self-attention presents kept as the next step's pasts, the rest disposed.
+		 * @param {Record<string, import("onnxruntime-web").Tensor>} outputs
+		 */
+		const advance = (outputs) => {
+			disposeAll(selfPresents);
+			// The pair's with-past graph may return the cross-attention presents too: not kept.
+			selfPresents = keepPresents(outputs, selfCache);
+		};
 		try {
 			let prefill;
 			try {
-				prefill = await step(first, firstFeeds, null);
+				prefill = await step(first, firstFeeds, null, !gpu);
 			} finally {
 				for (const [name, tensor] of Object.entries(firstFeeds)) if (name !== ENCODER_DECODER_IO.encoderHiddenStates) tensor.dispose();
 			}
-			// The encoder's keys and values of this image, fed to every later step.
-			const pasts = keepPresents(prefill.outputs, [...selfCache, ...crossCache]);
-			/** @param {string[]} suffixes */
-			const pick = (suffixes) => Object.fromEntries(suffixes.map((suffix) => [pastName(suffix), pasts[pastName(suffix)]]));
-			cross = pick(crossCache);
-			selfPresents = pick(selfCache);
 			/** @type {import("./decode.js").DecodeProbe} */
 			const probe = {
 				prefillSubmitMs: prefill.submitMs,
@@ -190,46 +254,94 @@ export function createEncoderDecoder(first, later, spec, waiter) {
 				submitMs: [],
 				syncMs: [],
 				chooseMs: [],
+				...(gpu ? { stepsPerReadback: gpu.sync } : {}),
 				prefillDispatches: prefill.dispatches,
 				stepDispatches: [],
 			};
-			let logits = prefill.logits;
+			// Queued before the prefill's logits go back with the outputs not kept.
+			const prefillChooseMs = gpu ? choose(prefill.outputs) : 0;
+			// The encoder's keys and values of this image, fed to every later step.
+			const pasts = keepPresents(prefill.outputs, [...selfCache, ...crossCache]);
+			/** @param {string[]} suffixes */
+			const pick = (suffixes) => Object.fromEntries(suffixes.map((suffix) => [pastName(suffix), pasts[pastName(suffix)]]));
+			cross = pick(crossCache);
+			selfPresents = pick(selfCache);
 			/** @type {number[]} */
 			const tokens = [];
 			let decodeSteps = 0;
-			const decodeStarted = performance.now();
-			for (let iteration = 0; iteration < maxTokens; iteration += 1) {
-				const chooseStarted = performance.now();
-				const token = next(logits, iteration);
-				probe.chooseMs.push(performance.now() - chooseStarted);
-				if (eos.has(token)) break;
-				tokens.push(token);
-				if (tokens.length >= maxTokens) break;
-				const owned = { [ENCODER_DECODER_IO.inputIds]: inputIds(token), [ENCODER_DECODER_IO.useCacheBranch]: useCacheBranch(true) };
-				let stepped;
-				try {
-					stepped = await step(
-						later,
-						{ ...owned, [ENCODER_DECODER_IO.encoderHiddenStates]: encoderHidden, ...selfPresents, ...cross },
-						merged ? laterFetches : null,
-					);
-				} finally {
-					for (const tensor of Object.values(owned)) tensor.dispose();
+			let decodeStarted = performance.now();
+			if (gpu) {
+				// decode-gpu.js's loop: the first id read back on its own, then `sync` steps per
+				// readback, the steps queued after an EOS discarded.
+				probe.chooseMs.push(prefillChooseMs);
+				const syncStarted = performance.now();
+				const [first] = await readIds(1);
+				probe.prefillSyncMs = performance.now() - syncStarted;
+				decodeStarted = performance.now();
+				if (first === gpu.NO_CANDIDATE) throw noCandidate(0);
+				let ended = eos.has(first);
+				if (!ended) tokens.push(first);
+				while (!ended && tokens.length < maxTokens) {
+					// Each step makes one token: never queue more than maxTokens allows.
+					const batch = Math.min(gpu.sync, maxTokens - tokens.length);
+					/** @type {{ submitMs: number, dispatches: number, chooseMs: number }[]} */
+					const times = [];
+					for (let index = 0; index < batch; index += 1) {
+						const stepped = await laterStep(gpu.inputIds, false);
+						const chooseMs = choose(stepped.outputs);
+						advance(stepped.outputs);
+						times.push({ submitMs: stepped.submitMs, dispatches: stepped.dispatches, chooseMs });
+					}
+					const syncStarted = performance.now();
+					const ids = await readIds(batch);
+					const syncMs = performance.now() - syncStarted;
+					let kept = 0;
+					for (const id of ids) {
+						kept += 1;
+						if (id === gpu.NO_CANDIDATE) throw noCandidate(decodeSteps + kept);
+						if (eos.has(id)) {
+							ended = true;
+							break;
+						}
+						tokens.push(id);
+					}
+					for (const [index, time] of times.slice(0, kept).entries()) {
+						probe.submitMs.push(time.submitMs);
+						probe.syncMs.push(index === kept - 1 ? syncMs : 0);
+						probe.chooseMs.push(time.chooseMs);
+						probe.stepDispatches.push(time.dispatches);
+					}
+					decodeSteps += kept;
 				}
-				decodeSteps += 1;
-				probe.submitMs.push(stepped.submitMs);
-				probe.syncMs.push(stepped.syncMs);
-				probe.stepDispatches.push(stepped.dispatches);
-				disposeAll(selfPresents);
-				// The pair's with-past graph may return the cross-attention presents too: not kept.
-				selfPresents = keepPresents(stepped.outputs, selfCache);
-				logits = stepped.logits;
+			} else {
+				let logits = /** @type {Float32Array} */ (prefill.logits);
+				for (let iteration = 0; iteration < maxTokens; iteration += 1) {
+					const chooseStarted = performance.now();
+					const token = next(logits, iteration);
+					probe.chooseMs.push(performance.now() - chooseStarted);
+					if (eos.has(token)) break;
+					tokens.push(token);
+					if (tokens.length >= maxTokens) break;
+					const ids = inputIds(token);
+					let stepped;
+					try {
+						stepped = await laterStep(ids, true);
+					} finally {
+						ids.dispose();
+					}
+					decodeSteps += 1;
+					probe.submitMs.push(stepped.submitMs);
+					probe.syncMs.push(stepped.syncMs);
+					probe.stepDispatches.push(stepped.dispatches);
+					advance(stepped.outputs);
+					logits = /** @type {Float32Array} */ (stepped.logits);
+				}
 			}
 			const now = performance.now();
 			return {
 				tokens,
 				decodeSteps,
-				prefillMs: prefill.submitMs + prefill.syncMs,
+				prefillMs: probe.prefillSubmitMs + probe.prefillSyncMs,
 				decodeMs: now - decodeStarted,
 				decodeTotalMs: now - started,
 				probe,

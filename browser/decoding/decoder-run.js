@@ -7,8 +7,8 @@
 // and the token choice (the core's TokenChooser or GpuTokenChooser), so the two
 // realms decode and time alike. The caller owns the device and its waiter.
 // An encoder-decoder manifest (`family`) gets its own loop and choice instead
-// (decode-encoder-decoder.js, the core's GenerationChooser).
-import { GenerationChooser, GpuTokenChooser, TokenChooser } from "../../pkg/ocr_bench_core.js";
+// (decode-encoder-decoder.js, the core's GenerationChooser or GpuGenerationChooser).
+import { GenerationChooser, GpuGenerationChooser, GpuTokenChooser, TokenChooser } from "../../pkg/ocr_bench_core.js";
 import { checkDecoder } from "../contract.js";
 import { endProfile } from "../ort-profile.js";
 import { createSession } from "../sessions.js";
@@ -184,8 +184,8 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
  * "encoder-decoder"`): the merged decoder's one session, or the pair's two
  * (decoder_model for the first step, decoder_with_past_model after), each
  * checked against the manifest; greedy choice under the model's
- * generation_config.json (the core's GenerationChooser); the loop of
- * decode-encoder-decoder.js. The same answer as createDecoderRun's.
+ * generation_config.json (the core's GenerationChooser, or with choose=gpu its
+ * GpuGenerationChooser); the loop of decode-encoder-decoder.js. The same answer as createDecoderRun's.
  */
 export async function createEncoderDecoderRun({ config: parsed, capability, entry, encoderDecoder, waiter, device }) {
 	const config = withCoreDefaults(parsed);
@@ -208,6 +208,8 @@ export async function createEncoderDecoderRun({ config: parsed, capability, entr
 	let withPast = null;
 	/** @type {GenerationChooser | null} */
 	let chooser = null;
+	/** @type {GpuGenerationChooser | null} */
+	let gpuChooser = null;
 	let released = false;
 	const release = async () => {
 		if (released) return;
@@ -216,6 +218,9 @@ export async function createEncoderDecoderRun({ config: parsed, capability, entr
 		await withPast?.session.release();
 		chooser?.free();
 		chooser = null;
+		gpuChooser?.destroy();
+		gpuChooser?.free();
+		gpuChooser = null;
 	};
 	try {
 		checkEncoderDecoderGraph(created.session, entry, `decoder "${entry.name}"`);
@@ -233,9 +238,11 @@ export async function createEncoderDecoderRun({ config: parsed, capability, entr
 			decoderStart: generation.decoderStartTokenId,
 			eos: generation.eosTokenIds,
 		};
-		chooser = new GenerationChooser(capability.vocabulary, generation);
+		// choose=gpu: the same rule as a shader on the logits' buffer, `sync` steps per readback.
+		if (config.choose === "gpu") gpuChooser = await GpuGenerationChooser.create(device, capability.vocabulary, generation, config.maxTokens);
+		else chooser = new GenerationChooser(capability.vocabulary, generation);
 		const active = chooser;
-		const loop = createEncoderDecoder(created.session, withPast?.session ?? created.session, spec, waiter);
+		const loop = createEncoderDecoder(created.session, withPast?.session ?? created.session, spec, waiter, { gpuChooser, sync: config.sync });
 		return {
 			ready: {
 				createMs: created.createMs + (withPast?.createMs ?? 0),
@@ -245,9 +252,11 @@ export async function createEncoderDecoderRun({ config: parsed, capability, entr
 			},
 			/** encoderHidden: the encoder's last_hidden_state (disposed by the loop). */
 			async decode(encoderHidden, { maxTokens, wrapNext = (next) => next }) {
-				active.reset();
+				active?.reset();
 				/** @param {Float32Array} logits */
 				const next = (logits) => {
+					// Only the CPU loop asks: choose=gpu chooses on the GPU.
+					if (!active) throw new Error("No CPU token choice: this decoder run chooses on the GPU (choose=gpu).");
 					const token = active.choose(logits);
 					active.push(token);
 					return token;

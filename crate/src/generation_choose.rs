@@ -30,6 +30,28 @@ pub struct GenerationRule {
     pub no_repeat_ngram_size: u32,
 }
 
+impl GenerationRule {
+    /// Whether the rule can run over `vocabulary` ids: a finite positive penalty, a decoder
+    /// start inside the vocabulary.
+    pub fn check(&self, vocabulary: usize) -> Result<()> {
+        if !(self.repetition_penalty.is_finite() && self.repetition_penalty > 0.0) {
+            return Err(CoreError::InvalidChooserOption {
+                option: "repetitionPenalty",
+                value: self.repetition_penalty.to_string(),
+                allowed: "a finite number > 0 (1 = no penalty)",
+            });
+        }
+        if self.decoder_start as usize >= vocabulary {
+            return Err(CoreError::InvalidChooserOption {
+                option: "decoderStart",
+                value: self.decoder_start.to_string(),
+                allowed: "an id inside the vocabulary",
+            });
+        }
+        Ok(())
+    }
+}
+
 impl From<&Generation> for GenerationRule {
     fn from(generation: &Generation) -> Self {
         GenerationRule {
@@ -54,20 +76,7 @@ pub struct GenerationChooser {
 
 impl GenerationChooser {
     pub fn new(vocabulary: usize, rule: GenerationRule) -> Result<Self> {
-        if !(rule.repetition_penalty.is_finite() && rule.repetition_penalty > 0.0) {
-            return Err(CoreError::InvalidChooserOption {
-                option: "repetitionPenalty",
-                value: rule.repetition_penalty.to_string(),
-                allowed: "a finite number > 0 (1 = no penalty)",
-            });
-        }
-        if rule.decoder_start as usize >= vocabulary {
-            return Err(CoreError::InvalidChooserOption {
-                option: "decoderStart",
-                value: rule.decoder_start.to_string(),
-                allowed: "an id inside the vocabulary",
-            });
-        }
+        rule.check(vocabulary)?;
         Ok(Self {
             rule,
             vocabulary,

@@ -294,9 +294,10 @@ fn invalid(message: String) -> CoreError {
 }
 
 /// The parameters an encoder-decoder run must leave at their default, each with the reason: the
-/// paths of the harness its loop does not take (yet). `schedule` (staged, resident) and the
-/// settings of measurement apply to both families.
-const ENCODER_DECODER_AT_DEFAULT: [(&str, &str); 8] = [
+/// paths of the harness its loop does not take (yet). `schedule` (staged, resident),
+/// `choose` and `sync` (the GPU token choice under the model's rule) and the settings of
+/// measurement apply to both families.
+const ENCODER_DECODER_AT_DEFAULT: [(&str, &str); 7] = [
     (
         "scope",
         "its synthetic embeddings are the prefix decoder's vision positions",
@@ -313,11 +314,6 @@ const ENCODER_DECODER_AT_DEFAULT: [(&str, &str); 8] = [
     ("pool", "the decoder realms run the prefix decoder's loop"),
     ("loader", "its sessions are created from URLs only"),
     ("profile", "its operator profile is not collected"),
-    (
-        "choose",
-        "the GPU token chooser applies the built-in model's rule and writes int32 token ids, \
-         where this loop feeds int64 input_ids under the model's generation_config.json",
-    ),
 ];
 
 /// The refusal of a config that takes a path the encoder-decoder loop does not.

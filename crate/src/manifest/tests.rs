@@ -350,7 +350,6 @@ fn an_encoder_decoder_run_on_a_path_its_loop_does_not_take_is_refused_with_the_r
         ("verify=wasm", "verify"),
         ("realm=worker", "realm"),
         ("pool=2", "pool"),
-        ("choose=gpu", "choose"),
     ] {
         let err = refusal(
             &manifest,
@@ -362,6 +361,14 @@ fn an_encoder_decoder_run_on_a_path_its_loop_does_not_take_is_refused_with_the_r
                 && err.contains(&format!("leave {field} at")),
             "{query}: {err}"
         );
+    }
+    // The GPU token choice (under the model's own rule) and both schedules are its paths.
+    for query in ["choose=gpu", "choose=gpu&sync=8&schedule=resident"] {
+        manifest
+            .check_config(
+                &parse_query(&format!("tier=fp32&decoder=fp32&maxTokens=64&{query}")).unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
     }
     // The default maxTokens (128) is more than this model's 64.
     let err = refusal(&manifest, "tier=fp32&decoder=fp32");

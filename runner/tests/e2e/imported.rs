@@ -1,7 +1,7 @@
 //! An imported Hugging Face export read by the page in both browsers: `ocr-bench import` makes
 //! the test model's manifest (`models/hf-test/vit-trocr-tiny/`, an optimum export), and a real
 //! `ocr-bench run` reads `smoke2` with it, Firefox on the default path and Chromium with
-//! `schedule=resident`. Each case's token ids must be PyTorch `generate()`'s
+//! `schedule=resident` and `choose=gpu`. Each case's token ids must be PyTorch `generate()`'s
 //! (`expected-ids.json`), which `scripts/ocrmodel/test_hf_oracle.py` holds the onnxruntime-CPU
 //! oracle to; and the record names the family and the token rule it applied.
 
@@ -111,5 +111,11 @@ fn an_imported_export_reads_pytorchs_ids_in_both_browsers() {
         .collect();
     let query = format!("{}&cases={SET}&maxTokens={MAX_TOKENS}", query.join("&"));
     read(&root, "firefox", &query);
-    read(&root, "chromium", &format!("{query}&schedule=resident"));
+    // The harness's fast path for the family: resident, the token chosen on the GPU under the
+    // model's rule and read back every 2 steps (4 tokens: a batch that must stop at maxTokens).
+    read(
+        &root,
+        "chromium",
+        &format!("{query}&schedule=resident&choose=gpu&sync=2"),
+    );
 }
