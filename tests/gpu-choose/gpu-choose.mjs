@@ -9,8 +9,8 @@
 // vocabularies that do not fill the workgroup (generation.mjs). Posts the counts to
 // /benchmark-result, or the first difference to /benchmark-error.
 //
-// Query: rule (built-in or generation); sequences (default 96, generation 36) and steps
-// (default 128, generation 64) per sequence; readEvery (default 64, generation 16: steps per
+// Query: rule (built-in or generation); sequences (default 96, generation 9) and steps
+// (default 128, generation 256) per sequence; readEvery (default 64, generation 32: steps per
 // readback, 1..=64); seed (default 1).
 import init, * as core from "../../pkg/ocr_bench_core.js";
 import { createDevice, describeAdapter, requestGpuAdapter } from "../../browser/gpu.js";
@@ -22,7 +22,7 @@ import { standalonePage } from "../standalone-page.mjs";
 const SEED_VOCABULARY = 14630;
 const RULES = {
 	"built-in": { sequences: 96, steps: 128, readEvery: 64, minVectors: 10000 },
-	generation: { sequences: 36, steps: 64, readEvery: 16, minVectors: 2000 },
+	generation: { sequences: 9, steps: 256, readEvery: 32, minVectors: 2000 },
 };
 const { runId, log, report, run: runPage } = standalonePage("gpu-choose");
 const wholeParameter = (query, name, fallback, min, max) => {
