@@ -14,6 +14,16 @@
 // present stays on the GPU (gpu-buffer outputs, fed back zero-copy); later
 // steps fetch only the logits and the self-attention presents.
 //
+// encoder_hidden_states is an input of every step of the merged graph (its
+// cached branch ignores it): fed as a CPU tensor, onnxruntime uploads it again
+// into a buffer of its own at every step (TrOCR-base's 577 x 768 float32 are
+// 1.8 MB a step). So a CPU last_hidden_state (the staged schedule's, read back
+// in the vision worker) is uploaded once per image into a buffer on the
+// decoder's device, which every step of the image reads and which is destroyed
+// after it; the resident schedule's is on the GPU already. Measured in Firefox
+// on the test export (smoke2, 24 tokens, staged): the decoder's device created
+// 146 buffers per case before, 123 after: the 24 steps' uploads became one.
+//
 // The figures are decode.js's: step 1 is the "prefill" (the first token), each
 // later step split into submitMs, syncMs and chooseMs. With choose=gpu the loop
 // is decode-gpu.js's: the core's GpuGenerationChooser picks each token from the
@@ -22,6 +32,7 @@
 
 import { GpuGenerationChooser } from "../../pkg/ocr_bench_core.js";
 import { countDispatches, uncounted } from "../dispatch-count.js";
+import { createTensorBuffer } from "../gpu.js";
 import { ort } from "../ort.js";
 
 /** The tensor names of optimum's decoder exports, defined once. */
@@ -89,7 +100,8 @@ export function checkEncoderDecoderGraph(session, graph, what) {
  * first: the session of step 1 (the merged graph, or decoder_model); later:
  * the session of every later step (the merged graph again, or
  * decoder_with_past_model); spec: what the loop knows of the decoder; waiter:
- * the realm's GPU waiter (browser/gpu-wait.js). gpuChooser (choose=gpu): the
+ * the realm's GPU waiter (browser/gpu-wait.js); device: the sessions' GPUDevice
+ * (a CPU last_hidden_state is uploaded to it). gpuChooser (choose=gpu): the
  * core's GpuGenerationChooser on the sessions' device, which then chooses every
  * token from the logits' gpu-buffer and writes it where the next step reads
  * input_ids; sync: steps queued per readback of its ids, 1..=64.
@@ -97,9 +109,9 @@ export function checkEncoderDecoderGraph(session, graph, what) {
  * @param {import("onnxruntime-web").InferenceSession} later
  * @param {EncoderDecoderSpec} spec
  * @param {import("../gpu-wait.js").GpuWaiter} waiter
- * @param {{ gpuChooser?: GpuGenerationChooser | null, sync?: number }} [options]
+ * @param {{ device: GPUDevice, gpuChooser?: GpuGenerationChooser | null, sync?: number }} options
  */
-export function createEncoderDecoder(first, later, spec, waiter, { gpuChooser = null, sync = 1 } = {}) {
+export function createEncoderDecoder(first, later, spec, waiter, { device, gpuChooser = null, sync = 1 }) {
 	const selfCache = cacheNames(spec.layers, "decoder");
 	const crossCache = cacheNames(spec.layers, "encoder");
 	const merged = first === later;
@@ -136,6 +148,29 @@ export function createEncoderDecoder(first, later, spec, waiter, { gpuChooser = 
 	/** @param {number} step */
 	const noCandidate = (step) =>
 		new Error(`No token can be chosen at decode step ${step}: every score is NaN, -Infinity or banned (the GPU chooser's readback marked it).`);
+	/**
+	 * The encoder's output where every step reads it: a gpu-buffer tensor as it is; a CPU
+	 * one written once into a buffer of its own (destroyed when the returned tensor is
+	 * disposed) and let go. Returns the tensor and the time the upload took to queue.
+	 * @param {import("onnxruntime-web").Tensor} encoderHidden
+	 */
+	const onDevice = (encoderHidden) => {
+		if (encoderHidden.location === "gpu-buffer") return { hidden: encoderHidden, uploadMs: 0 };
+		try {
+			// The contract's embeddings are float32 (browser/contract.js): whole 4-byte words, as writeBuffer needs.
+			if (encoderHidden.type !== "float32")
+				throw new Error(`The encoder's last_hidden_state is ${encoderHidden.type}; the encoder-decoder loop takes float32 only.`);
+			const started = performance.now();
+			const values = /** @type {Float32Array} */ (encoderHidden.data);
+			const buffer = createTensorBuffer(device, "encoder hidden states (uploaded once per image)", values.byteLength);
+			// writeBuffer copies the values before it returns; the GPU copy is ordered before step 1's submit.
+			device.queue.writeBuffer(buffer, 0, values);
+			const hidden = ort.Tensor.fromGpuBuffer(buffer, { dataType: "float32", dims: encoderHidden.dims, dispose: () => buffer.destroy() });
+			return { hidden, uploadMs: performance.now() - started };
+		} finally {
+			encoderHidden.dispose();
+		}
+	};
 	/** @param {Record<string, import("onnxruntime-web").Tensor> | null} outputs */
 	const disposeAll = (outputs) => {
 		for (const tensor of Object.values(outputs ?? {})) tensor.dispose();
@@ -188,17 +223,19 @@ export function createEncoderDecoder(first, later, spec, waiter, { gpuChooser = 
 
 	/**
 	 * encoderHidden: the encoder's last_hidden_state [1, visionTokens, hidden]
-	 * (CPU or gpu-buffer; disposed here). next(logits, step): the next token id
+	 * (CPU or gpu-buffer; disposed here, with the buffer a CPU one was uploaded
+	 * to). next(logits, step): the next token id
 	 * (the CPU loop's; choose=gpu chooses on the GPU). Returns what decode.js
 	 * returns: the tokens (no EOS), the times and the probe.
 	 */
 	return async function decode(encoderHidden, { next, maxTokens }) {
 		const started = performance.now();
 		gpu?.chooser.reset();
+		const { hidden, uploadMs } = onDevice(encoderHidden);
 		/** @type {Record<string, import("onnxruntime-web").Tensor>} */
 		const firstFeeds = {
 			[ENCODER_DECODER_IO.inputIds]: inputIds(spec.decoderStart),
-			[ENCODER_DECODER_IO.encoderHiddenStates]: encoderHidden,
+			[ENCODER_DECODER_IO.encoderHiddenStates]: hidden,
 			[ENCODER_DECODER_IO.useCacheBranch]: useCacheBranch(false),
 		};
 		for (const suffix of selfCache) firstFeeds[pastName(suffix)] = emptyCache(spec.kvHeads);
@@ -220,7 +257,7 @@ export function createEncoderDecoder(first, later, spec, waiter, { gpuChooser = 
 					{
 						[ENCODER_DECODER_IO.inputIds]: ids,
 						[ENCODER_DECODER_IO.useCacheBranch]: flag,
-						[ENCODER_DECODER_IO.encoderHiddenStates]: encoderHidden,
+						[ENCODER_DECODER_IO.encoderHiddenStates]: hidden,
 						...selfPresents,
 						...cross,
 					},
@@ -249,7 +286,8 @@ export function createEncoderDecoder(first, later, spec, waiter, { gpuChooser = 
 			}
 			/** @type {import("./decode.js").DecodeProbe} */
 			const probe = {
-				prefillSubmitMs: prefill.submitMs,
+				// The upload is step 1's, as onnxruntime's own upload of a CPU input was inside its run().
+				prefillSubmitMs: uploadMs + prefill.submitMs,
 				prefillSyncMs: prefill.syncMs,
 				submitMs: [],
 				syncMs: [],
@@ -349,7 +387,7 @@ export function createEncoderDecoder(first, later, spec, waiter, { gpuChooser = 
 		} finally {
 			disposeAll(selfPresents);
 			disposeAll(cross);
-			encoderHidden.dispose();
+			hidden.dispose();
 		}
 	};
 }

@@ -242,7 +242,7 @@ export async function createEncoderDecoderRun({ config: parsed, capability, entr
 		if (config.choose === "gpu") gpuChooser = await GpuGenerationChooser.create(device, capability.vocabulary, generation, config.maxTokens);
 		else chooser = new GenerationChooser(capability.vocabulary, generation);
 		const active = chooser;
-		const loop = createEncoderDecoder(created.session, withPast?.session ?? created.session, spec, waiter, { gpuChooser, sync: config.sync });
+		const loop = createEncoderDecoder(created.session, withPast?.session ?? created.session, spec, waiter, { device, gpuChooser, sync: config.sync });
 		return {
 			ready: {
 				createMs: created.createMs + (withPast?.createMs ?? 0),
@@ -250,7 +250,7 @@ export async function createEncoderDecoderRun({ config: parsed, capability, entr
 				step: withPast ? { createMs: withPast.createMs, session: withPast.record } : null,
 				spec,
 			},
-			/** encoderHidden: the encoder's last_hidden_state (disposed by the loop). */
+			/** encoderHidden: the encoder's last_hidden_state, CPU (staged) or gpu-buffer (resident); disposed by the loop. */
 			async decode(encoderHidden, { maxTokens, wrapNext = (next) => next }) {
 				active?.reset();
 				/** @param {Float32Array} logits */
