@@ -130,7 +130,14 @@ fn the_test_export_is_imported_and_its_query_is_one_plan_takes() {
     let plan = Command::new(BIN)
         .arg("--root")
         .arg(root())
-        .args(["plan", "--base", query, "", "schedule=resident"])
+        .args([
+            "plan",
+            "--base",
+            query,
+            "",
+            "schedule=resident",
+            "choose=gpu&sync=8",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -141,12 +148,12 @@ fn the_test_export_is_imported_and_its_query_is_one_plan_takes() {
     let refused = Command::new(BIN)
         .arg("--root")
         .arg(root())
-        .args(["plan", "--base", query, "choose=gpu"])
+        .args(["plan", "--base", query, "choose=gpu&capture=on"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        refused.status.code() == Some(2) && stderr.contains("choose=gpu is not available"),
+        refused.status.code() == Some(2) && stderr.contains("capture=on is not available"),
         "{stderr}"
     );
     let predict = Command::new(BIN)
