@@ -11,7 +11,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use ocr_bench_core::record::PageSummary;
 
-use crate::browser::{self, BrowserKind};
+use crate::browser::{self, BrowserKind, ExtraOptions};
 use crate::exit::{Cause, Failure};
 use crate::procfs;
 use crate::record;
@@ -41,8 +41,9 @@ pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
     Ok((name.to_owned(), values))
 }
 
-/// Which combination a run belongs to: target, browser, page and query.
-type RunKey = (String, String, String, String);
+/// Which combination a run belongs to: target, browser, page, query and the user's own
+/// switches or prefs (a run with Dawn's validation off is not a plain run's repeat).
+type RunKey = (String, String, String, String, ExtraOptions);
 
 /// The key of a combination the sweep runs.
 fn combination_key(target: &dyn BrowserTarget, page: &str, query: &str) -> RunKey {
@@ -51,6 +52,7 @@ fn combination_key(target: &dyn BrowserTarget, page: &str, query: &str) -> RunKe
         target.browser().name.name().to_owned(),
         page.to_owned(),
         query.to_owned(),
+        target.browser().extra.clone(),
     )
 }
 
@@ -62,6 +64,7 @@ fn run_key(run: &Run) -> RunKey {
             .unwrap_or_default(),
         run.page().unwrap_or_default().to_owned(),
         run.query().unwrap_or_default().to_owned(),
+        run.browser().map(|b| b.extra.clone()).unwrap_or_default(),
     )
 }
 
@@ -186,6 +189,8 @@ pub struct SweepOptions {
     pub memory_reports: bool,
     /// `--keep-profile DIR`: every local browser on its profile kept in `DIR/<browser>`.
     pub keep_profile: Option<std::path::PathBuf>,
+    /// `--chromium-switch`, `--firefox-pref`: each browser started with its own part.
+    pub extra: ExtraOptions,
     /// Root, results, timeout and sampling as for one run; `page` and `query` are set per
     /// combination.
     pub run: RunOptions,
@@ -241,6 +246,16 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         )
         .into());
     }
+    let kinds: Vec<BrowserKind> = specs
+        .iter()
+        .map(|spec| match spec {
+            TargetSpec::Local(kind) | TargetSpec::WebDriver(_, kind) => *kind,
+        })
+        .collect();
+    options
+        .extra
+        .check_applies(&kinds)
+        .map_err(|message| Failure::new(Cause::Usage, message))?;
     let machine = crate::machine::describe();
     let mut targets: Vec<Box<dyn BrowserTarget>> = Vec::new();
     for spec in &specs {
@@ -260,11 +275,12 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
                 .into())
             }
             TargetSpec::WebDriver(spec, kind) => Box::new(
-                spec.target(*kind)
+                spec.target(*kind, &options.extra)
                     .map_err(|message| Failure::new(Cause::Usage, message))?,
             ),
             TargetSpec::Local(kind) => {
-                let mut target = LocalTarget::new(browser::probe(*kind)?, machine.clone());
+                let mut target = LocalTarget::new(browser::probe(*kind)?, machine.clone())
+                    .with_extra(&options.extra);
                 if let Some(dir) = &options.keep_profile {
                     target = target.with_kept_profile(dir.clone());
                 }
@@ -705,7 +721,15 @@ mod tests {
         writeln!(file, "{remote}").unwrap();
         let runs = read_runs(file.path()).unwrap();
         let page = "www/index.html".to_owned();
-        let key = |t: &str, b: &str| (t.to_owned(), b.to_owned(), page.clone(), String::new());
+        let key = |t: &str, b: &str| {
+            (
+                t.to_owned(),
+                b.to_owned(),
+                page.clone(),
+                String::new(),
+                ExtraOptions::default(),
+            )
+        };
         assert_eq!(
             finished_runs(&runs, false)
                 .into_keys()
