@@ -447,6 +447,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_users_prefs_follow_the_harnesss_in_user_js() {
+        let profile = tempfile::tempdir().unwrap();
+        let pref: FirefoxPref = "general.useragent.override=\"probe\"".parse().unwrap();
+        write_user_js(profile.path(), &[pref]).unwrap();
+        let text = fs::read_to_string(profile.path().join("user.js")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), FIREFOX_PREFS.len() + 1);
+        assert_eq!(lines[0], "user_pref(\"dom.webgpu.enabled\", true);");
+        assert_eq!(
+            lines.last().unwrap(),
+            &"user_pref(\"general.useragent.override\", \"probe\");"
+        );
+    }
+
+    #[test]
     fn browser_names_parse_and_errors_name_the_allowed_values() {
         assert_eq!(
             "chromium".parse::<BrowserKind>().unwrap(),
@@ -484,7 +499,7 @@ mod tests {
     #[test]
     fn user_js_sets_webgpu_prefs() {
         let dir = tempfile::tempdir().unwrap();
-        write_user_js(dir.path()).unwrap();
+        write_user_js(dir.path(), &[]).unwrap();
         let text = fs::read_to_string(dir.path().join("user.js")).unwrap();
         assert!(
             text.contains("user_pref(\"dom.webgpu.enabled\", true);"),

@@ -680,7 +680,13 @@ mod tests {
         assert_eq!(records.len(), 4, "the cut line is skipped");
         let key = |b: &str, q: &str| {
             let page = "www/index.html".to_owned();
-            ("local".to_owned(), b.to_owned(), page, q.to_owned())
+            (
+                "local".to_owned(),
+                b.to_owned(),
+                page,
+                q.to_owned(),
+                ExtraOptions::default(),
+            )
         };
         assert_eq!(
             finished_runs(&records, false)
@@ -797,9 +803,25 @@ mod tests {
             "firefox".to_owned(),
             "www/index.html".to_owned(),
             "cases=smoke2&maxTokens=2".to_owned(),
+            ExtraOptions::default(),
         );
         let verified = finished_runs(&grouped(verified_run(false)), false);
         assert_eq!(verified.get(&key), Some(&1));
+        // A run started with a pref of the user's own is not the plain combination's.
+        let diagnosed: Vec<Line> = verified_run(false)
+            .into_iter()
+            .map(|mut line| {
+                if let Some(browser) = &mut line.browser {
+                    browser.extra.firefox_prefs = vec!["a.b=1".parse().unwrap()];
+                }
+                line
+            })
+            .collect();
+        let diagnosed = finished_runs(&grouped(diagnosed), false);
+        assert_eq!(diagnosed.get(&key), None);
+        let mut with_pref = key.clone();
+        with_pref.4.firefox_prefs = vec!["a.b=1".parse().unwrap()];
+        assert_eq!(diagnosed.get(&with_pref), Some(&1));
         // Closed with outcome `result`, but not a result of the combination: run again, with
         // or without --retry-failed.
         for retry_failed in [false, true] {
@@ -883,7 +905,8 @@ mod tests {
                 "local".to_owned(),
                 "firefox".to_owned(),
                 "www/index.html".to_owned(),
-                query.to_owned()
+                query.to_owned(),
+                ExtraOptions::default(),
             )])
         );
         let firefox = records[0].browser().cloned().unwrap();

@@ -193,3 +193,127 @@ impl From<FirefoxPref> for String {
         pref.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chromium_switch_is_taken_as_given_unless_malformed_or_the_harnesss_own() {
+        let validation = "--enable-dawn-features=skip_validation";
+        assert_eq!(parse_chromium_switch(validation).unwrap(), validation);
+        assert_eq!(
+            parse_chromium_switch("--js-flags=--expose-gc --trace").unwrap(),
+            "--js-flags=--expose-gc --trace"
+        );
+        for malformed in ["enable-dawn-features=x", "-v", "--", "--=x", "--a b"] {
+            let err = parse_chromium_switch(malformed).unwrap_err();
+            assert!(
+                err.contains("starts with --") && err.contains(validation),
+                "{malformed}: {err}"
+            );
+        }
+        for (switch, place) in [
+            ("--headless", "one of its fixed switches"),
+            ("--headless=new", "one of its fixed switches"),
+            ("--enable-features=Foo", "on the GPU route"),
+            ("--use-angle=swiftshader", "on the GPU route"),
+            ("--user-data-dir=/tmp/p", "at the launch"),
+            ("--ignore-certificate-errors", "at the launch"),
+        ] {
+            let err = parse_chromium_switch(switch).unwrap_err();
+            let name = switch_name(switch);
+            assert!(
+                err.contains(&format!("the harness sets {name} itself ({place}")),
+                "{switch}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_firefox_pref_is_a_name_and_a_literal_user_js_takes_and_not_the_harnesss_own() {
+        for (given, value) in [
+            ("general.useragent.override=\"probe\"", "\"probe\""),
+            ("webgl.max-size=4096", "4096"),
+            ("dom.webgpu.testing=true", "true"),
+        ] {
+            let pref = parse_firefox_pref(given).unwrap();
+            assert_eq!(pref.value, value);
+            assert_eq!(pref.to_string(), given);
+        }
+        let no_equals = parse_firefox_pref("dom.webgpu.testing").unwrap_err();
+        assert!(no_equals.contains("has no `=`"), "{no_equals}");
+        for value in ["yes", "1.5", "[1]", "null", "'single'", ""] {
+            let err = parse_firefox_pref(&format!("a.b={value}")).unwrap_err();
+            assert!(
+                err.contains("is not a literal Firefox takes")
+                    && err.contains("true, false, an integer or a string in double quotes"),
+                "{value}: {err}"
+            );
+        }
+        let quoted = parse_firefox_pref("a\"b=1").unwrap_err();
+        assert!(quoted.contains("is not a pref's name"), "{quoted}");
+        for own in [
+            "dom.webgpu.enabled=false",
+            "memory_info_dumper.watch_fifo.enabled=false",
+        ] {
+            let err = parse_firefox_pref(own).unwrap_err();
+            assert!(err.contains("the harness sets"), "{own}: {err}");
+        }
+    }
+
+    #[test]
+    fn an_option_for_a_browser_not_started_is_refused_saying_which_applies_to_which() {
+        let extra = ExtraOptions {
+            chromium_switches: vec!["--enable-dawn-features=skip_validation".to_owned()],
+            firefox_prefs: Vec::new(),
+        };
+        let err = extra.check_applies(&[BrowserKind::Firefox]).unwrap_err();
+        assert!(
+            err.contains("no Chromium is started here (only firefox)")
+                && err.contains("--chromium-switch SWITCH applies to Chromium")
+                && err.contains("--firefox-pref NAME=VALUE to Firefox"),
+            "{err}"
+        );
+        assert!(extra
+            .check_applies(&[BrowserKind::Firefox, BrowserKind::Chromium])
+            .is_ok());
+        let prefs = ExtraOptions {
+            chromium_switches: Vec::new(),
+            firefox_prefs: vec![parse_firefox_pref("a.b=1").unwrap()],
+        };
+        let err = prefs.check_applies(&[BrowserKind::Chromium]).unwrap_err();
+        assert!(err.contains("no Firefox is started here"), "{err}");
+        // Each browser takes its own part only.
+        let both = ExtraOptions {
+            chromium_switches: extra.chromium_switches.clone(),
+            firefox_prefs: prefs.firefox_prefs.clone(),
+        };
+        assert_eq!(both.of(BrowserKind::Chromium), extra);
+        assert_eq!(both.of(BrowserKind::Firefox), prefs);
+    }
+
+    #[test]
+    fn the_browser_record_names_them_and_leaves_them_out_when_there_are_none() {
+        let mut info = crate::browser::BrowserInfo {
+            name: BrowserKind::Firefox,
+            executable: "/usr/bin/firefox".into(),
+            version: "Mozilla Firefox 140.5.0esr".to_owned(),
+            extra: ExtraOptions::default(),
+        };
+        let plain = serde_json::to_value(&info).unwrap();
+        assert!(plain.get("extra").is_none(), "{plain}");
+        // Older files, without the field, read as started plainly.
+        let read: crate::browser::BrowserInfo = serde_json::from_value(plain).unwrap();
+        assert!(read.extra.is_empty());
+        info.extra.firefox_prefs =
+            vec![parse_firefox_pref("general.useragent.override=\"x\"").unwrap()];
+        let written = serde_json::to_value(&info).unwrap();
+        assert_eq!(
+            written["extra"],
+            serde_json::json!({ "firefoxPrefs": ["general.useragent.override=\"x\""] })
+        );
+        let read: crate::browser::BrowserInfo = serde_json::from_value(written).unwrap();
+        assert_eq!(read, info);
+    }
+}
