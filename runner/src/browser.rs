@@ -15,13 +15,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+mod extra;
 mod kind;
 mod options;
 mod watchdog;
 
+pub use extra::{parse_chromium_switch, parse_firefox_pref, ExtraOptions, FirefoxPref};
 pub use kind::{probe, BrowserInfo, BrowserKind};
-pub(crate) use options::FIREFOX_PREFS;
 pub use options::{chromium_switches, gpu_route};
+pub(crate) use options::{FIREFOX_PREFS, SELF_SIGNED_SWITCH};
 use watchdog::Watchdog;
 
 use crate::browser_processes::{BrowserProcesses, BrowserTag, LiveBrowser, TAG_VARIABLE};
@@ -131,16 +133,19 @@ impl Browser {
         match info.name {
             BrowserKind::Chromium => {
                 command.args(&route.flags);
-                command.arg(format!("--user-data-dir={}", profile.display()));
+                // The user's own, for a diagnosis (`--chromium-switch`); none is one of the
+                // harness's, so none overrides a switch above or below.
+                command.args(&info.extra.chromium_switches);
+                command.arg(format!("{}={}", options::PROFILE_SWITCH, profile.display()));
                 // Chromium refuses to run as root with its sandbox.
                 // SAFETY: geteuid has no preconditions.
                 if unsafe { libc::geteuid() } == 0 {
-                    command.arg("--no-sandbox");
+                    command.arg(options::NO_SANDBOX_SWITCH);
                 }
                 command.arg(url);
             }
             BrowserKind::Firefox => {
-                write_user_js(&profile)?;
+                write_user_js(&profile, &info.extra.firefox_prefs)?;
                 if launch.memory_reports {
                     memory_report_dir = Some(allow_memory_reports(
                         &profile,
@@ -404,9 +409,16 @@ impl Disabled {
     }
 }
 
-fn write_user_js(profile: &Path) -> Result<()> {
+/// The harness's prefs, then the user's own (`--firefox-pref`, none of them the harness's).
+fn write_user_js(profile: &Path, extra: &[FirefoxPref]) -> Result<()> {
     let text: String = FIREFOX_PREFS
         .iter()
+        .map(|(name, value)| (*name, *value))
+        .chain(
+            extra
+                .iter()
+                .map(|pref| (pref.name.as_str(), pref.value.as_str())),
+        )
         .map(|(name, value)| format!("user_pref(\"{name}\", {value});\n"))
         .collect();
     fs::write(profile.join("user.js"), text).context("writing the Firefox profile's user.js")
@@ -433,6 +445,21 @@ fn allow_memory_reports(profile: &Path, workdir: &Path, command: &mut Command) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_users_prefs_follow_the_harnesss_in_user_js() {
+        let profile = tempfile::tempdir().unwrap();
+        let pref: FirefoxPref = "general.useragent.override=\"probe\"".parse().unwrap();
+        write_user_js(profile.path(), &[pref]).unwrap();
+        let text = fs::read_to_string(profile.path().join("user.js")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), FIREFOX_PREFS.len() + 1);
+        assert_eq!(lines[0], "user_pref(\"dom.webgpu.enabled\", true);");
+        assert_eq!(
+            lines.last().unwrap(),
+            &"user_pref(\"general.useragent.override\", \"probe\");"
+        );
+    }
 
     #[test]
     fn browser_names_parse_and_errors_name_the_allowed_values() {
@@ -472,7 +499,7 @@ mod tests {
     #[test]
     fn user_js_sets_webgpu_prefs() {
         let dir = tempfile::tempdir().unwrap();
-        write_user_js(dir.path()).unwrap();
+        write_user_js(dir.path(), &[]).unwrap();
         let text = fs::read_to_string(dir.path().join("user.js")).unwrap();
         assert!(
             text.contains("user_pref(\"dom.webgpu.enabled\", true);"),

@@ -196,6 +196,14 @@ fn target_cells(row: &mut Row, f: &Facts<'_>) {
     row.push("target", text(run.and_then(Run::target)));
     row.push("browser.name", text(browser.map(|b| b.name.name())));
     row.push("browser.version", text(browser.map(|b| b.version.clone())));
+    row.push(
+        "browser.extra",
+        text(
+            browser
+                .map(|b| b.extra.describe())
+                .filter(|e| !e.is_empty()),
+        ),
+    );
     row.push("page", text(run.and_then(Run::page)));
     row.push("query", text(run.and_then(Run::query)));
     row.push(

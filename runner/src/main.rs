@@ -477,6 +477,7 @@ fn execute(cli: Cli) -> Result<u8> {
                 browser,
                 settings.webdriver,
                 settings.local,
+                settings.extra.extra(),
                 options,
             ))
         }
@@ -504,6 +505,7 @@ fn execute(cli: Cli) -> Result<u8> {
                 local_jobs,
                 memory_reports: settings.local.memory_reports,
                 keep_profile: settings.local.keep_profile,
+                extra: settings.extra.extra(),
                 run,
             };
             on_runtime(sweep_command(options))

@@ -263,7 +263,13 @@ async fn run_attempt(
         &options.results,
         options.probe,
         RunnerProbeKey {
-            browser: browser.version.clone(),
+            // A switch or pref of the user's own may move the floor (Dawn's validation off):
+            // a floor measured without it is not this browser's.
+            browser: if browser.extra.is_empty() {
+                browser.version.clone()
+            } else {
+                format!("{} with {}", browser.version, browser.extra.describe())
+            },
             target: target.identity(),
             driver: target.gpu_driver(),
         },

@@ -11,7 +11,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use ocr_bench_core::record::PageSummary;
 
-use crate::browser::{self, BrowserKind};
+use crate::browser::{self, BrowserKind, ExtraOptions};
 use crate::exit::{Cause, Failure};
 use crate::procfs;
 use crate::record;
@@ -41,8 +41,9 @@ pub fn parse_param(text: &str) -> Result<(String, Vec<String>), String> {
     Ok((name.to_owned(), values))
 }
 
-/// Which combination a run belongs to: target, browser, page and query.
-type RunKey = (String, String, String, String);
+/// Which combination a run belongs to: target, browser, page, query and the user's own
+/// switches or prefs (a run with Dawn's validation off is not a plain run's repeat).
+type RunKey = (String, String, String, String, ExtraOptions);
 
 /// The key of a combination the sweep runs.
 fn combination_key(target: &dyn BrowserTarget, page: &str, query: &str) -> RunKey {
@@ -51,6 +52,7 @@ fn combination_key(target: &dyn BrowserTarget, page: &str, query: &str) -> RunKe
         target.browser().name.name().to_owned(),
         page.to_owned(),
         query.to_owned(),
+        target.browser().extra.clone(),
     )
 }
 
@@ -62,6 +64,7 @@ fn run_key(run: &Run) -> RunKey {
             .unwrap_or_default(),
         run.page().unwrap_or_default().to_owned(),
         run.query().unwrap_or_default().to_owned(),
+        run.browser().map(|b| b.extra.clone()).unwrap_or_default(),
     )
 }
 
@@ -186,6 +189,8 @@ pub struct SweepOptions {
     pub memory_reports: bool,
     /// `--keep-profile DIR`: every local browser on its profile kept in `DIR/<browser>`.
     pub keep_profile: Option<std::path::PathBuf>,
+    /// `--chromium-switch`, `--firefox-pref`: each browser started with its own part.
+    pub extra: ExtraOptions,
     /// Root, results, timeout and sampling as for one run; `page` and `query` are set per
     /// combination.
     pub run: RunOptions,
@@ -241,6 +246,16 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
         )
         .into());
     }
+    let kinds: Vec<BrowserKind> = specs
+        .iter()
+        .map(|spec| match spec {
+            TargetSpec::Local(kind) | TargetSpec::WebDriver(_, kind) => *kind,
+        })
+        .collect();
+    options
+        .extra
+        .check_applies(&kinds)
+        .map_err(|message| Failure::new(Cause::Usage, message))?;
     let machine = crate::machine::describe();
     let mut targets: Vec<Box<dyn BrowserTarget>> = Vec::new();
     for spec in &specs {
@@ -260,11 +275,12 @@ pub async fn sweep(options: SweepOptions) -> Result<SweepEnd> {
                 .into())
             }
             TargetSpec::WebDriver(spec, kind) => Box::new(
-                spec.target(*kind)
+                spec.target(*kind, &options.extra)
                     .map_err(|message| Failure::new(Cause::Usage, message))?,
             ),
             TargetSpec::Local(kind) => {
-                let mut target = LocalTarget::new(browser::probe(*kind)?, machine.clone());
+                let mut target = LocalTarget::new(browser::probe(*kind)?, machine.clone())
+                    .with_extra(&options.extra);
                 if let Some(dir) = &options.keep_profile {
                     target = target.with_kept_profile(dir.clone());
                 }
@@ -664,7 +680,13 @@ mod tests {
         assert_eq!(records.len(), 4, "the cut line is skipped");
         let key = |b: &str, q: &str| {
             let page = "www/index.html".to_owned();
-            ("local".to_owned(), b.to_owned(), page, q.to_owned())
+            (
+                "local".to_owned(),
+                b.to_owned(),
+                page,
+                q.to_owned(),
+                ExtraOptions::default(),
+            )
         };
         assert_eq!(
             finished_runs(&records, false)
@@ -705,7 +727,15 @@ mod tests {
         writeln!(file, "{remote}").unwrap();
         let runs = read_runs(file.path()).unwrap();
         let page = "www/index.html".to_owned();
-        let key = |t: &str, b: &str| (t.to_owned(), b.to_owned(), page.clone(), String::new());
+        let key = |t: &str, b: &str| {
+            (
+                t.to_owned(),
+                b.to_owned(),
+                page.clone(),
+                String::new(),
+                ExtraOptions::default(),
+            )
+        };
         assert_eq!(
             finished_runs(&runs, false)
                 .into_keys()
@@ -773,9 +803,25 @@ mod tests {
             "firefox".to_owned(),
             "www/index.html".to_owned(),
             "cases=smoke2&maxTokens=2".to_owned(),
+            ExtraOptions::default(),
         );
         let verified = finished_runs(&grouped(verified_run(false)), false);
         assert_eq!(verified.get(&key), Some(&1));
+        // A run started with a pref of the user's own is not the plain combination's.
+        let diagnosed: Vec<Line> = verified_run(false)
+            .into_iter()
+            .map(|mut line| {
+                if let Some(browser) = &mut line.browser {
+                    browser.extra.firefox_prefs = vec!["a.b=1".parse().unwrap()];
+                }
+                line
+            })
+            .collect();
+        let diagnosed = finished_runs(&grouped(diagnosed), false);
+        assert_eq!(diagnosed.get(&key), None);
+        let mut with_pref = key.clone();
+        with_pref.4.firefox_prefs = vec!["a.b=1".parse().unwrap()];
+        assert_eq!(diagnosed.get(&with_pref), Some(&1));
         // Closed with outcome `result`, but not a result of the combination: run again, with
         // or without --retry-failed.
         for retry_failed in [false, true] {
@@ -859,7 +905,8 @@ mod tests {
                 "local".to_owned(),
                 "firefox".to_owned(),
                 "www/index.html".to_owned(),
-                query.to_owned()
+                query.to_owned(),
+                ExtraOptions::default(),
             )])
         );
         let firefox = records[0].browser().cloned().unwrap();

@@ -68,6 +68,7 @@ fn stopping_one_browser_leaves_the_other_running_and_its_exit_seen() {
         name: BrowserKind::Firefox,
         executable,
         version: "fake".to_owned(),
+        extra: Default::default(),
     };
     let route = browser::gpu_route(Default::default(), BrowserKind::Firefox);
     let launch = |tag: &BrowserTag| {

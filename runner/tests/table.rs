@@ -562,3 +562,67 @@ fn csv_holds_the_three_tables_as_one_and_html_the_same_figures() {
     );
     assert_eq!(t.render(), t.render_as(Format::Markdown));
 }
+
+/// A fixture's records as a further round whose browser started with `extra` (the `browser`
+/// field of every record, as `run --chromium-switch`/`--firefox-pref` writes it).
+fn round_started_with(file: &Path, n: usize, extra: Value) -> String {
+    round_of(file, n, |_| {})
+        .lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            if record["browser"].is_object() {
+                record["browser"]["extra"] = extra.clone();
+            }
+            format!("{record}\n")
+        })
+        .collect()
+}
+
+#[test]
+fn a_combination_started_with_switches_of_its_own_is_marked_on_every_table_and_under_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let diagnosed = dir.path().join("no-validation.jsonl");
+    let extra = serde_json::json!({ "firefoxPrefs": ["dom.webgpu.testing=true"] });
+    std::fs::write(&diagnosed, round_started_with(&fixture(2), 1, extra)).unwrap();
+    let combination = load_combination(&diagnosed).unwrap();
+    assert_eq!(
+        combination.extra.describe(),
+        "dom.webgpu.testing=true",
+        "read from the records' browser"
+    );
+    let against = load_combination(&fixture(1)).unwrap();
+    let t = table(
+        &against,
+        &[against.clone(), combination],
+        DEFAULT_NCER_TOLERANCE,
+    );
+    let marked = "poll=kick [started with dom.webgpu.testing=true]";
+    assert_eq!(t.rows[1].label, marked);
+    assert_eq!(t.rows[0].label, "poll=none", "a plain row is not marked");
+    // The decode, first-token and dispatch tables each name the row so, and the note under
+    // them; CSV holds the three side by side, the row named once.
+    for (format, times) in [(Format::Markdown, 4), (Format::Html, 4), (Format::Csv, 1)] {
+        let text = t.render_as(format);
+        assert_eq!(text.matches(marked).count(), times, "{format:?}: {text}");
+    }
+    assert!(
+        t.render().contains(&format!(
+            "started with switches or prefs of the user's own, a diagnosis and not what a user's browser runs: {marked}"
+        )),
+        "{}",
+        t.render()
+    );
+    // Rounds started otherwise are not one combination.
+    let mixed = dir.path().join("mixed.jsonl");
+    let plain = round_of(&fixture(2), 0, |_| {});
+    std::fs::write(
+        &mixed,
+        plain + &std::fs::read_to_string(&diagnosed).unwrap(),
+    )
+    .unwrap();
+    let message = load_combination(&mixed).unwrap_err().0;
+    assert!(
+        message.contains("started with dom.webgpu.testing=true after runs started with no switch or pref of the user's own"),
+        "{message}"
+    );
+}

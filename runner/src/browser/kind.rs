@@ -9,6 +9,7 @@ use std::str::FromStr;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::extra::ExtraOptions;
 use crate::exit::{Cause, Failure};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -58,12 +59,16 @@ impl FromStr for BrowserKind {
     }
 }
 
-/// A browser found on this machine.
+/// A browser found on this machine, and what the user added to its start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BrowserInfo {
     pub name: BrowserKind,
     pub executable: PathBuf,
     pub version: String,
+    /// The user's own switches or prefs (`--chromium-switch`, `--firefox-pref`), this
+    /// browser's only; absent when there are none, and in older files.
+    #[serde(default, skip_serializing_if = "ExtraOptions::is_empty")]
+    pub extra: ExtraOptions,
 }
 
 fn find_in_path(name: &str) -> Option<PathBuf> {
@@ -131,5 +136,6 @@ fn probe_executable(kind: BrowserKind) -> Result<BrowserInfo> {
         name: kind,
         executable,
         version,
+        extra: ExtraOptions::default(),
     })
 }

@@ -1,6 +1,7 @@
 //! What a browser is started with: Chromium's switches (the fixed ones and, on the GPU route,
 //! those that reach the GPU through Vulkan) and Firefox's prefs. The local launch and the
-//! WebDriver target's default capabilities both take them from here.
+//! WebDriver target's default capabilities both take them from here, and so does the check
+//! that a user's own switch or pref (`--chromium-switch`, `--firefox-pref`) is none of these.
 
 use super::kind::BrowserKind;
 use crate::gpu_route::{self, GpuRoute, GpuRouteRequest, Route, CHROMIUM_GPU_SWITCHES};
@@ -45,6 +46,41 @@ pub fn chromium_switches(route: Route) -> Vec<String> {
         .chain(on_gpu)
         .map(|s| (*s).to_owned())
         .collect()
+}
+
+/// Switches a local launch adds beside the route's: the profile, the sandbox off when the
+/// runner is root, and the runner's self-signed certificate accepted (`--tls`).
+pub(crate) const PROFILE_SWITCH: &str = "--user-data-dir";
+pub(crate) const NO_SANDBOX_SWITCH: &str = "--no-sandbox";
+pub(crate) const SELF_SIGNED_SWITCH: &str = "--ignore-certificate-errors";
+
+/// A switch's name: what comes before its `=`.
+pub(crate) fn switch_name(switch: &str) -> &str {
+    switch.split_once('=').map_or(switch, |(name, _)| name)
+}
+
+/// Where the harness sets a switch of the same name as `switch` itself (a second one would
+/// override it or be overridden, Chromium keeping the last), in words; `None` where it does not.
+pub(crate) fn set_by_the_harness(switch: &str) -> Option<&'static str> {
+    let name = switch_name(switch);
+    let among = |list: &[&str]| list.iter().any(|s| switch_name(s) == name);
+    if among(CHROMIUM_FLAGS) {
+        Some("one of its fixed switches")
+    } else if among(CHROMIUM_GPU_SWITCHES) {
+        Some("on the GPU route")
+    } else if among(&[PROFILE_SWITCH, NO_SANDBOX_SWITCH, SELF_SIGNED_SWITCH]) {
+        Some("at the launch (the profile, the sandbox as root, a self-signed page)")
+    } else {
+        None
+    }
+}
+
+/// Whether the harness sets the Firefox pref `name` itself.
+pub(crate) fn pref_set_by_the_harness(name: &str) -> bool {
+    FIREFOX_PREFS
+        .iter()
+        .chain([&MEMORY_REPORT_PREF])
+        .any(|(set, _)| *set == name)
 }
 
 /// The GPU route of one run of `browser` as `asked`: this machine's route, with the switches

@@ -9,6 +9,7 @@ use ocr_bench_core::record::{CaseResult, DispatchMedians, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 
 use super::InputError;
+use crate::browser::ExtraOptions;
 use crate::other_page::{OtherCase, OtherFigures};
 use crate::record::{self, Record};
 use crate::runs::{self, Run};
@@ -191,6 +192,9 @@ pub struct Combination {
     /// `firefox`, `chromium`; `None` for a page served by `serve`.
     pub browser: Option<String>,
     pub browser_version: Option<String>,
+    /// The user's own switches or prefs the browser started with (`--chromium-switch`,
+    /// `--firefox-pref`): a diagnosis, which the table marks on the row.
+    pub extra: ExtraOptions,
     /// Where the browser ran (`local`; `None` under `serve`).
     pub target: Option<String>,
     /// The query the runner sent.
@@ -212,6 +216,15 @@ fn on_target(browser: Option<&str>, target: Option<&str>) -> String {
     }
 }
 
+/// The user's own switches or prefs in a message, or that there were none.
+fn with_extra(extra: &ExtraOptions) -> String {
+    if extra.is_empty() {
+        "no switch or pref of the user's own".to_owned()
+    } else {
+        extra.describe()
+    }
+}
+
 /// Reads a combination from JSONL text; `file` names it in messages.
 pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputError> {
     let records = record::parse_records(text)
@@ -227,6 +240,11 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
             continue;
         };
         let browser = line.browser.as_ref().map(|b| b.name.name().to_owned());
+        let extra = line
+            .browser
+            .as_ref()
+            .map(|b| b.extra.clone())
+            .unwrap_or_default();
         let target = line.target().map(str::to_owned);
         let query = line.query.clone().unwrap_or_default();
         let (round, config) = match (summary.benchmark(), summary.other()) {
@@ -243,6 +261,7 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
                     file: file.to_owned(),
                     browser,
                     browser_version: line.browser.as_ref().map(|b| b.version.clone()),
+                    extra,
                     target,
                     config,
                     page: line.page.clone(),
@@ -259,6 +278,14 @@ pub fn parse_combination(text: &str, file: &Path) -> Result<Combination, InputEr
                     on_target(browser.as_deref(), target.as_deref()),
                     on_target(first.browser.as_deref(), first.target.as_deref()),
                     first.query,
+                )));
+            }
+            Some(first) if first.extra != extra => {
+                return Err(InputError(format!(
+                    "{}:{number}: a run started with {} after runs started with {}; a file holds one combination's rounds, the browser started the same way in each (give each its own file)",
+                    file.display(),
+                    with_extra(&extra),
+                    with_extra(&first.extra),
                 )));
             }
             Some(first) => first.rounds.push(round),

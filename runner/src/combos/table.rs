@@ -11,6 +11,7 @@ use ocr_bench_core::record::DispatchMedians;
 use ocr_bench_core::stats::median;
 use ocr_bench_core::Config;
 
+use crate::browser::ExtraOptions;
 use crate::other_page::OtherFigures;
 use crate::table::{csv, html, markdown, Cell, Column, Format, Table as TableModel, Unit};
 use crate::units::ratio;
@@ -76,6 +77,8 @@ pub struct Row {
     pub file: PathBuf,
     /// The parameters that differ between the table's combinations, `name=value&…`.
     pub label: String,
+    /// The user's own switches or prefs its browser started with; the label says them too.
+    pub extra: ExtraOptions,
     pub is_reference: bool,
     pub rounds: usize,
     pub token_p50_ms: Option<f64>,
@@ -193,6 +196,17 @@ fn labels(combinations: &[&Combination]) -> (Vec<String>, String) {
     (labels, common.join("&"))
 }
 
+/// A row's label with the user's own switches or prefs its browser started with, on every
+/// row that had any: such a figure (Dawn's validation off, say) is a diagnosis, never a
+/// plain one.
+fn marked(label: String, extra: &ExtraOptions) -> String {
+    if extra.is_empty() {
+        label
+    } else {
+        format!("{label} [started with {}]", extra.describe())
+    }
+}
+
 /// Builds the table; the reference is the `against` combination.
 pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64) -> Table {
     let mut combinations: Vec<&Combination> = others.iter().collect();
@@ -223,7 +237,8 @@ pub fn table(against: &Combination, others: &[Combination], ncer_tolerance: f64)
                 case_speedup: ratio(reference_first.case_p50_ms, first.case_p50_ms),
                 first_token: first,
                 file: c.file.clone(),
-                label,
+                label: marked(label, &c.extra),
+                extra: c.extra.clone(),
                 is_reference: index == reference_index,
                 rounds: c.rounds.len(),
                 token_p50_ms,
@@ -493,6 +508,18 @@ impl Table {
             if let Some(figures) = &row.another_page {
                 lines.push(format!("{} ({}): {figures}", row.label, row.file.display()));
             }
+        }
+        let diagnosed: Vec<&str> = self
+            .rows
+            .iter()
+            .filter(|r| !r.extra.is_empty())
+            .map(|r| r.label.as_str())
+            .collect();
+        if !diagnosed.is_empty() {
+            lines.push(format!(
+                "started with switches or prefs of the user's own, a diagnosis and not what a user's browser runs: {}",
+                diagnosed.join(", ")
+            ));
         }
         let bound: Vec<String> = self
             .rows

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use ocr_bench::browser::{self, BrowserKind};
+use ocr_bench::browser::{self, BrowserKind, ExtraOptions, FirefoxPref};
 use ocr_bench::gpu_route::GpuRouteRequest;
 use ocr_bench::probe_cache::ProbeMode;
 use ocr_bench::reach::Reach;
@@ -51,6 +51,8 @@ pub struct RunSettings {
     #[arg(long, default_value = "reuse", value_name = "reuse|always")]
     pub probe: ProbeMode,
     #[command(flatten)]
+    pub extra: ExtraArgs,
+    #[command(flatten)]
     pub local: LocalArgs,
     #[command(flatten)]
     pub webdriver: WebDriverArgs,
@@ -78,6 +80,42 @@ impl RunSettings {
             probe: self.probe,
             reach: self.reach.reach()?,
         })
+    }
+}
+
+/// `--chromium-switch` and `--firefox-pref` of `run` and `sweep`: the user's own additions to
+/// the browser's start, for a diagnosis (a local browser's or a WebDriver session's default
+/// capabilities), recorded with the browser on every record of the run.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ExtraArgs {
+    /// Start Chromium with this switch too (repeatable), after the harness's own, such as
+    /// --chromium-switch=--enable-dawn-features=skip_validation. For a diagnosis: the records
+    /// and `ocr-bench table` name it, as a user's browser does not run so. A switch the
+    /// harness sets itself (--headless, the GPU route's) is refused.
+    #[arg(
+        long = "chromium-switch",
+        value_name = "SWITCH",
+        allow_hyphen_values = true,
+        value_parser = browser::parse_chromium_switch
+    )]
+    pub chromium_switches: Vec<String>,
+    /// Start Firefox with this pref too (repeatable): NAME=VALUE, VALUE a literal as user.js
+    /// takes it (true, false, an integer, a "string"). Recorded as --chromium-switch is; a
+    /// pref the harness sets itself is refused.
+    #[arg(
+        long = "firefox-pref",
+        value_name = "NAME=VALUE",
+        value_parser = browser::parse_firefox_pref
+    )]
+    pub firefox_prefs: Vec<FirefoxPref>,
+}
+
+impl ExtraArgs {
+    pub fn extra(&self) -> ExtraOptions {
+        ExtraOptions {
+            chromium_switches: self.chromium_switches.clone(),
+            firefox_prefs: self.firefox_prefs.clone(),
+        }
     }
 }
 
@@ -191,6 +229,7 @@ pub async fn run_command(
     kind: BrowserKind,
     webdriver: WebDriverArgs,
     local: LocalArgs,
+    extra: ExtraOptions,
     options: RunOptions,
 ) -> Result<u8> {
     let LocalArgs {
@@ -198,12 +237,13 @@ pub async fn run_command(
         keep_profile,
     } = local;
     let checked = canonical(options).and_then(|options| {
+        extra.check_applies(&[kind])?;
         let target = match webdriver.spec()? {
             Some(_) if memory_reports => return Err(local::MEMORY_REPORTS_LOCAL_ONLY.to_owned()),
             Some(_) if keep_profile.is_some() => {
                 return Err(local::KEPT_PROFILE_LOCAL_ONLY.to_owned())
             }
-            Some(spec) => Some(spec.target(kind)?),
+            Some(spec) => Some(spec.target(kind, &extra)?),
             None => None,
         };
         Ok((options, target))
@@ -228,7 +268,13 @@ pub async fn run_command(
             procfs::become_subreaper().context("becoming a child subreaper")?;
             let info = browser::probe(kind)?;
             eprintln!("ocr-bench: {} on {}", info.version, options.page);
-            let mut target = LocalTarget::new(info, machine::describe());
+            if !extra.is_empty() {
+                eprintln!(
+                    "ocr-bench: started with {} too, for a diagnosis (the records name it)",
+                    extra.describe()
+                );
+            }
+            let mut target = LocalTarget::new(info, machine::describe()).with_extra(&extra);
             if let Some(dir) = keep_profile {
                 target = target.with_kept_profile(dir);
             }

@@ -9,7 +9,9 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::{BrowserTarget, Processes, RunningBrowser, LOCAL};
-use crate::browser::{Browser, BrowserInfo, BrowserKind, KeptProfile, LaunchOptions, StopReport};
+use crate::browser::{
+    Browser, BrowserInfo, BrowserKind, ExtraOptions, KeptProfile, LaunchOptions, StopReport,
+};
 use crate::browser_processes::BrowserTag;
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest};
@@ -47,6 +49,13 @@ impl LocalTarget {
     /// (`--keep-profile`).
     pub fn with_kept_profile(mut self, dir: std::path::PathBuf) -> Self {
         self.launch.kept_profile = Some(dir);
+        self
+    }
+
+    /// The target started with the user's own switches or prefs, this browser's part of
+    /// `extra` (`--chromium-switch`, `--firefox-pref`); the record names them with the browser.
+    pub fn with_extra(mut self, extra: &ExtraOptions) -> Self {
+        self.info.extra = extra.of(self.info.name);
         self
     }
 
@@ -133,7 +142,7 @@ impl BrowserTarget for LocalTarget {
 /// refused with the ways that work.
 fn accept_self_signed(kind: BrowserKind) -> Result<&'static str> {
     match kind {
-        BrowserKind::Chromium => Ok("--ignore-certificate-errors"),
+        BrowserKind::Chromium => Ok(crate::browser::SELF_SIGNED_SWITCH),
         BrowserKind::Firefox => Err(Failure::new(
             Cause::Usage,
             "a local Firefox cannot be told to accept the runner's self-signed certificate; \
@@ -184,6 +193,7 @@ mod tests {
             name,
             executable: "/usr/bin/browser".into(),
             version: "v".to_owned(),
+            extra: ExtraOptions::default(),
         };
         let firefox = LocalTarget::new(info(BrowserKind::Firefox), serde_json::Value::Null);
         assert!(firefox.with_memory_reports().unwrap().launch.memory_reports);
@@ -198,6 +208,7 @@ mod tests {
             name: BrowserKind::Firefox,
             executable: "/usr/bin/firefox".into(),
             version: "Mozilla Firefox 140.0".to_owned(),
+            extra: ExtraOptions::default(),
         };
         let target = LocalTarget::new(info.clone(), serde_json::json!({ "cpus": 2 }));
         assert_eq!(target.identity(), "local");

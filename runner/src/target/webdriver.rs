@@ -32,7 +32,7 @@ pub use watchdog::{watchdog_main, WATCHDOG_COMMAND};
 use watchdog::{SessionWatchdog, DELETE_LIMIT};
 
 use super::{BrowserTarget, Processes, RunningBrowser};
-use crate::browser::{BrowserInfo, BrowserKind, StopReport};
+use crate::browser::{BrowserInfo, BrowserKind, ExtraOptions, StopReport};
 use crate::browser_processes::BrowserTag;
 use crate::exit::{Cause, Failure};
 use crate::gpu_route::{GpuRoute, GpuRouteRequest, Route};
@@ -47,6 +47,12 @@ const LIVENESS_POLL: Duration = Duration::from_secs(1);
 pub const NO_PROCESS_MEMORY: &str = "the browser runs behind a WebDriver endpoint, whose \
      processes the runner cannot read (no /proc of that machine); the page's own figures \
      (GPU bytes, WASM heaps, JS heap) are in the summary";
+
+/// Why `--chromium-switch` and `--firefox-pref` are refused with `--capabilities`.
+pub const EXTRA_WITH_CAPABILITIES: &str = "--chromium-switch and --firefox-pref go into the \
+     runner's default capabilities, not into --capabilities of your own; put the switch in \
+     their goog:chromeOptions.args or the pref in moz:firefoxOptions.prefs (the record then does \
+     not name it), or leave --capabilities out";
 
 /// `--webdriver URL [--capabilities FILE|JSON]`, checked: where sessions are opened and
 /// what they ask for (`None`: the defaults of each `--browser`).
@@ -75,9 +81,19 @@ impl WebDriverSpec {
         })
     }
 
-    /// The target for `kind` (ignored where the capabilities name the browser).
-    pub fn target(&self, kind: BrowserKind) -> Result<WebDriverTarget, String> {
-        WebDriverTarget::new(self.endpoint.clone(), self.capabilities.clone(), kind)
+    /// The target for `kind` (ignored where the capabilities name the browser), its default
+    /// capabilities with the user's own switches or prefs of `extra`.
+    pub fn target(
+        &self,
+        kind: BrowserKind,
+        extra: &ExtraOptions,
+    ) -> Result<WebDriverTarget, String> {
+        WebDriverTarget::new(
+            self.endpoint.clone(),
+            self.capabilities.clone(),
+            kind,
+            extra,
+        )
     }
 }
 
@@ -90,15 +106,22 @@ pub struct WebDriverTarget {
 }
 
 impl WebDriverTarget {
-    /// `capabilities` as given (`--capabilities`), else the defaults for `kind`; the browser
-    /// is the capabilities' `browserName` where they name one.
+    /// `capabilities` as given (`--capabilities`), else the defaults for `kind` with `kind`'s
+    /// part of `extra`; the browser is the capabilities' `browserName` where they name one.
+    /// The user's own capabilities and `extra` together are refused: the runner would not
+    /// know where in them a switch or pref goes.
     pub fn new(
         endpoint: Endpoint,
         capabilities: Option<Map<String, Value>>,
         kind: BrowserKind,
+        extra: &ExtraOptions,
     ) -> Result<WebDriverTarget, String> {
+        let extra = extra.of(kind);
+        if capabilities.is_some() && !extra.is_empty() {
+            return Err(EXTRA_WITH_CAPABILITIES.to_owned());
+        }
         let mut capabilities =
-            capabilities.unwrap_or_else(|| default_capabilities(kind, &endpoint));
+            capabilities.unwrap_or_else(|| default_capabilities(kind, &endpoint, &extra));
         let kind = match capabilities.get("browserName").and_then(Value::as_str) {
             Some(name) => name.parse::<BrowserKind>().map_err(|_| {
                 format!(
@@ -121,6 +144,7 @@ impl WebDriverTarget {
                  reportedCapabilities)",
                 endpoint.shown()
             ),
+            extra,
         };
         Ok(WebDriverTarget {
             endpoint,
@@ -512,12 +536,14 @@ mod tests {
     #[test]
     fn default_capabilities_carry_the_local_launchs_switches_and_prefs() {
         let endpoint = Endpoint::parse("http://grid.example:4444").unwrap();
-        let chromium = default_capabilities(BrowserKind::Chromium, &endpoint);
+        let chromium =
+            default_capabilities(BrowserKind::Chromium, &endpoint, &ExtraOptions::default());
         let args = chromium["goog:chromeOptions"]["args"].as_array().unwrap();
         for switch in chromium_switches(Route::Software) {
             assert!(args.contains(&json!(switch)), "{switch} missing");
         }
-        let firefox = default_capabilities(BrowserKind::Firefox, &endpoint);
+        let firefox =
+            default_capabilities(BrowserKind::Firefox, &endpoint, &ExtraOptions::default());
         assert_eq!(
             firefox["moz:firefoxOptions"]["prefs"]["dom.webgpu.enabled"],
             true
@@ -526,9 +552,46 @@ mod tests {
     }
 
     #[test]
+    fn the_users_switches_and_prefs_follow_the_harnesss_and_are_refused_with_own_capabilities() {
+        let endpoint = Endpoint::parse("http://grid.example:4444").unwrap();
+        let extra = ExtraOptions {
+            chromium_switches: vec!["--enable-dawn-features=skip_validation".to_owned()],
+            firefox_prefs: vec!["general.useragent.override=\"probe\"".parse().unwrap()],
+        };
+        let chromium =
+            WebDriverTarget::new(endpoint.clone(), None, BrowserKind::Chromium, &extra).unwrap();
+        let args = chromium.capabilities["goog:chromeOptions"]["args"]
+            .as_array()
+            .unwrap();
+        assert_eq!(
+            args.last().unwrap(),
+            "--enable-dawn-features=skip_validation"
+        );
+        assert!(args.contains(&json!("--headless")));
+        // Each browser takes and names its own part only.
+        assert_eq!(chromium.browser().extra, extra.of(BrowserKind::Chromium));
+        assert!(chromium.browser().extra.firefox_prefs.is_empty());
+        let firefox =
+            WebDriverTarget::new(endpoint.clone(), None, BrowserKind::Firefox, &extra).unwrap();
+        let prefs = &firefox.capabilities["moz:firefoxOptions"]["prefs"];
+        assert_eq!(prefs["general.useragent.override"], "probe");
+        assert_eq!(prefs["dom.webgpu.enabled"], true);
+        assert_eq!(firefox.browser().extra.firefox_prefs, extra.firefox_prefs);
+        let own = read_capabilities(r#"{"browserName":"chrome"}"#).unwrap();
+        let err = WebDriverTarget::new(endpoint, Some(own), BrowserKind::Chromium, &extra)
+            .err()
+            .unwrap();
+        assert!(
+            err.contains("--capabilities") && err.contains("goog:chromeOptions.args"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_self_signed_page_asks_the_session_to_accept_insecure_certificates() {
         let endpoint = Endpoint::parse("http://127.0.0.1:4444").unwrap();
-        let defaults = default_capabilities(BrowserKind::Firefox, &endpoint);
+        let defaults =
+            default_capabilities(BrowserKind::Firefox, &endpoint, &ExtraOptions::default());
         assert_eq!(
             session_capabilities(&defaults, true)["acceptInsecureCerts"],
             true
@@ -550,15 +613,25 @@ mod tests {
     fn the_browser_is_the_capabilities_and_unknown_ones_are_named() {
         let endpoint = Endpoint::parse("http://127.0.0.1:4444").unwrap();
         let caps = read_capabilities(r#"{"browserName":"firefox"}"#).unwrap();
-        let target =
-            WebDriverTarget::new(endpoint.clone(), Some(caps), BrowserKind::Chromium).unwrap();
+        let target = WebDriverTarget::new(
+            endpoint.clone(),
+            Some(caps),
+            BrowserKind::Chromium,
+            &ExtraOptions::default(),
+        )
+        .unwrap();
         assert_eq!(target.browser().name, BrowserKind::Firefox);
         assert_eq!(target.identity(), "webdriver:http://127.0.0.1:4444");
         assert_eq!(target.capabilities["pageLoadStrategy"], "none");
         let safari = read_capabilities(r#"{"browserName":"safari"}"#).unwrap();
-        let err = WebDriverTarget::new(endpoint, Some(safari), BrowserKind::Chromium)
-            .err()
-            .unwrap();
+        let err = WebDriverTarget::new(
+            endpoint,
+            Some(safari),
+            BrowserKind::Chromium,
+            &ExtraOptions::default(),
+        )
+        .err()
+        .unwrap();
         assert!(
             err.contains("\"safari\"") && err.contains("chrome, chromium, firefox"),
             "{err}"

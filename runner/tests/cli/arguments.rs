@@ -221,3 +221,117 @@ fn a_kept_profile_is_refused_where_it_cannot_be_kept() {
     );
     assert!(!kept.exists() && !results.path().join("r.jsonl").exists());
 }
+
+#[test]
+fn a_switch_or_pref_of_the_users_own_is_refused_where_it_cannot_apply() {
+    let results = tempfile::tempdir().unwrap();
+    // Exit 2 before any browser or session, and what was said.
+    let refused = |args: &[&str]| {
+        let output = Command::new(BIN)
+            .args(args)
+            .arg("--results")
+            .arg(results.path().join("r.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let stderr = refused(&[
+        "run",
+        "--browser",
+        "firefox",
+        "--chromium-switch=--enable-dawn-features=skip_validation",
+    ]);
+    assert!(
+        stderr.contains("no Chromium is started here (only firefox)")
+            && stderr.contains("--firefox-pref NAME=VALUE to Firefox"),
+        "{stderr}"
+    );
+    let stderr = refused(&[
+        "sweep",
+        "--browser",
+        "chromium",
+        "--firefox-pref",
+        "general.useragent.override=\"x\"",
+    ]);
+    assert!(stderr.contains("no Firefox is started here"), "{stderr}");
+    let stderr = refused(&["run", "--chromium-switch", "--headless=new"]);
+    assert!(
+        stderr.contains("the harness sets --headless itself"),
+        "{stderr}"
+    );
+    let stderr = refused(&["run", "--firefox-pref", "dom.webgpu.testing"]);
+    assert!(stderr.contains("has no `=`"), "{stderr}");
+    let stderr = refused(&[
+        "run",
+        "--webdriver",
+        "http://127.0.0.1:9",
+        "--capabilities",
+        "{\"browserName\":\"chrome\"}",
+        "--chromium-switch=--enable-dawn-features=skip_validation",
+    ]);
+    assert!(stderr.contains("goog:chromeOptions.args"), "{stderr}");
+    assert!(!results.path().join("r.jsonl").exists());
+}
+
+/// A stand-in Chromium: answers `--version`, else writes its arguments, one a line, to the
+/// file `ARGS` names and exits at once, as a browser that crashes at start does.
+const RECORDING_CHROMIUM: &str = "#!/bin/sh
+if [ \"$1\" = --version ]; then echo 'Chromium 1.0 stand-in'; exit 0; fi
+printf '%s\\n' \"$@\" > \"$ARGS\"
+";
+
+#[test]
+fn a_switch_of_the_users_own_reaches_chromiums_command_line_and_every_record() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let chromium = dir.path().join("chromium");
+    std::fs::write(&chromium, RECORDING_CHROMIUM).unwrap();
+    std::fs::set_permissions(&chromium, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = dir.path().join("args");
+    let results = dir.path().join("r.jsonl");
+    let switch = "--enable-dawn-features=skip_validation";
+    let output = Command::new(BIN)
+        .args(["run", "--browser", "chromium", "--gpu-route", "software"])
+        .args(["--chromium-switch", switch, "--timeout", "60", "--results"])
+        .arg(&results)
+        .arg("cases=smoke1&maxTokens=2")
+        .env("OCR_BENCH_CHROMIUM", &chromium)
+        .env("ARGS", &args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("started with {switch} too")),
+        "{stderr}"
+    );
+    let command_line = std::fs::read_to_string(&args).expect("the stand-in was started");
+    let command_line: Vec<&str> = command_line.lines().collect();
+    let at = |wanted: &str| command_line.iter().position(|a| a.starts_with(wanted));
+    // After the harness's own switches, before the profile and the URL.
+    assert!(
+        at("--optimization-guide-performance-class") < at(switch)
+            && at(switch) < at("--user-data-dir="),
+        "{command_line:?}"
+    );
+    let records: Vec<Value> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!records.is_empty());
+    for record in &records {
+        assert_eq!(
+            record["browser"]["extra"],
+            json!({ "chromiumSwitches": [switch] }),
+            "{record}"
+        );
+    }
+    // The record's GPU route keeps the route's switches: the user's are the browser's.
+    let closing = records.iter().find(|r| r["kind"] == "run").unwrap();
+    assert_eq!(closing["outcome"], "browser-exited", "{closing}");
+    assert!(!closing["gpuRoute"]["flags"]
+        .as_array()
+        .unwrap()
+        .contains(&json!(switch)));
+}

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::Endpoint;
-use crate::browser::{chromium_switches, BrowserKind, FIREFOX_PREFS};
+use crate::browser::{chromium_switches, BrowserKind, ExtraOptions, FIREFOX_PREFS};
 use crate::gpu_route::Route;
 
 /// The capability fields the record keeps of what the session reported: those that name the
@@ -50,9 +50,13 @@ pub fn read_capabilities(argument: &str) -> Result<Map<String, Value>, String> {
 }
 
 /// The capabilities asked for when none are given: the browser, headless, with the switches
-/// (Chromium) or prefs (Firefox) the local launch uses for WebGPU. A driver on this machine
-/// is given the browser a local run would start.
-pub fn default_capabilities(kind: BrowserKind, endpoint: &Endpoint) -> Map<String, Value> {
+/// (Chromium) or prefs (Firefox) the local launch uses for WebGPU, and the user's own of
+/// `extra` after them. A driver on this machine is given the browser a local run would start.
+pub fn default_capabilities(
+    kind: BrowserKind,
+    endpoint: &Endpoint,
+    extra: &ExtraOptions,
+) -> Map<String, Value> {
     let local = if endpoint.loopback {
         crate::browser::probe(kind).ok()
     } else {
@@ -61,6 +65,7 @@ pub fn default_capabilities(kind: BrowserKind, endpoint: &Endpoint) -> Map<Strin
     let capabilities = match kind {
         BrowserKind::Chromium => {
             let mut args = chromium_switches(Route::Software);
+            args.extend(extra.chromium_switches.iter().cloned());
             // As the local launch: Chromium refuses to run as root with its sandbox.
             // SAFETY: geteuid has no preconditions.
             if endpoint.loopback && unsafe { libc::geteuid() } == 0 {
@@ -79,6 +84,12 @@ pub fn default_capabilities(kind: BrowserKind, endpoint: &Endpoint) -> Map<Strin
                     let value = serde_json::from_str(value).expect("the prefs are JSON literals");
                     ((*name).to_owned(), value)
                 })
+                .chain(
+                    extra
+                        .firefox_prefs
+                        .iter()
+                        .map(|p| (p.name.clone(), p.json())),
+                )
                 .collect();
             let mut options = json!({
                 "args": ["-headless"],
