@@ -25,7 +25,9 @@ import onnx
 import onnxruntime
 
 from . import spec
+from .decode import content_ids
 from .graphs.decoder import build_decoder
+from .graphs.decoder_gptq import gptq_int4_blocks
 from .graphs.vision import build_vision, quantize_int4
 from .manifest import ORT_WEBGPU_KERNELS, build_manifest, graph_facts
 from .variants import DECODER_VARIANTS, INT4_BLOCK_SIZE, VISION_VARIANTS
@@ -36,8 +38,8 @@ DEFAULT_CHECKPOINT = REPO / "models" / "checkpoint" / "ocr-bench-default.npz"
 DEFAULT_OUT = REPO / "models" / "generated"
 DEFAULT_MANIFEST = REPO / "models" / "manifest.json"
 VOCAB = REPO / "models" / "vocab.json"
-# Grey 224x224 training samples that the int4 vision tier's rounding is fitted to
-# (train/calibration_set.py writes them; models/calibration/README.md).
+# Grey 224x224 training samples that the int4 vision tier's and the int4 decoder's roundings are
+# fitted to (train/calibration_set.py writes them; models/calibration/README.md).
 CALIBRATION = REPO / "models" / "calibration" / "vision-pixels.npz"
 DEFAULT_SYNTHETIC_SEED = 0
 # Tensors below this many bytes (shape constants, norms) stay inside the external .onnx.
@@ -50,8 +52,10 @@ BUILDER_SOURCES = (
     "variants.py",
     "manifest.py",
     "build_models.py",
+    "decode.py",
     "graphs/builder.py",
     "graphs/decoder.py",
+    "graphs/decoder_gptq.py",
     "graphs/gptq.py",
     "graphs/nbits.py",
     "graphs/vision.py",
@@ -78,6 +82,18 @@ def calibration_feeds() -> list[dict[str, np.ndarray]]:
     return [
         {"pixel_values": ((np.float32(image[None, None]) / 255.0 - mean) / std).astype(np.float32)} for image in pixels
     ]
+
+
+def int4_decoder_blocks(weights: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The int4 decoder's GPTQ blocks, fitted to the calibration images as the float32 vision
+    graph sees them."""
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    vision = onnxruntime.InferenceSession(
+        build_vision(weights, fp16=False).SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    embeds = [vision.run(None, feed)[0] for feed in calibration_feeds()]
+    return gptq_int4_blocks(weights, embeds, content_ids(VOCAB))
 
 
 def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
@@ -112,8 +128,14 @@ def build_all(weights: dict[str, np.ndarray], out: Path) -> tuple[list[Path], di
             raise ValueError(f"tier {vision.tier}: unknown precision {vision.precision!r}")
         graphs[vision.file] = graph_facts(model, "vision")
         written += save_both(model, out, vision.file)
+    int4_blocks = None
     for decoder in DECODER_VARIANTS:
-        model = build_decoder(weights, decoder)
+        blocks = None
+        if decoder.linear_format == "nbits4":
+            if int4_blocks is None:
+                int4_blocks = int4_decoder_blocks(weights)
+            blocks = int4_blocks
+        model = build_decoder(weights, decoder, blocks)
         graphs[decoder.file] = graph_facts(model, "decoder")
         written += save_both(model, out, decoder.file)
     return written, graphs

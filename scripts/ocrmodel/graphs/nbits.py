@@ -7,6 +7,9 @@ unsigned as code + 2^(bits-1), the zero point both MatMulNBits and GatherBlockQu
 when none is given (onnxruntime docs/ContribOperators.md). Codes are packed along K, low bits
 first, which is also GatherBlockQuantized's packing of uint8 data, so the tied table's blocks
 serve the head (MatMulNBits) and the embedding lookup (GatherBlockQuantized) from one tensor.
+
+quantize_blocks picks each weight's nearest code: the 8-bit decoders' rounding. The 4-bit
+decoder's codes, in these same blocks, come from GPTQ (graphs/decoder_gptq.py).
 """
 
 from __future__ import annotations
