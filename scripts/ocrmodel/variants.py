@@ -291,11 +291,6 @@ def stored_decoder_weights(weights: dict[str, np.ndarray], variant: DecoderVaria
             return int8_roundtrip(matrix)
         return nbits.roundtrip(matrix, int(precision.removeprefix("nbits")), NBITS_BLOCK_SIZE)
 
-    if variant.linear_format == "nbits4":
-        raise ValueError(
-            f"{variant.name}: its blocks are GPTQ's, fitted when the file is built (graphs/decoder_gptq.py); "
-            "read its weights from the file (reference.unpack_matmulnbits)"
-        )
     stored = dict(weights)
     stored["decoder.embed.weight"] = roundtrip(weights["decoder.embed.weight"], variant.linear_format)
     for layer in range(spec.LAYERS):

@@ -118,7 +118,7 @@ class _DecoderGraph:
 
     def nbits_blocks(self, weight_out_in: np.ndarray, name: str, bits: int) -> tuple[np.ndarray, np.ndarray]:
         """An operand's MatMulNBits B and scales: those the builder rounded already (the int4
-        decoder's GPTQ, graphs/decoder_gptq.py), else nbits.quantize_blocks' nearest codes."""
+        decoder's optional GPTQ, graphs/decoder_gptq.py), else nbits.quantize_blocks' nearest codes."""
         if name in self.blocks:
             return self.blocks[name]
         return nbits.quantize_blocks(weight_out_in, bits, NBITS_BLOCK_SIZE)

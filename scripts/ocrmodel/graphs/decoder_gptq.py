@@ -1,4 +1,8 @@
-"""GPTQ rounding of the int4 decoder (`nbits-int4`) over the decoder's own activations.
+"""GPTQ rounding of the int4 decoder (`nbits-int4`) over the decoder's own activations, built with
+`build_models --int4-decoder-rounding gptq`. Not the default: with the default checkpoint it
+cut each layer's output error over the calibration inputs to about a third of nearest
+rounding's, yet read the evaluation sets no better (docs/model-contract.md, "MatMulNBits
+blocks", has the table).
 
 Round to nearest picks each 4-bit code alone. Here each MatMulNBits operand (a block's fused
 q/k/v, o, fused gate/up, down, and the tied head) is rounded by gptq.round_blocks in
