@@ -16,7 +16,8 @@ The result is each operand's MatMulNBits B and scales, which build_decoder store
 nbits.quantize_blocks' nearest codes: the graph and its contract are unchanged. A block's scale
 is fixed from the updated weights when rounding reaches the block, as in the vision tier; the
 rows rounded after the first can move the block's largest value, so a block's codes need not
-reach ±7 and its scale may exceed max |block| / 7 of the values it computes with.
+reach ±7 and its scale can differ from max |block| / 7 of the values it computes with (seen:
+0.71-1.68 times the float weights' max |block| / 7).
 """
 
 from __future__ import annotations
