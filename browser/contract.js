@@ -8,6 +8,12 @@ import { tensorShape } from "./sessions.js";
 /** The vision encoder's tensor names, defined once: checkVisionIo holds every vision model to them. */
 export const VISION_IO = Object.freeze({ pixels: "pixel_values", embeds: "vision_embeds" });
 
+/** An imported encoder-decoder model's encoder (optimum's encoder_model.onnx): the same input, its own output. */
+export const ENCODER_IO = Object.freeze({ pixels: "pixel_values", embeds: "last_hidden_state" });
+
+/** The vision tensor names of a manifest's family ("prefix", the built-in model's, or "encoder-decoder"). */
+export const visionIoOf = (family = "prefix") => (family === "encoder-decoder" ? ENCODER_IO : VISION_IO);
+
 /**
  * The decoder's tensor names the decode loops (decoding/) feed and read, defined once:
  * checkDecoder holds every decoder to them through its manifest entry's inputs and outputs,
@@ -37,24 +43,31 @@ function staticDim(shape, index) {
 	return typeof value === "number" && value > 0 ? value : null;
 }
 
-/** The names of the vision contract: what a realm without the manifest can check. */
-export function checkVisionIo(session) {
-	if (JSON.stringify(session.inputNames) !== JSON.stringify([VISION_IO.pixels]) || !session.outputNames.includes(VISION_IO.embeds)) {
+/**
+ * The names of the vision contract: what a realm without the manifest can check.
+ * io: the family's names (visionIoOf).
+ * @param {import("onnxruntime-web").InferenceSession} session
+ * @param {{ pixels: string, embeds: string }} [io]
+ */
+export function checkVisionIo(session, io = VISION_IO) {
+	if (JSON.stringify(session.inputNames) !== JSON.stringify([io.pixels]) || !session.outputNames.includes(io.embeds)) {
 		throw new Error(
-			`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is ${VISION_IO.pixels} -> ${VISION_IO.embeds}.`,
+			`The vision model has inputs [${session.inputNames}] and outputs [${session.outputNames}]; the contract is ${io.pixels} -> ${io.embeds}.`,
 		);
 	}
 }
 
-export function checkVision(session, capability) {
-	checkVisionIo(session);
-	const shape = tensorShape(session, VISION_IO.embeds);
+/** manifest: its family, capability and (encoder-decoder) encoderHidden, which the output's width must be. */
+export function checkVision(session, manifest) {
+	const { capability } = manifest;
+	const io = visionIoOf(manifest.family);
+	checkVisionIo(session, io);
+	const width = manifest.encoderDecoder?.encoderHidden ?? capability.hiddenSize;
+	const shape = tensorShape(session, io.embeds);
 	const tokens = staticDim(shape, 1);
 	const hidden = staticDim(shape, 2);
-	if ((tokens !== null && tokens !== capability.visionTokens) || (hidden !== null && hidden !== capability.hiddenSize)) {
-		throw new Error(
-			`The vision model outputs ${VISION_IO.embeds} [${shape}], but the manifest says [1, ${capability.visionTokens}, ${capability.hiddenSize}].`,
-		);
+	if ((tokens !== null && tokens !== capability.visionTokens) || (hidden !== null && hidden !== width)) {
+		throw new Error(`The vision model outputs ${io.embeds} [${shape}], but the manifest says [1, ${capability.visionTokens}, ${width}].`);
 	}
 }
 

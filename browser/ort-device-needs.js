@@ -38,9 +38,17 @@ const RAISED_LIMITS = [
 /** Every onnxruntime-web version the page loads, by its version string. */
 export const ORT_DEVICE_NEEDS = {
 	"1.30.0": { features: ["shader-f16", "timestamp-query", "subgroups"], limits: RAISED_LIMITS, handOver: "session" },
-	// The same as 1.30's as far as runs show: were 1.31.1 to ask for more than the realm's
-	// device has, adoptRealmDevice would refuse it in words (not seen in Firefox on lavapipe).
-	"1.31.1": { features: ["shader-f16", "timestamp-query", "subgroups"], limits: RAISED_LIMITS, handOver: "adopted" },
+	// 1.31.1 also asks for subgroup-size-control where the adapter has it: Chromium's
+	// SwiftShader does, and an adopted device made without it was refused ("asked for a
+	// device with feature subgroup-size-control"); Firefox's adapter on lavapipe offers neither
+	// subgroup feature. Chromium on an NVIDIA H100 also offers
+	// chromium-experimental-subgroup-matrix, which 1.31.1 then asks for (its MatMulNBits and
+	// flash-attention kernels). Were it to ask for more, adoptRealmDevice refuses it in words.
+	"1.31.1": {
+		features: ["shader-f16", "timestamp-query", "subgroups", "subgroup-size-control", "chromium-experimental-subgroup-matrix"],
+		limits: RAISED_LIMITS,
+		handOver: "adopted",
+	},
 };
 
 /**

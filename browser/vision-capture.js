@@ -9,7 +9,11 @@
 //   replay: the next image overwrites them. The vision worker reads them back
 //   before it takes the next image; the page, whose embeddings wait for a
 //   decoder (a pool's realms take cases while others decode), copies them into
-//   a buffer of their own (detach).
+//   a buffer of their own (detach), which it can read back (getData) when a
+//   decoder worker takes them (realm=worker): a tensor made from a GPU buffer
+//   has no downloader unless it is given one, and getData then throws "The
+//   current tensor is not created with a specified data downloader" (1.30.0
+//   and 1.31.1 alike).
 
 import { createTensorBuffer } from "./gpu.js";
 import { ort } from "./ort.js";
@@ -18,13 +22,17 @@ import { ort } from "./ort.js";
 
 /**
  * device: the GPUDevice the vision session runs on; dims: the pixels' [1, 3,
- * size, size]. Returns { input(values): the fixed gpu-buffer tensor holding
+ * size, size]; waiter: the realm's GPU waiter (a readback's mapAsync goes
+ * through it). Returns { input(values): the fixed gpu-buffer tensor holding
  * `values` (a Float32Array of the pixels), detach(embeds): a gpu-buffer
  * tensor on a buffer of its own holding a copy of `embeds` (disposed here),
- * which destroys that buffer when disposed, release(): the input buffer
- * destroyed, with the session }.
+ * which reads back with getData and destroys that buffer when disposed,
+ * release(): the input buffer destroyed, with the session }.
+ * @param {GPUDevice} device
+ * @param {number[]} dims
+ * @param {import("./gpu-wait.js").GpuWaiter} waiter
  */
-export function capturedVisionIo(device, dims) {
+export function capturedVisionIo(device, dims, waiter) {
 	const bytes = dims.reduce((product, dim) => product * dim, 1) * 4;
 	const buffer = createTensorBuffer(device, "capture vision pixels", bytes);
 	const input = ort.Tensor.fromGpuBuffer(buffer, { dataType: "float32", dims });
@@ -42,7 +50,19 @@ export function capturedVisionIo(device, dims) {
 			const dims = [...embeds.dims];
 			// The copy is queued: the replay's output may go back to onnxruntime.
 			embeds.dispose();
-			return ort.Tensor.fromGpuBuffer(own, { dataType: "float32", dims, dispose: () => own.destroy() });
+			const download = async () => {
+				const readback = device.createBuffer({ label: "vision embeddings readback", size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+				try {
+					const copy = device.createCommandEncoder({ label: "vision embeddings -> readback" });
+					copy.copyBufferToBuffer(own, 0, readback, 0, size);
+					device.queue.submit([copy.finish()]);
+					await waiter.wait(() => readback.mapAsync(GPUMapMode.READ));
+					return new Float32Array(readback.getMappedRange().slice(0));
+				} finally {
+					readback.destroy();
+				}
+			};
+			return ort.Tensor.fromGpuBuffer(own, { dataType: "float32", dims, download, dispose: () => own.destroy() });
 		},
 		release() {
 			buffer.destroy();

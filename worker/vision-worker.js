@@ -9,7 +9,7 @@
 // transfer list. It imports only the shared browser modules (browser/), never
 // the page's.
 
-import { checkVisionIo, VISION_IO } from "../browser/contract.js";
+import { checkVisionIo, visionIoOf } from "../browser/contract.js";
 import { countDispatches } from "../browser/dispatch-count.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
@@ -34,6 +34,8 @@ let placementLines = null;
 let gpuMemory = null;
 // capture=all: the session replays one recorded graph from fixed buffers (browser/vision-capture.js).
 let captured = false;
+/** The vision tensor names of the model's family (init's). */
+let names = visionIoOf();
 /** @type {import("../browser/vision-capture.js").CapturedVisionIo | null} */
 let capturedIo = null;
 
@@ -41,8 +43,8 @@ let capturedIo = null;
 const memoryReport = () => realmMemory(gpuMemory);
 
 const handlers = {
-	/** payload: { tier, model, requires, loader, memory, poll, kickMs, profile, capture (capture=all) } as resolved by the page. */
-	async init({ tier, model, requires, loader, memory, poll, kickMs, profile, capture = false }) {
+	/** payload: { tier, model, requires, loader, memory, poll, kickMs, profile, capture (capture=all), family (the manifest's) } as resolved by the page. */
+	async init({ tier, model, requires, loader, memory, poll, kickMs, profile, capture = false, family = "prefix" }) {
 		if (vision) throw new Error("The vision worker is already initialised.");
 		const adapter = await requestGpuAdapter();
 		// Checked before any byte of the model is fetched: refuse, do not run.
@@ -59,7 +61,7 @@ const handlers = {
 			// On the CPU: the embeddings must leave this worker anyway, and a CPU
 			// output makes run() wait for the GPU, so visionMs is honest. A captured
 			// graph's outputs can only be GPU buffers: encode reads them back itself.
-			preferredOutputLocation: { [VISION_IO.embeds]: capture ? "gpu-buffer" : "cpu" },
+			preferredOutputLocation: { [visionIoOf(family).embeds]: capture ? "gpu-buffer" : "cpu" },
 			what: `vision tier ${tier}`,
 			profile,
 			role: "vision",
@@ -69,7 +71,8 @@ const handlers = {
 		captured = capture;
 		vision = created.session;
 		placementLines = created.placementLines;
-		checkVisionIo(vision);
+		names = visionIoOf(family);
+		checkVisionIo(vision, names);
 		return {
 			createMs: created.createMs,
 			session: created.record,
@@ -84,15 +87,13 @@ const handlers = {
 		const session = vision;
 		if (!session || !device || !waiter) throw new Error("The vision worker got encode before init.");
 		await injectFault(fault, "encode", device);
-		if (captured) capturedIo ??= capturedVisionIo(device, [1, 3, size, size]);
+		if (captured) capturedIo ??= capturedVisionIo(device, [1, 3, size, size], waiter);
 		const io = captured ? capturedIo : null;
 		const started = performance.now();
 		// Timed with the run, as run()'s own upload of a CPU input is.
 		const input = io ? io.input(pixels) : new ort.Tensor("float32", pixels, [1, 3, size, size]);
-		const { value: output, dispatches: visionDispatches } = await waiter.wait(() =>
-			countDispatches(() => session.run({ [VISION_IO.pixels]: input })),
-		);
-		const embeds = output[VISION_IO.embeds];
+		const { value: output, dispatches: visionDispatches } = await waiter.wait(() => countDispatches(() => session.run({ [names.pixels]: input })));
+		const embeds = output[names.embeds];
 		// Read back before the next image replays into the same buffer; timed, as a CPU output's wait is.
 		// The contract's embeddings are float32 (browser/contract.js).
 		let values = /** @type {Float32Array} */ (captured ? await waiter.wait(() => embeds.getData()) : embeds.data);

@@ -8,7 +8,7 @@
 import { messageOf } from "../browser/errors.js";
 import { imageTensor } from "../pkg/ocr_bench_core.js";
 
-async function fetchImage(url) {
+export async function fetchImage(url) {
 	let response;
 	try {
 		response = await fetch(url);

@@ -6,8 +6,8 @@
 // either realm; this file only sequences, times and reports, one named step
 // per part of run().
 
-import { checkVision, VISION_IO } from "../browser/contract.js";
-import { createDecoderRun, createTokenChoice } from "../browser/decoding/decoder-run.js";
+import { checkVision, visionIoOf } from "../browser/contract.js";
+import { createTokenChoice, decoderRunOf } from "../browser/decoding/decoder-run.js";
 import { deviceLostMessage, explainDeviceLoss, explained, explainOrtError, serializeError } from "../browser/errors.js";
 import { checkRequirements, createDevice, describeAdapter, requestGpuAdapter } from "../browser/gpu.js";
 import { trackGpuMemory } from "../browser/gpu-memory.js";
@@ -20,6 +20,7 @@ import { wasmHeaps } from "../browser/wasm-memory.js";
 import init, * as core from "../pkg/ocr_bench_core.js";
 import { loadDecoderPool, oneAtATime, readWithPool } from "./decoder-pool.js";
 import { startDecoderProxy } from "./decoder-proxy.js";
+import { loadEncoderDecoder } from "./encoder-decoder.js";
 import { armFaults, NO_FAULTS } from "./fault-injection.js";
 import { loadPixels } from "./images.js";
 import { guardLimits } from "./limit-guard.js";
@@ -45,7 +46,7 @@ const view = createView();
  * @property {Awaited<ReturnType<typeof startDecoderProxy>> | null} decoderWorker
  * @property {import("onnxruntime-web").InferenceSession | null} vision
  * @property {import("../browser/vision-capture.js").CapturedVisionIo | null} visionIo
- * @property {import("../browser/decoding/decoder-run.js").DecoderRun | null} decoderRun
+ * @property {import("../browser/decoding/decoder-run.js").DecoderRun | import("../browser/decoding/decoder-run.js").EncoderDecoderRun | null} decoderRun
  * @property {Awaited<ReturnType<typeof loadDecoderPool>> | null} decoderPool
  * @property {GPUDevice | null} device
  * @property {import("../browser/gpu-wait.js").GpuWaiter | null} waiter
@@ -114,10 +115,29 @@ async function loadInputs(config) {
 	const capability = manifest.capability;
 	const visionEntry = decoderOnly ? null : modelEntry(manifest, "vision", config.tier, config.weights);
 	const decoderEntry = modelEntry(manifest, "decoder", config.decoder, config.weights);
+	const testCases = decoderOnly ? [{ id: "synthetic", expected: "", imageUrl: null }] : await loadCases(config.cases);
+	const plan = buildPlan(testCases, config);
+	if (manifest.family === "encoder-decoder") {
+		// An imported model: its tokenizer and image processor instead of the built-in vocabulary and preprocess.
+		const { decodeText, loadPixels: loadModelPixels } = await loadEncoderDecoder(manifest);
+		return {
+			decoderOnly,
+			manifest,
+			capability,
+			visionEntry,
+			decoderEntry,
+			vocabularyCharacters: null,
+			vocabulary: null,
+			decodeText,
+			loadPixels: loadModelPixels,
+			plan,
+		};
+	}
 	const vocabularyCharacters = await loadVocabulary(manifest);
 	const vocabulary = new core.Vocabulary(vocabularyCharacters);
-	const testCases = decoderOnly ? [{ id: "synthetic", expected: "", imageUrl: null }] : await loadCases(config.cases);
-	return { decoderOnly, manifest, capability, visionEntry, decoderEntry, vocabularyCharacters, vocabulary, plan: buildPlan(testCases, config) };
+	/** @param {number[]} ids */
+	const decodeText = (ids) => vocabulary.decode(Int32Array.from(ids));
+	return { decoderOnly, manifest, capability, visionEntry, decoderEntry, vocabularyCharacters, vocabulary, decodeText, loadPixels, plan };
 }
 
 /**
@@ -222,11 +242,14 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 		}
 		decoding.spec = ready.spec;
 	};
-	const decoderInputs = { config, capability, tokens: manifest.tokens };
+	const decoderInputs = { config, capability, tokens: manifest.tokens, family: manifest.family, encoderDecoder: manifest.encoderDecoder ?? null };
+	const visionNames = visionIoOf(manifest.family);
 	return {
 		config,
 		capability,
 		visionEntry,
+		visionNames,
+		family: manifest.family,
 		owned,
 		memory,
 		environment,
@@ -242,7 +265,7 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 			records.sessions.push(record);
 		},
 		waiter: () => owned.waiter,
-		loadPixels: (testCase) => loadPixels(testCase, config.cases),
+		loadPixels: (testCase) => inputs.loadPixels(testCase, config.cases),
 		faults,
 		async loadVision() {
 			// capture=all: the encoder replays one recorded graph from fixed buffers (browser/vision-capture.js).
@@ -252,7 +275,7 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 				loader: config.loader,
 				memory: config.memory,
 				device: await ensureDevice(),
-				preferredOutputLocation: { [VISION_IO.embeds]: "gpu-buffer" },
+				preferredOutputLocation: { [visionNames.embeds]: "gpu-buffer" },
 				what: `vision tier ${config.tier}`,
 				profile: config.profile,
 				role: "vision",
@@ -260,11 +283,16 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 				graphCapture: captured,
 			});
 			owned.vision = created.session;
-			if (captured) owned.visionIo = capturedVisionIo(owned.device, [1, 3, capability.imageSize, capability.imageSize]);
+			if (captured)
+				owned.visionIo = capturedVisionIo(
+					/** @type {GPUDevice} */ (owned.device),
+					[1, 3, capability.imageSize, capability.imageSize],
+					/** @type {GpuWaiter} */ (owned.waiter),
+				);
 			records.sessions.push(created.record);
 			records.sessionMs.vision = created.createMs;
 			records.placement.vision = created.placementLines;
-			checkVision(owned.vision, capability);
+			checkVision(owned.vision, manifest);
 			await memory.sample("vision-session-ready");
 		},
 		async loadDecoder() {
@@ -305,7 +333,7 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
 				};
 				decoding.profile = () => proxy.profile();
 			} else {
-				owned.decoderRun = await createDecoderRun({
+				owned.decoderRun = await decoderRunOf(manifest.family)({
 					...decoderInputs,
 					entry: decoderEntry,
 					vocabulary: inputs.vocabulary,
@@ -328,7 +356,7 @@ function scheduleHooks({ config, inputs, adapter, environment, memory, workers, 
  * { results, warmupResults, verifyRuns, profile }.
  */
 async function decodeCases({ config, inputs, schedule, decoding, memory, workers }) {
-	const { plan, vocabulary, decoderOnly } = inputs;
+	const { plan, decodeText, decoderOnly } = inputs;
 	const verifying = config.verify === "wasm";
 	let profile = null;
 	await enter("decoder-run");
@@ -353,7 +381,7 @@ async function decodeCases({ config, inputs, schedule, decoding, memory, workers
 		const runResult = {
 			...decoded,
 			...vision,
-			text: vocabulary.decode(Int32Array.from(decoded.tokens)),
+			text: decodeText(decoded.tokens),
 			totalMs: vision.visionMs + decoded.decodeTotalMs,
 			decoderRealm: realm,
 		};

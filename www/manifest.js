@@ -24,7 +24,7 @@ export function sameOrigin(url, what, base = self.location.href) {
 	return resolved.href;
 }
 
-async function fetchText(url, what) {
+export async function fetchText(url, what) {
 	let response;
 	try {
 		response = await fetch(url);
@@ -67,32 +67,40 @@ export async function loadManifest(config, checkManifest) {
 
 /**
  * The resolved files of one vision tier or decoder variant for the chosen weights, with the
- * properties the realms check (requires, fixedKv) and its graph's I/O names. The core has
- * checked that the variant exists and lists both its embedded and its external files.
+ * properties the realms check (requires, fixedKv, kvSharedInPlace) and its graph's I/O names. The
+ * core has checked that the variant exists and, for weights=external, that it has that form.
  */
 export function modelEntry(manifest, role, name, weights) {
 	const entry = manifest[role][name];
 	const resolve = (path) => sameOrigin(path, `${role} "${name}" file`, manifest.url);
-	let model;
-	if (weights === "external") {
-		const dataUrl = resolve(entry.external.data);
-		model = { url: resolve(entry.external.model), external: { path: dataUrl.split("/").pop(), url: dataUrl } };
-	} else {
-		model = { url: resolve(entry.embedded) };
-	}
+	/** The files of one graph (the entry's, or an encoder-decoder pair's withPast) in the chosen form. */
+	const filesOf = (graph) => {
+		if (weights !== "external") return { url: resolve(graph.embedded) };
+		// The core refuses weights=external for a variant without the external form.
+		if (!graph.external) throw new Error(`The ${role} "${name}" of the manifest has no external-data form.`);
+		const dataUrl = resolve(graph.external.data);
+		return { url: resolve(graph.external.model), external: { path: dataUrl.split("/").pop(), url: dataUrl } };
+	};
 	return {
 		name,
 		description: entry.description ?? name,
 		requires: entry.requires,
 		fixedKv: Boolean(entry.fixedKv),
+		kvSharedInPlace: Boolean(entry.kvSharedInPlace),
 		inputs: entry.inputs,
 		outputs: entry.outputs,
-		model,
+		model: filesOf(entry),
+		// An encoder-decoder's pair form: the graph of every step after the first.
+		withPast: entry.withPast ? { model: filesOf(entry.withPast), inputs: entry.withPast.inputs, outputs: entry.withPast.outputs } : null,
 	};
 }
 
 /** The vocabulary characters, checked against the manifest's capability. */
 export async function loadVocabulary(manifest) {
+	if (!manifest.vocab)
+		throw new Error(
+			`The manifest ${manifest.url} names no vocab file (its family is ${manifest.family ?? "prefix"}); the prefix decoder's loop needs one.`,
+		);
 	const url = sameOrigin(manifest.vocab, "vocabulary", manifest.url);
 	const characters = await fetchJson(url, "vocabulary");
 	if (!Array.isArray(characters)) throw new Error(`The vocabulary ${url} is not a JSON array of characters.`);

@@ -9,7 +9,6 @@
 //           terminated before the decoder loads (the only way to give its WASM heap back);
 // resident: both sessions in the page, vision run per case;
 // decoder:  the decoder-only scope: zero embeddings, no vision at all.
-import { VISION_IO } from "../browser/contract.js";
 import { countDispatches } from "../browser/dispatch-count.js";
 import { ort } from "../browser/ort.js";
 import { startVisionWorker } from "./worker-client.js";
@@ -18,7 +17,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * run: what main.js shares with a schedule: { config, capability, visionEntry,
- * enter(phase), memory, owned, loadVision(), loadDecoder(), loadPixels(testCase),
+ * visionNames (the family's vision tensor names, browser/contract.js visionIoOf),
+ * family, enter(phase), memory, owned, loadVision(), loadDecoder(), loadPixels(testCase),
  * waiter(), environment, sessionMs, view, faults (www/fault-injection.js) }.
  */
 export function createSchedule(run) {
@@ -66,7 +66,7 @@ function resident(run) {
 				? owned.visionIo.input(values)
 				: new ort.Tensor("float32", values, [1, 3, capability.imageSize, capability.imageSize]);
 			const { value: output, dispatches: visionDispatches } = await waiter.wait(() =>
-				countDispatches(() => owned.vision.run({ [VISION_IO.pixels]: pixels })),
+				countDispatches(() => owned.vision.run({ [run.visionNames.pixels]: pixels })),
 			);
 			const visionCallMs = performance.now() - started;
 			// run() returns once the work is submitted, not done (measured: it returned
@@ -74,9 +74,9 @@ function resident(run) {
 			// 0.4-1.0 s early in Firefox on lavapipe); wait on the queue ORT submitted to.
 			await waiter.wait(() => owned.device.queue.onSubmittedWorkDone());
 			const vision = { visionMs: performance.now() - started, visionCallMs, visionDispatches };
-			if (owned.visionIo) return { visionEmbeds: owned.visionIo.detach(output[VISION_IO.embeds]), vision };
+			if (owned.visionIo) return { visionEmbeds: owned.visionIo.detach(output[run.visionNames.embeds]), vision };
 			pixels.dispose();
-			return { visionEmbeds: output[VISION_IO.embeds], vision };
+			return { visionEmbeds: output[run.visionNames.embeds], vision };
 		},
 		async profiles() {
 			return run.profileVision ? { vision: await run.profileVision() } : {};
@@ -108,6 +108,7 @@ function staged(run) {
 				kickMs: config.kickMs,
 				profile: config.profile,
 				capture: config.capture === "all",
+				family: run.family,
 			});
 			run.sessionMs.vision = ready.createMs;
 			run.noteSession(ready.session);

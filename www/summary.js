@@ -110,7 +110,15 @@ export function buildSummary({
 			vision: visionEntry ? visionEntry.description : "not loaded (decoder-only scope)",
 			decoder: decoderEntry.description,
 		},
-		manifest: { url: manifest.url, name: manifest.name ?? null, vision: visionEntry?.model ?? null, decoder: decoderEntry.model },
+		manifest: {
+			url: manifest.url,
+			name: manifest.name ?? null,
+			vision: visionEntry?.model ?? null,
+			decoder: decoderEntry.model,
+			// The family and token rule of an encoder-decoder (absent for the built-in model).
+			family: manifest.family ?? "prefix",
+			generation: manifest.encoderDecoder?.generation,
+		},
 		results,
 		warmupResults,
 		memorySamples,

@@ -32,11 +32,22 @@
 //   buffer), so after each step copyBufferToBuffer moves present -> past in
 //   the same queue.
 // A step's submit time therefore includes queueing those copies.
+//
+// A decoder whose manifest entry says kvSharedInPlace (one GroupQueryAttention
+// a block) is the exception: under capture its kernel wants each past and its
+// present to be ONE buffer, which it then writes in place (onnxruntime's
+// group_query_attention.cc: "Graph capture requires past/present KV cache to
+// share the same buffer"). So each cache buffer is fed as the past and passed
+// as the present's pre-allocated output (fetches), kept registered across runs
+// (../ort-kept-buffers.js says why 1.30 and 1.31 need that), and no present ->
+// past copy is queued. capture=all's prefill writes its 257 rows into the same
+// buffers; capture=on's prefill (not captured) still has its presents copied.
 
 import { DECODER_IO, pastNameOf } from "../contract.js";
 import { countDispatches } from "../dispatch-count.js";
 import { createTensorBuffer } from "../gpu.js";
-import { ort } from "../ort.js";
+import { ORT_VERSION, ort } from "../ort.js";
+import { checkKeptRegistered, keepRegistered } from "../ort-kept-buffers.js";
 import { createSession } from "../sessions.js";
 import { decoderTensors, prefillIds } from "./decoder-tensors.js";
 
@@ -84,8 +95,24 @@ function capturedRunner(stepSession, capturedPrefill) {
 			const buffer = createTensorBuffer(device, `capture ${label}`, bytes);
 			return ort.Tensor.fromGpuBuffer(buffer, { dataType, dims });
 		};
+		const inPlace = spec.kvSharedInPlace;
+		/** The cache, by present name: each past's buffer, and in place its present's too. */
 		const pasts = {};
 		for (const name of presentNames) pasts[name] = gpuTensor(pastNameOf(name), cacheBytes, "float32", cacheDims);
+		/**
+		 * In place, what a run fetches: each present into its past's buffer, and the
+		 * logits (null: onnxruntime's own buffer), which fetches that name no output omit.
+		 * @type {Record<string, import("onnxruntime-web").Tensor | null> | undefined}
+		 */
+		const fetches = inPlace ? { ...pasts, [DECODER_IO.logits]: null } : undefined;
+		if (inPlace) for (const name of presentNames) keepRegistered(pasts[name].gpuBuffer);
+		let keptChecked = false;
+		/** After the first in-place run: the cache's registrations held, or a clear error. */
+		const checkKept = () => {
+			if (!inPlace || keptChecked) return;
+			for (const name of presentNames) checkKeptRegistered(pasts[name].gpuBuffer, `the KV cache buffer ${name}`, ORT_VERSION);
+			keptChecked = true;
+		};
 		const position = gpuTensor(DECODER_IO.positionIds, 4, "int32", [1, 1]);
 		const length = gpuTensor(DECODER_IO.pastLength, 8, "int64", [1]);
 		const feeds = {
@@ -103,14 +130,19 @@ function capturedRunner(stepSession, capturedPrefill) {
 			for (const name of presentNames) encoder.copyBufferToBuffer(source[name].gpuBuffer, 0, pasts[name].gpuBuffer, 0, cacheBytes);
 			device.queue.submit([encoder.finish()]);
 		};
-		/** A prefill's presents copied into the step session's pasts; its logits handed to the chooser. */
-		const handOver = (counted) => {
+		/**
+		 * A prefill's presents copied into the step session's pasts (unless it
+		 * wrote them in place: `written`); its logits handed to the chooser.
+		 */
+		const handOver = (counted, written = false) => {
 			const prefilled = counted.value;
-			try {
-				copyIntoPasts(prefilled);
-			} finally {
-				// The copies are submitted: the presents may go back to ORT's pool.
-				for (const name of presentNames) prefilled[name].dispose();
+			if (!written) {
+				try {
+					copyIntoPasts(prefilled);
+				} finally {
+					// The copies are submitted: the presents may go back to ORT's pool.
+					for (const name of presentNames) prefilled[name].dispose();
+				}
 			}
 			return {
 				gpuBuffer: prefilled[DECODER_IO.logits].gpuBuffer,
@@ -134,16 +166,20 @@ function capturedRunner(stepSession, capturedPrefill) {
 				// The copy or the write is queued: the embeddings may go.
 				visionEmbeds.dispose();
 			}
-			return handOver(await waiter.wait(() => countDispatches(() => prefillSession.run(feeds))));
+			const counted = await waiter.wait(() => countDispatches(() => prefillSession.run(feeds, fetches)));
+			checkKept();
+			return handOver(counted, inPlace);
 		};
-		/** @type {Tensors | null} */
+		/** The last step's outputs but the in-place presents (the cache itself). @type {Tensors | null} */
 		let outputs = null;
 		const disposeOutputs = () => {
 			for (const tensor of Object.values(outputs ?? {})) tensor?.dispose();
 			outputs = null;
 		};
 
-		const prefillFeeds = capturedPrefill ? fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, cacheDims) : null;
+		const prefillFeeds = capturedPrefill
+			? fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, cacheDims, inPlace ? pasts : null)
+			: null;
 
 		return {
 			async prefill(visionEmbeds) {
@@ -162,10 +198,15 @@ function capturedRunner(stepSession, capturedPrefill) {
 				device.queue.writeBuffer(length.gpuBuffer, 0, BigInt64Array.of(BigInt(at)));
 				disposeOutputs();
 				// A replay encodes the recorded dispatches again (browser/dispatch-count.js): counted as any run's.
-				const counted = await waiter.wait(() => countDispatches(() => stepSession.run(feeds)));
+				const counted = await waiter.wait(() => countDispatches(() => stepSession.run(feeds, fetches)));
 				const stepped = counted.value;
-				outputs = stepped;
-				copyIntoPasts(stepped);
+				if (inPlace) {
+					checkKept();
+					outputs = { [DECODER_IO.logits]: stepped[DECODER_IO.logits] };
+				} else {
+					outputs = stepped;
+					copyIntoPasts(stepped);
+				}
 				return { gpuBuffer: stepped[DECODER_IO.logits].gpuBuffer, release: () => {}, dispatches: counted.dispatches };
 			},
 			end() {
@@ -179,8 +220,10 @@ function capturedRunner(stepSession, capturedPrefill) {
  * capture=all: the prefill's inputs as gpu-buffer tensors, the same every case.
  * Everything but the vision embeddings is written once here: BOS, the
  * positions 0..V, past length 0, and zero pasts (a new buffer reads as zeros).
+ * sharedPasts: in place, the step's cache (by present name) is the prefill's
+ * past as well; at past length 0 no row of it is read.
  */
-function fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, cacheDims) {
+function fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, cacheDims, sharedPasts) {
 	const ids = prefillIds(spec);
 	/** @type {Tensors} */
 	const feeds = {
@@ -193,7 +236,8 @@ function fixedPrefillFeeds(spec, device, gpuTensor, presentNames, cacheBytes, ca
 		[DECODER_IO.positionIds]: gpuTensor(`prefill ${DECODER_IO.positionIds}`, ids.positionIds.byteLength, "int32", ids.dims.positionIds),
 		[DECODER_IO.pastLength]: gpuTensor(`prefill ${DECODER_IO.pastLength}`, 8, "int64", [1]),
 	};
-	for (const name of presentNames) feeds[pastNameOf(name)] = gpuTensor(`prefill ${pastNameOf(name)}`, cacheBytes, "float32", cacheDims);
+	for (const name of presentNames)
+		feeds[pastNameOf(name)] = sharedPasts?.[name] ?? gpuTensor(`prefill ${pastNameOf(name)}`, cacheBytes, "float32", cacheDims);
 	device.queue.writeBuffer(feeds[DECODER_IO.tokenIds].gpuBuffer, 0, ids.tokenIds);
 	device.queue.writeBuffer(feeds[DECODER_IO.positionIds].gpuBuffer, 0, ids.positionIds);
 	device.queue.writeBuffer(feeds[DECODER_IO.pastLength].gpuBuffer, 0, BigInt64Array.of(0n));

@@ -6,13 +6,16 @@
 // contract, and picks the loop (decode.js, or decode-gpu.js with choose=gpu)
 // and the token choice (the core's TokenChooser or GpuTokenChooser), so the two
 // realms decode and time alike. The caller owns the device and its waiter.
-import { GpuTokenChooser, TokenChooser } from "../../pkg/ocr_bench_core.js";
+// An encoder-decoder manifest (`family`) gets its own loop and choice instead
+// (decode-encoder-decoder.js, the core's GenerationChooser or GpuGenerationChooser).
+import { GenerationChooser, GpuGenerationChooser, GpuTokenChooser, TokenChooser } from "../../pkg/ocr_bench_core.js";
 import { checkDecoder } from "../contract.js";
 import { endProfile } from "../ort-profile.js";
 import { createSession } from "../sessions.js";
 import { withCoreDefaults } from "./core-defaults.js";
 import { createDecoder } from "./decode.js";
 import { createCapturedSteps } from "./decode-capture.js";
+import { checkEncoderDecoderGraph, createEncoderDecoder, encoderDecoderOutputLocations } from "./decode-encoder-decoder.js";
 import { createGpuDecoder } from "./decode-gpu.js";
 import { decoderOutputLocations } from "./decoder-tensors.js";
 
@@ -42,11 +45,19 @@ export function createTokenChoice({ decoderOnly, vocabulary, tokens }) {
 }
 
 /** @typedef {Awaited<ReturnType<typeof createDecoderRun>>} DecoderRun */
+/** @typedef {Awaited<ReturnType<typeof createEncoderDecoderRun>>} EncoderDecoderRun */
+
+/**
+ * The decoder run of a manifest's family: createDecoderRun for the built-in
+ * prefix decoder, createEncoderDecoderRun for an imported encoder-decoder.
+ * @param {string | undefined} family
+ */
+export const decoderRunOf = (family) => (family === "encoder-decoder" ? createEncoderDecoderRun : createDecoderRun);
 
 /**
  * config: the core's parsed config (core.parseConfig, structured-cloned into a
  * worker as it is); capability: the manifest's; entry: the decoder's manifest
- * entry (www/manifest.js modelEntry: name, requires, fixedKv, model); tokens:
+ * entry (www/manifest.js modelEntry: name, requires, fixedKv, kvSharedInPlace, model); tokens:
  * { bos, eos }; vocabulary: a core Vocabulary; device, waiter: the realm's
  * GPUDevice and its waiter (browser/gpu-wait.js).
  *
@@ -96,6 +107,7 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 		const spec = {
 			...shape,
 			fixedKv: entry.fixedKv,
+			kvSharedInPlace: entry.kvSharedInPlace,
 			visionTokens: capability.visionTokens,
 			hiddenSize: capability.hiddenSize,
 			vocabulary: capability.vocabulary,
@@ -158,6 +170,101 @@ export async function createDecoderRun({ config: parsed, capability, entry, toke
 			},
 			/** profile=ops: the decoder session's operators and placement (one-shot: ORT then stops profiling). */
 			profile: () => endProfile(session, created.placementLines),
+			placementLines: created.placementLines,
+			release,
+		};
+	} catch (error) {
+		await release();
+		throw error;
+	}
+}
+
+/**
+ * An imported encoder-decoder model's decoder run (manifest `family:
+ * "encoder-decoder"`): the merged decoder's one session, or the pair's two
+ * (decoder_model for the first step, decoder_with_past_model after), each
+ * checked against the manifest; greedy choice under the model's
+ * generation_config.json (the core's GenerationChooser, or with choose=gpu its
+ * GpuGenerationChooser); the loop of decode-encoder-decoder.js. The same answer as createDecoderRun's.
+ */
+export async function createEncoderDecoderRun({ config: parsed, capability, entry, encoderDecoder, waiter, device }) {
+	const config = withCoreDefaults(parsed);
+	const outputs = encoderDecoderOutputLocations(capability.layers);
+	/** @param {{ url: string }} model @param {string} what */
+	const open = (model, what) =>
+		createSession({
+			model,
+			loader: config.loader,
+			memory: config.memory,
+			device,
+			preferredOutputLocation: outputs,
+			what,
+			profile: config.profile,
+			role: "decoder",
+			graph: "decoder",
+		});
+	const created = await open(entry.model, `decoder "${entry.name}"`);
+	/** @type {Awaited<ReturnType<typeof open>> | null} */
+	let withPast = null;
+	/** @type {GenerationChooser | null} */
+	let chooser = null;
+	/** @type {GpuGenerationChooser | null} */
+	let gpuChooser = null;
+	let released = false;
+	const release = async () => {
+		if (released) return;
+		released = true;
+		await created.session.release();
+		await withPast?.session.release();
+		chooser?.free();
+		chooser = null;
+		gpuChooser?.destroy();
+		gpuChooser?.free();
+		gpuChooser = null;
+	};
+	try {
+		checkEncoderDecoderGraph(created.session, entry, `decoder "${entry.name}"`);
+		if (entry.withPast) {
+			withPast = await open(entry.withPast.model, `decoder "${entry.name}" (with past)`);
+			checkEncoderDecoderGraph(withPast.session, entry.withPast, `decoder "${entry.name}" (with past)`);
+		}
+		const generation = encoderDecoder.generation;
+		const spec = {
+			layers: capability.layers,
+			kvHeads: capability.kvHeads,
+			crossHeads: encoderDecoder.crossAttentionHeads,
+			headDim: capability.headDim,
+			vocabulary: capability.vocabulary,
+			decoderStart: generation.decoderStartTokenId,
+			eos: generation.eosTokenIds,
+		};
+		// choose=gpu: the same rule as a shader on the logits' buffer, `sync` steps per readback.
+		if (config.choose === "gpu") gpuChooser = await GpuGenerationChooser.create(device, capability.vocabulary, generation, config.maxTokens);
+		else chooser = new GenerationChooser(capability.vocabulary, generation);
+		const active = chooser;
+		const loop = createEncoderDecoder(created.session, withPast?.session ?? created.session, spec, waiter, { device, gpuChooser, sync: config.sync });
+		return {
+			ready: {
+				createMs: created.createMs + (withPast?.createMs ?? 0),
+				session: created.record,
+				step: withPast ? { createMs: withPast.createMs, session: withPast.record } : null,
+				spec,
+			},
+			/** encoderHidden: the encoder's last_hidden_state, CPU (staged) or gpu-buffer (resident); disposed by the loop. */
+			async decode(encoderHidden, { maxTokens, wrapNext = (next) => next }) {
+				active?.reset();
+				/** @param {Float32Array} logits */
+				const next = (logits) => {
+					// Only the CPU loop asks: choose=gpu chooses on the GPU.
+					if (!active) throw new Error("No CPU token choice: this decoder run chooses on the GPU (choose=gpu).");
+					const token = active.choose(logits);
+					active.push(token);
+					return token;
+				};
+				const decoded = await loop(encoderHidden, { next: wrapNext(next), maxTokens });
+				return { ...decoded, logits: null };
+			},
+			profile: () => endProfile(created.session, created.placementLines),
 			placementLines: created.placementLines,
 			release,
 		};

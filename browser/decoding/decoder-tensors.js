@@ -20,6 +20,7 @@ import { ort } from "../ort.js";
  * @property {number} headDim
  * @property {number | null} kvSlots
  * @property {boolean} fixedKv
+ * @property {boolean} kvSharedInPlace the manifest's: under capture, each past and its present are one buffer (decode-capture.js)
  * @property {number} visionTokens
  * @property {number} hiddenSize
  * @property {number} vocabulary

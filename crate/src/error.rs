@@ -100,6 +100,18 @@ pub enum CoreError {
     #[error("preprocessor_config.json: `{setting}` {message}")]
     PreprocessorConfig { setting: String, message: String },
 
+    #[error("tokenizer.json: {message}")]
+    TokenizerJson { message: String },
+
+    #[error(
+        "token id {id} is not in tokenizer.json's vocabulary ({size} tokens, added tokens \
+         included): the decoder and the tokenizer disagree"
+    )]
+    UnknownTokenId { id: u32, size: usize },
+
+    #[error("the decoder's special ids: {message}")]
+    SpecialIds { message: String },
+
     #[error("case {index} (`{id}`): {message}")]
     InvalidCase {
         index: usize,

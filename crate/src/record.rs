@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::latency::LatencyStats;
-use crate::manifest::ModelShape;
+use crate::manifest::{Family, Generation, ModelShape};
 
 mod dispatches;
 mod memory;
@@ -270,6 +270,12 @@ pub struct ManifestUse {
     pub vision: Value,
     #[cfg_attr(test, ts(type = "unknown"))]
     pub decoder: Value,
+    /// The manifest's family, where it is not the built-in prefix decoder.
+    #[serde(default, skip_serializing_if = "Family::is_prefix")]
+    pub family: Family,
+    /// An encoder-decoder's token rule (`encoderDecoder.generation`), as the run applied it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Generation>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,11 +6,10 @@
 //! raised limits) and how a session is given the page's device, in
 //! `browser/ort-device-needs.js`, and how the profiler's lines read, in
 //! `browser/ort-profile.js`. Which inputs the WebGPU kernels read on the CPU (what a variant's
-//! `maxStorageBuffersPerShaderStage` is derived from) is in `runtime/ort-webgpu-kernels.json`
-//! for the pinned version, the one the manifest is built for; under a later version the page
-//! raises that limit to the adapter's all the same (`browser/ort-device-needs.js`), so the
-//! manifest's figure is checked for the pinned version only. Tests here hold `package.json`,
-//! the device needs and the kernels' file to these versions.
+//! `maxStorageBuffersPerShaderStage` is derived from) is in `runtime/ort-webgpu-kernels.json`,
+//! a section per version: the manifest's builder declares the most any version needs, so the
+//! page's device-limit guard checks one figure whatever `ort=` names. Tests here hold
+//! `package.json`, the device needs and the kernels' file to these versions.
 
 use crate::parameter::choice;
 
@@ -51,19 +50,28 @@ impl OrtVersion {
     }
 }
 
-/// Operators (`domain.Type`, the ONNX domain left out for the default one) that the WASM
-/// (CPU) execution provider of onnxruntime-web's WebGPU build has no kernel for: a session
-/// with one is refused ("Could not find an implementation for GatherBlockQuantized(1)"), so
-/// `verify=wasm` cannot decode such a graph again on the CPU. Read with 1.30.0; 1.31.1's
-/// WebGPU build is held to the same list (its CPU contrib kernels are built the same way).
-pub const WASM_EP_MISSING_OPERATORS: &[&str] = &["com.microsoft.GatherBlockQuantized"];
+impl OrtVersion {
+    /// Operators (`domain.Type`, the ONNX domain left out for the default one) that the WASM
+    /// (CPU) execution provider of this version's WebGPU build has no kernel for: a session
+    /// with one is refused ("Could not find an implementation for GatherBlockQuantized(1)"), so
+    /// `verify=wasm` cannot decode such a graph again on the CPU. Measured for each version by
+    /// creating a WASM-provider session in Node (`ort.webgpu.mjs`): both refuse the
+    /// `nbits-int8` decoder with that message and create the `einsum-int8` and `gather-opt`
+    /// ones.
+    pub fn wasm_missing_operators(self) -> &'static [&'static str] {
+        match self {
+            OrtVersion::V1_30_0 | OrtVersion::V1_31_1 => &["com.microsoft.GatherBlockQuantized"],
+        }
+    }
+}
 
-/// The first of `operators` the WASM execution provider cannot run, if any.
-pub fn wasm_missing_operator(operators: &[String]) -> Option<&str> {
+/// The first of `operators` the WASM execution provider of `version` cannot run, if any.
+pub fn wasm_missing_operator(version: OrtVersion, operators: &[String]) -> Option<&str> {
+    let missing = version.wasm_missing_operators();
     operators
         .iter()
         .map(String::as_str)
-        .find(|operator| WASM_EP_MISSING_OPERATORS.contains(operator))
+        .find(|operator| missing.contains(operator))
 }
 
 #[cfg(test)]
@@ -138,25 +146,50 @@ mod tests {
     }
 
     #[test]
-    fn the_kernel_bindings_the_manifest_is_derived_from_are_for_the_pinned_version() {
+    fn the_kernel_bindings_the_manifest_is_derived_from_are_kept_for_every_version() {
         // scripts/ocrmodel/manifest.py reads it to write each variant's device limits.
         let kernels: serde_json::Value =
             serde_json::from_str(include_str!("runtime/ort-webgpu-kernels.json")).unwrap();
+        let mut versions: Vec<&str> = kernels["versions"]
+            .as_object()
+            .expect("a \"versions\" object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        versions.sort_unstable();
+        let mut loaded = OrtVersion::VALUES.to_vec();
+        loaded.sort_unstable();
         assert_eq!(
-            kernels["ortWeb"],
-            OrtVersion::PINNED.as_str(),
-            "runtime/ort-webgpu-kernels.json was read for another onnxruntime-web: read its \
-             WebGPU kernels' CPU inputs again, then rebuild the manifest"
+            versions, loaded,
+            "runtime/ort-webgpu-kernels.json keeps other versions than the page loads: read \
+             each version's WebGPU kernels' CPU inputs, then rebuild the manifest"
         );
+        for version in OrtVersion::ALL {
+            let section = &kernels["versions"][version.as_str()];
+            assert!(section["cpuInputs"].is_object(), "{version}: cpuInputs");
+            assert!(
+                section["workgroupStorageBytes"].is_u64(),
+                "{version}: workgroupStorageBytes"
+            );
+        }
     }
 
     #[test]
     fn an_operator_without_a_wasm_kernel_is_named() {
         let ops = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
-        assert_eq!(wasm_missing_operator(&ops(&["Gather", "MatMul"])), None);
-        assert_eq!(
-            wasm_missing_operator(&ops(&["Gather", "com.microsoft.GatherBlockQuantized"])),
-            Some("com.microsoft.GatherBlockQuantized")
-        );
+        for version in OrtVersion::ALL {
+            assert_eq!(
+                wasm_missing_operator(*version, &ops(&["Gather", "MatMul"])),
+                None
+            );
+            assert_eq!(
+                wasm_missing_operator(
+                    *version,
+                    &ops(&["Gather", "com.microsoft.GatherBlockQuantized"])
+                ),
+                Some("com.microsoft.GatherBlockQuantized"),
+                "{version}"
+            );
+        }
     }
 }

@@ -100,16 +100,59 @@ export type Manifest = {
     name?: string | null;
     weightsSource?: string | null;
     buildInfo?: string | null;
-    /** The vocabulary file, relative to the manifest. */
-    vocab: string;
+    /** Which decoding loop runs the model; absent for the built-in prefix decoder. */
+    family?: ManifestFamily;
+    /**
+     * The vocabulary file, relative to the manifest: the prefix family's characters (an
+     * encoder-decoder's tokenizer is named in `encoderDecoder` instead).
+     */
+    vocab?: string | null;
     tokens: ManifestTokens;
     capability: ManifestCapability;
-    /** The decoder's logits output: `[1, capability.vocabulary]`. */
+    /**
+     * The decoder's logits output: `[1, capability.vocabulary]` for the prefix family,
+     * `[1, 1, capability.vocabulary]` (one step's) for an encoder-decoder.
+     */
     logitsShape: Array<number>;
-    /** The vision tiers by their `tier=` name. */
+    /** The vision tiers (an encoder-decoder's encoders) by their `tier=` name. */
     vision: { [key in string]: ManifestVision };
     /** The decoder variants by their `decoder=` name. */
     decoder: { [key in string]: ManifestDecoder };
+    /** What an encoder-decoder adds: its tokenizer, preprocessor, cross-attention and token rule. */
+    encoderDecoder?: ManifestEncoderDecoder | null;
+};
+
+/** The decoding loop a model needs. */
+export type ManifestFamily = "prefix" | "encoder-decoder";
+
+/** The parts of an encoder-decoder model beside its graphs (paths relative to the manifest). */
+export type ManifestEncoderDecoder = {
+    /** The Hugging Face `tokenizer.json` that decodes ids to text. */
+    tokenizer: string;
+    /** The `preprocessor_config.json` the core's `VitImageProcessor` reads. */
+    preprocessor: string;
+    /** The encoder's hidden size (`last_hidden_state` dim 2). */
+    encoderHidden: number;
+    /** Heads of the cross-attention cache `[1, heads, visionTokens, headDim]`. */
+    crossAttentionHeads: number;
+    generation: ManifestGeneration;
+};
+
+/**
+ * The token rule of `generation_config.json` that the page implements, recorded with each
+ * result: greedy, with the repetition penalty and n-gram ban where set.
+ */
+export type ManifestGeneration = {
+    decoderStartTokenId: number;
+    /** Any of them ends the sequence. */
+    eosTokenIds: Array<number>;
+    padTokenId?: number | null;
+    /** Tokens of a sequence, the decoder start included. */
+    maxLength: number;
+    /** 1.0: no penalty. */
+    repetitionPenalty: number;
+    /** 0: no ban. */
+    noRepeatNgramSize: number;
 };
 
 export type ManifestTokens = {
@@ -154,8 +197,8 @@ export type ManifestVision = {
     requires: Array<string>;
     /** The model with its weights inside. */
     embedded: string;
-    /** The model and its ONNX external-data file. */
-    external: ManifestExternalFiles;
+    /** The model and its ONNX external-data file, where the variant has that form. */
+    external?: ManifestExternalFiles | null;
     bytes: ManifestFileBytes;
     largestActivation: ManifestActivation;
     /** The largest stored tensor (onnxruntime uploads each as one GPU buffer). */
@@ -192,13 +235,25 @@ export type ManifestDecoder = {
      * what onnxruntime-web's graph capture (`capture=on`) needs.
      */
     capturable: boolean;
+    /**
+     * Under graph capture each past and its present must be one buffer, which the step
+     * writes in place (`com.microsoft.GroupQueryAttention`'s static KV cache): the captured
+     * loop passes each past's buffer as its present's output and copies nothing back.
+     */
+    kvSharedInPlace: boolean;
+    /**
+     * An encoder-decoder's pair form: this entry's graph is the first step
+     * (`decoder_model.onnx`) and `withPast` every later one (`decoder_with_past_model.onnx`).
+     * Absent for the merged form, whose `use_cache_branch` input picks the step.
+     */
+    withPast?: ManifestGraph | null;
     description?: string | null;
     /** WebGPU features the adapter must offer (`shader-f16`). */
     requires: Array<string>;
     /** The model with its weights inside. */
     embedded: string;
-    /** The model and its ONNX external-data file. */
-    external: ManifestExternalFiles;
+    /** The model and its ONNX external-data file, where the variant has that form. */
+    external?: ManifestExternalFiles | null;
     bytes: ManifestFileBytes;
     largestActivation: ManifestActivation;
     /** The largest stored tensor (onnxruntime uploads each as one GPU buffer). */
@@ -234,8 +289,8 @@ export type ManifestGraph = {
     requires: Array<string>;
     /** The model with its weights inside. */
     embedded: string;
-    /** The model and its ONNX external-data file. */
-    external: ManifestExternalFiles;
+    /** The model and its ONNX external-data file, where the variant has that form. */
+    external?: ManifestExternalFiles | null;
     bytes: ManifestFileBytes;
     largestActivation: ManifestActivation;
     /** The largest stored tensor (onnxruntime uploads each as one GPU buffer). */
@@ -321,6 +376,19 @@ export type VitSettings = {
  * `preprocessor_config.json` names them.
  */
 export type PilFilter = "nearest" | "lanczos" | "bilinear" | "bicubic" | "box" | "hamming";
+
+/** The model kinds of `tokenizer.json`'s `model.type`. */
+export type TokenizerModel = "BPE" | "WordPiece" | "WordLevel" | "Unigram";
+
+/** The special ids of a Hugging Face decoder, as its decoding loop uses them. */
+export type SpecialIds = {
+    /** The first `input_ids` token: `decoder_start_token_id`, else `bos_token_id`. */
+    decoderStart: number;
+    /** `eos_token_id`: any of them ends a reading (a list in some configs). */
+    eos: Array<number>;
+    pad: number | null;
+    bos: number | null;
+};
 
 /** Options of [`TokenChooser`]; a missing field takes the seed's value. */
 export type TokenChooserOptions = {
@@ -620,6 +688,10 @@ export type ManifestUse = {
     name: string | null;
     vision: unknown;
     decoder: unknown;
+    /** The manifest's family, where it is not the built-in prefix decoder. */
+    family?: ManifestFamily;
+    /** An encoder-decoder's token rule (`encoderDecoder.generation`), as the run applied it. */
+    generation?: ManifestGeneration | null;
 };
 
 /** One style's accuracy figures, with the summary's names. */

@@ -17,14 +17,17 @@ use crate::config::{
     Capture, Choose, Config, Loader, Memory, OrtVersion, ParameterDescription, ParameterKind, Poll,
     Profile, Realm, Release, Schedule, Scope, Verify, Weights,
 };
+use crate::hf_tokenizer::TokenizerModel;
 use crate::latency::{CompletionCheck, LatencyStats, MeanInterval};
 use crate::manifest::{
-    Activation, Capability as ManifestCapability, DecoderEntry, ExternalFiles, FileBytes, Graph,
-    Initializer, Limits, Manifest, ModelShape, Tokens, VisionEntry,
+    Activation, Capability as ManifestCapability, DecoderEntry, EncoderDecoder, ExternalFiles,
+    Family, FileBytes, Generation, Graph, Initializer, Limits, Manifest, ModelShape, Tokens,
+    VisionEntry,
 };
 use crate::per_style::StyleSummary;
 use crate::pil_resize::Filter as PilFilter;
 use crate::record::*;
+use crate::special_ids::SpecialIds;
 use crate::summary::{CaseInput, CaseSummary, Summary, SummaryOptions};
 use crate::verification::{VerificationInput, VerifyCaseInput};
 use crate::vit_processor::VitSettings;
@@ -70,6 +73,9 @@ declared!(
     ParameterKind,
     // The manifest, as checkManifest returns it.
     Manifest,
+    Family,
+    EncoderDecoder,
+    Generation,
     Tokens,
     ManifestCapability,
     ModelShape,
@@ -84,6 +90,9 @@ declared!(
     // The settings of a ViT-family preprocessor_config.json, as VitImageProcessor reads them.
     VitSettings,
     PilFilter,
+    // What HfTokenizer and specialIds read from a Hugging Face export's tokenizer and configs.
+    TokenizerModel,
+    SpecialIds,
     // The options and the answer of the TokenChooser and of summarize.
     ChooserOptions,
     CaseInput,

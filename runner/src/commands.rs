@@ -4,6 +4,7 @@
 pub mod combos;
 pub mod compare;
 pub mod export;
+pub mod import;
 pub mod predict;
 pub mod report;
 pub mod run;

@@ -9,6 +9,7 @@ pub mod exit;
 pub mod export;
 pub mod gpu_placement;
 pub mod gpu_route;
+pub mod import_export;
 pub mod machine;
 pub mod memory;
 pub mod memory_expected;

@@ -19,6 +19,7 @@ use ocr_bench::sweep;
 use commands::combos::{plan_command, table_command, TableFormat};
 use commands::compare::compare_command;
 use commands::export::export_command;
+use commands::import::import_command;
 use commands::predict::predict_command;
 use commands::report::report_command;
 use commands::run::run_command;
@@ -199,6 +200,26 @@ enum Command {
         /// The configurations, such as `decoder=fixed-kv-fused&realm=worker`; "" is the base alone.
         #[arg(required = true, value_name = "QUERY")]
         queries: Vec<String>,
+    },
+    /// Check a Hugging Face export folder (`optimum-cli export onnx --task
+    /// image-to-text-with-past`) and write its manifest, before any browser starts; prints the
+    /// page query that runs it.
+    ///
+    /// Every problem is named at once: a missing encoder or decoder, an encoder-only or
+    /// cache-less export, an unsupported image processor, tokenizer model or generation
+    /// setting, a dynamic or non-square image size, a vocabulary that disagrees with the
+    /// logits. The manifest's variants are the quantized copies found (`_fp16`, `_q4`, …).
+    ///
+    /// Exit status: 0 written, 2 refused (the problems on stderr).
+    Import {
+        /// The export folder.
+        folder: PathBuf,
+        /// The model's name (default: the folder's).
+        #[arg(long)]
+        name: Option<String>,
+        /// The manifest's folder (default: models/imported/NAME under the root).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Set the combinations' finished runs side by side against the seed's loop (markdown,
     /// CSV or HTML).
@@ -400,6 +421,12 @@ fn execute(cli: Cli) -> Result<u8> {
             &base,
             &queries,
             adapter.as_deref(),
+        )),
+        Command::Import { folder, name, out } => Ok(import_command(
+            &resolve_root(root)?,
+            &folder,
+            name,
+            out.as_deref(),
         )),
         Command::Export {
             mut files,

@@ -23,6 +23,8 @@ pub struct OtherCase {
     pub prefill_ms: Option<f64>,
     pub decode_ms: Option<f64>,
     pub total_ms: Option<f64>,
+    /// `timeToFirstTokenMs`: vision, the first decoder step and its choice, as this page's.
+    pub time_to_first_token_ms: Option<f64>,
 }
 
 /// The figures of another page's result.
@@ -39,6 +41,11 @@ pub struct OtherFigures {
     pub memory_samples: Option<usize>,
     /// Whether per-token latencies (this page's `decodeProbe`) are there.
     pub token_latencies: bool,
+    /// `decodeProbe.tokenLatency.p50Ms`: the per-token p50 over every case, as this page's.
+    pub token_p50_ms: Option<f64>,
+    /// What read the model, where the page names it: `transformersVersion` and `ortVersion`
+    /// (the transformers.js peer page's).
+    pub runtime: Option<String>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -82,8 +89,21 @@ impl OtherCase {
             prefill_ms: number(case, "prefillMs"),
             decode_ms: number(case, "decodeMs"),
             total_ms: number(case, "totalMs"),
+            time_to_first_token_ms: number(case, "timeToFirstTokenMs"),
         })
     }
+}
+
+/// "transformers.js 4.3.2, onnxruntime-web 1.31.0-dev…" from the versions a page posted.
+fn runtime(posted: &Value) -> Option<String> {
+    let named: Vec<String> = [
+        ("transformers.js", "transformersVersion"),
+        ("onnxruntime-web", "ortVersion"),
+    ]
+    .iter()
+    .filter_map(|(name, key)| text(posted, key).map(|version| format!("{name} {version}")))
+    .collect();
+    (!named.is_empty()).then(|| named.join(", "))
 }
 
 impl OtherFigures {
@@ -111,6 +131,10 @@ impl OtherFigures {
                 .and_then(Value::as_array)
                 .map(Vec::len),
             token_latencies: posted.get("decodeProbe").is_some_and(Value::is_object),
+            token_p50_ms: posted
+                .pointer("/decodeProbe/tokenLatency")
+                .and_then(|stats| number(stats, "p50Ms")),
+            runtime: runtime(posted),
             cases,
         }
     }
@@ -170,6 +194,9 @@ impl OtherFigures {
     pub fn describe(&self) -> String {
         let ms = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
         let mut parts = vec![format!("{} case(s)", self.cases.len())];
+        if let Some(runtime) = &self.runtime {
+            parts.push(runtime.clone());
+        }
         if let Some(ncer) = self.ncer {
             parts.push(format!("nCER {ncer:.4}"));
         }
@@ -184,6 +211,9 @@ impl OtherFigures {
                 ms(self.case_p50(|c| c.decode_ms)),
                 ms(self.case_p50(|c| c.total_ms)),
             ));
+        }
+        if let Some(p50) = self.token_p50_ms {
+            parts.push(format!("per-token p50 {p50:.2} ms"));
         }
         if let Some(per_token) = self.ms_per_token() {
             parts.push(format!("{per_token:.2} ms per decode step"));
@@ -296,6 +326,34 @@ mod tests {
             lines[4].starts_with("another page's figures: 2 case(s), nCER 0.2500")
                 && lines[5].starts_with("process memory: the browser was not started by ocr-bench"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn the_peer_pages_per_token_p50_first_token_and_versions_are_read() {
+        let case = |id: &str, ttft: f64, total: f64| {
+            json!({ "id": id, "expected": "ab", "actual": "ab", "distance": 0, "characters": 2,
+                    "tokenIds": [7, 8], "tokens": 2, "visionMs": 4.0, "prefillMs": ttft - 4.0,
+                    "decodeMs": total - ttft, "totalMs": total, "timeToFirstTokenMs": ttft })
+        };
+        let posted = json!({
+            "runId": "transformers-js-1", "transformersVersion": "4.3.2",
+            "ortVersion": "1.31.0-dev.20260914-8d85527a0", "nCER": 0.0,
+            "results": [case("1", 50.0, 80.0), case("2", 10.0, 20.0), case("3", 12.0, 24.0)],
+            "decodeProbe": { "tokenLatency": { "count": 3, "minMs": 5.0, "p50Ms": 6.5, "p90Ms": 9.0,
+                                               "maxMs": 9.0, "meanMs": 7.0 } },
+        });
+        let figures = OtherFigures::read(&posted);
+        assert_eq!(figures.token_p50_ms, Some(6.5));
+        assert_eq!(figures.cases[0].time_to_first_token_ms, Some(50.0));
+        assert!(figures.has_token_ids() && figures.token_latencies);
+        let line = figures.describe();
+        assert!(
+            line.contains(
+                "3 case(s), transformers.js 4.3.2, onnxruntime-web 1.31.0-dev.20260914-8d85527a0"
+            ) && line.contains("per-token p50 6.50 ms")
+                && !line.contains("no per-token latencies"),
+            "{line}"
         );
     }
 

@@ -25,7 +25,7 @@ use ocr_bench_core::record::RunnerProbeKey;
 mod checks;
 mod outcome;
 pub mod pace;
-pub use checks::{check_manifest, check_page, check_runtime};
+pub use checks::{check_manifest, check_model_folder, check_page, check_runtime};
 pub use outcome::{Outcome, VERIFICATION_FAILED};
 pub use pace::TimeLimit;
 
@@ -574,19 +574,25 @@ fn page_url_path(page: &str, query: &str) -> String {
     }
 }
 
-/// What a run's server hands out: the page's own folder, and the manifest its query names
-/// (`manifest=`, else the built-in one) with the files that manifest names.
+/// What a run's server hands out: the page's own folder, the manifest its query names
+/// (`manifest=`, else the built-in one) with the files that manifest names, and the export
+/// folder another page's query names (`model=`, checked before the browser started).
 fn served_for_run(options: &RunOptions) -> server::Served {
-    let manifest = url::form_urlencoded::parse(options.query.as_bytes())
-        .find(|(name, _)| name == "manifest")
-        .map_or_else(
-            || ocr_bench_core::config::DEFAULT_MANIFEST.to_owned(),
-            |(_, value)| value.into_owned(),
-        );
-    let served = server::Served::new(&options.root, &options.results).with_page(&options.page);
-    match crate::model_manifest::manifest_path(&options.root, &options.page, &manifest) {
-        Ok(path) => served.with_manifest(&path),
-        Err(_) => served,
+    let parameter = |wanted: &str| {
+        url::form_urlencoded::parse(options.query.as_bytes())
+            .find(|(name, _)| name == wanted)
+            .map(|(_, value)| value.into_owned())
+    };
+    let manifest = parameter("manifest")
+        .unwrap_or_else(|| ocr_bench_core::config::DEFAULT_MANIFEST.to_owned());
+    let mut served = server::Served::new(&options.root, &options.results).with_page(&options.page);
+    if let Ok(path) = crate::model_manifest::manifest_path(&options.root, &options.page, &manifest)
+    {
+        served = served.with_manifest(&path);
+    }
+    match parameter("model") {
+        Some(folder) => served.clone().with_model_folder(&folder).unwrap_or(served),
+        None => served,
     }
 }
 

@@ -28,10 +28,14 @@ mod checks;
 mod configurations;
 #[path = "e2e/decoder_worker.rs"]
 mod decoder_worker;
+#[path = "e2e/imported.rs"]
+mod imported;
 #[path = "e2e/memory_reports.rs"]
 mod memory_reports;
 #[path = "e2e/oracle.rs"]
 mod oracle;
+#[path = "e2e/peer.rs"]
+mod peer;
 #[path = "e2e/pool.rs"]
 mod pool;
 #[path = "e2e/recorded_checks.rs"]

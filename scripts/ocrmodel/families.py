@@ -12,7 +12,7 @@ below draws one of these over wide ranges, on the layouts and scenes of the base
   paper grain, tone, hatching, speed lines, art or a dark panel (`scene.CORNER_FILLS`);
 - crossing: a tail reaching into or through the text, a neighbouring balloon's outline against
   it, tone over a corner, thin lines across it (`scene_touching.py`);
-- colour: tinted pages, balloons and text as the grey levels `grey_of` gives them (see below);
+- colour: tinted pages, balloons and coloured text in RGB, light text on deep colours (see below);
 - boxed: light text in a black or dark grey narration box, on any page;
 - thought: thought and cloud balloons, with a trail of bubbles;
 - marks: ！, ー, ♪, kana sounds, sweat drops, speed lines, tails or art right after the text on
@@ -21,19 +21,20 @@ below draws one of these over wide ranges, on the layouts and scenes of the base
 A quarter of every family's crops are also turned a little (TURN_SHARE). The families are never
 drawn for an evaluation set: the held-out renderer measures them.
 
-Colour: training pixels are grey (one channel, repeated into the model's three), so a coloured
-page is drawn as the grey levels of its colours under `grey_of`, Pillow's `convert("L")`
-(ITU-R 601-2 luma). The harness's core (`crate/src/preprocess.rs`) does not convert to grey: it
-feeds the R, G and B planes as they are, so these crops teach the grey levels and contrasts of
-coloured pages, not their channel differences.
+Colour: the harness's core (`crate/src/preprocess.rs`) feeds the R, G and B planes as they are,
+never a grey conversion, so the colour family draws in RGB: every colour of the crop at its grey
+level (`colour.grey_of`, Pillow's `convert("L")`), then the finished crop mapped to RGB through
+them (`Scene.colours`, `colour.gradient_map`). Text and its fill stay LEAST_CONTRAST grey levels
+apart, so the crop reads in luma as in colour.
 """
 
 from __future__ import annotations
 
-import colorsys
+import math
 import random
 from dataclasses import replace
 
+from .colour import Colour, at_own_levels, grey_of, hsv_colour
 from .render import Style
 from .scene import CORNER_FILLS, Scene
 from .scene_after import MARK_KINDS
@@ -45,12 +46,6 @@ BASES = ("balloon", "balloon", "horizontal", "horizontal", "narration", "art", "
 TURN = 8.0  # degrees either way, the whole crop
 TURN_SHARE = 0.25  # of the other families' crops, also turned
 LEAST_CONTRAST = 40  # grey levels between a coloured text and its fill: lower is unreadable in grey
-
-
-def grey_of(rgb: tuple[int, int, int]) -> int:
-    """Pillow's RGB -> L: (R·19595 + G·38470 + B·7471 + 2^15) >> 16, i.e. 0.299 R + 0.587 G + 0.114 B."""
-    red, green, blue = rgb
-    return (red * 19595 + green * 38470 + blue * 7471 + 0x8000) >> 16
 
 
 def base_kind(family: str, rng: random.Random) -> str:
@@ -109,43 +104,77 @@ def _turned(scene: Scene, rng: random.Random) -> Scene:
     )
 
 
-def _tint(rng: random.Random, saturation: tuple[float, float], value: tuple[float, float]) -> tuple[int, int, int]:
-    red, green, blue = colorsys.hsv_to_rgb(rng.random(), rng.uniform(*saturation), rng.uniform(*value))
-    return round(red * 255), round(green * 255), round(blue * 255)
-
-
 def _coloured(scene: Scene, rng: random.Random) -> Scene:
     """Webtoon and colour-page crops: light tinted pages and balloons with dark or coloured text,
-    or (from an inverted base) light text on a deep colour; contrasts down to LEAST_CONTRAST."""
+    or (from an inverted base) light text on a deep colour; contrasts in grey down to
+    LEAST_CONTRAST. The scene's grey levels are its colours' (`grey_of`), and `colours` maps
+    them back to RGB."""
     if scene.inverted:
-        page = grey_of(_tint(rng, (0.3, 1.0), (0.15, 0.55)))
-        fill = grey_of(_tint(rng, (0.3, 1.0), (0.1, 0.5))) if scene.container != "none" else page
-        ink = grey_of(_tint(rng, (0.0, 0.3), (0.85, 1.0)))
-        ink = max(ink, min(255, max(page, fill) + LEAST_CONTRAST))
+        page = hsv_colour(rng, (0.3, 1.0), (0.15, 0.55))
+        fill = hsv_colour(rng, (0.3, 1.0), (0.1, 0.5)) if scene.container != "none" else page
+        ink = hsv_colour(rng, (0.0, 0.3), (0.85, 1.0))
+        ink = _lighter_than(ink, max(grey_of(page), grey_of(fill)) + LEAST_CONTRAST)
     else:
         roll = rng.random()
         page = (
-            grey_of(_tint(rng, (0.05, 0.5), (0.85, 1.0)))
+            hsv_colour(rng, (0.05, 0.5), (0.85, 1.0))
             if roll < 0.6
-            else grey_of(_tint(rng, (0.2, 0.7), (0.5, 0.85)))
+            else hsv_colour(rng, (0.2, 0.7), (0.5, 0.85))
             if roll < 0.85
-            else rng.randint(245, 255)
+            else _white(rng)
         )
-        fill = rng.randint(245, 255) if rng.random() < 0.5 else grey_of(_tint(rng, (0.05, 0.4), (0.88, 1.0)))
+        fill = _white(rng) if rng.random() < 0.5 else hsv_colour(rng, (0.05, 0.4), (0.88, 1.0))
         if scene.container == "none":
             fill = page
-        ink = grey_of(_tint(rng, (0.4, 1.0), (0.2, 0.9))) if rng.random() < 0.65 else rng.randint(0, 50)
-        ink = min(ink, max(0, min(page, fill) - LEAST_CONTRAST))
-    line = rng.choice((fill, ink, grey_of(_tint(rng, (0.3, 1.0), (0.2, 0.8)))))
+        ink = hsv_colour(rng, (0.4, 1.0), (0.2, 0.9)) if rng.random() < 0.65 else _black(rng)
+        ink = _darker_than(ink, min(grey_of(page), grey_of(fill)) - LEAST_CONTRAST)
+    # An outline of the fill's or the text's colour, or (between them in grey) their mix.
+    line = rng.choice((grey_of(fill), grey_of(ink), rng.randint(*sorted((grey_of(ink), grey_of(fill))))))
     return replace(
         scene,
         # Text straight on the page keeps a flat tint: a gradient or art under it would take the
         # contrast below what a reader can read.
         background="plain" if scene.container == "none" else rng.choice(("plain", "plain", "gradient", "photo")),
-        page=page,
-        paper=fill,
-        box_fill=fill if scene.container != "none" else -1,
-        ink=ink,
+        page=grey_of(page),
+        paper=grey_of(fill),
+        box_fill=grey_of(fill) if scene.container != "none" else -1,
+        ink=grey_of(ink),
         line=line,
         halo=0 if rng.random() < 0.7 else scene.halo,
+        # The text's colour first: where a tinted fill shares its grey level, the text keeps its own.
+        colours=at_own_levels(ink, fill, page),
     )
+
+
+def _white(rng: random.Random) -> Colour:
+    level = rng.randint(245, 255)
+    return level, level, level
+
+
+def _black(rng: random.Random) -> Colour:
+    level = rng.randint(0, 50)
+    return level, level, level
+
+
+def _darker_than(colour: Colour, level: int) -> Colour:
+    """`colour` scaled towards black until its grey level is at most `level` (black below 0)."""
+    grey = grey_of(colour)
+    if grey <= level:
+        return colour
+    if level <= 0:
+        return 0, 0, 0
+    scale = level / grey
+    scaled = tuple(int(channel * scale) for channel in colour)
+    return scaled[0], scaled[1], scaled[2]
+
+
+def _lighter_than(colour: Colour, level: int) -> Colour:
+    """`colour` mixed towards white until its grey level is at least `level` (white above 255)."""
+    grey = grey_of(colour)
+    if grey >= level:
+        return colour
+    if level >= 255:
+        return 255, 255, 255
+    share = (level - grey) / (255 - grey)
+    mixed = tuple(min(255, math.ceil(channel + (255 - channel) * share)) for channel in colour)
+    return mixed[0], mixed[1], mixed[2]

@@ -137,8 +137,8 @@ def graph_interface(model: onnx.ModelProto) -> dict:
     }
 
 
-# What onnxruntime-web's WebGPU kernels bind, at the version package.json pins: a fact of the
-# runtime, kept beside crate/src/runtime.rs (whose test holds its version to the pin).
+# What onnxruntime-web's WebGPU kernels bind, a section per version the page loads (ort=): a fact
+# of the runtime, kept beside crate/src/runtime.rs (whose test holds its versions to the page's).
 ORT_WEBGPU_KERNELS = Path(__file__).resolve().parents[2] / "crate" / "src" / "runtime" / "ort-webgpu-kernels.json"
 
 
@@ -169,13 +169,15 @@ def device_limits(model: onnx.ModelProto, largest: dict, initializer: dict) -> d
     """The adapter limits the graph needs (docs/model-contract.md, "Device limits"): one buffer
     holds the largest tensor, stored or computed, and is bound whole; the bindings per shader
     and the workgroup storage come from the runtime's kernels."""
-    kernels = json.loads(ORT_WEBGPU_KERNELS.read_text(encoding="utf-8"))
+    versions = json.loads(ORT_WEBGPU_KERNELS.read_text(encoding="utf-8"))["versions"].values()
     tensor = max(largest["bytes"], initializer["bytes"])
+    # One figure whatever ort= names: the most any version's kernels need, which the page's
+    # device-limit guard (www/limit-guard.js) compares with the adapter's.
     return {
         "maxBufferSize": tensor,
         "maxStorageBufferBindingSize": tensor,
-        "maxStorageBuffersPerShaderStage": storage_buffers_per_stage(model, kernels),
-        "maxComputeWorkgroupStorageSize": kernels["workgroupStorageBytes"],
+        "maxStorageBuffersPerShaderStage": max(storage_buffers_per_stage(model, kernels) for kernels in versions),
+        "maxComputeWorkgroupStorageSize": max(kernels["workgroupStorageBytes"] for kernels in versions),
     }
 
 
@@ -253,6 +255,7 @@ def build_manifest(
                 "requires": list(d.requires),
                 "fixedKv": d.fixed_kv,
                 "capturable": d.capturable,
+                "kvSharedInPlace": d.kv_shared_in_place,
                 **_files(generated, d.file, sizes, graphs),
             }
             for d in DECODER_VARIANTS

@@ -104,7 +104,7 @@ class Style:
 
 @dataclass
 class Rendered:
-    image: Image.Image  # mode "L"; the evaluation sets save it as RGB
+    image: Image.Image  # mode "L", or "RGB" for a scene with colours; the evaluation sets save it as RGB
     centres: list[tuple[float, float]] = field(default_factory=list)  # per character, image pixels
 
 

@@ -14,7 +14,8 @@ dialog and degrades the result the way crops from real pages are degraded:
   text at all (`blank`);
 - display lettering (sound effects): outlines in layers, a drop shadow, stretching;
 - damage: shear, perspective, rotation (by up to 25 degrees with the corners kept), blur,
-  down-scaling (text 10-14 px high), noise, JPEG.
+  down-scaling (text 10-14 px high), noise, JPEG;
+- colour: drawn in grey levels, then mapped to RGB through the scene's colours (`colour.py`).
 
 Every centre follows every geometric step, so the auxiliary labels stay right. Everything
 random comes from the `random.Random` passed in.
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+from .colour import gradient_map
 from .render import Rendered, Style, glyph_mask, layout
 from .scene_after import draw_after, extend_for_after
 from .scene_touching import draw_touching
@@ -76,6 +78,9 @@ class Scene:
     line: int = -1  # the container's outline grey; -1: a random dark one
     touching: tuple[str, ...] = ()  # scene_touching.TOUCHING_KINDS drawn against or across the text
     after_any_side: bool = False  # `after` marks on any side of the text and closer (the `marks` family)
+    # (grey level, RGB) anchors the finished grey crop is mapped through (`colour.gradient_map`),
+    # the `colour` family's pages; (): the crop stays grey.
+    colours: tuple[tuple[int, tuple[int, int, int]], ...] = ()
 
 
 def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> Rendered:
@@ -111,7 +116,7 @@ def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> R
     tx, ty = shift
     if scene.blank:
         image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L")
-        return Rendered(*_damage(image, [], scene, style.vertical, rng))
+        return _finished(*_damage(image, [], scene, style.vertical, rng), scene)
     if scene.shadow[:2] != (0, 0):
         dx, dy, level = scene.shadow
         _paint(pixels, coverage, tx + dx, ty + dy, max((r for r, _ in scene.outline_layers), default=0), level)
@@ -129,7 +134,13 @@ def render_scene(text: str, style: Style, scene: Scene, rng: random.Random) -> R
     if scene.touching:
         draw_touching(image, scene, text_box, em, style.vertical, rng, under=False)
     centres = [(x + tx, y + ty) for x, y in centres]
-    return Rendered(*_damage(image, centres, scene, style.vertical, rng))
+    return _finished(*_damage(image, centres, scene, style.vertical, rng), scene)
+
+
+def _finished(image: Image.Image, centres, scene: Scene) -> Rendered:
+    """The damaged grey crop, in colour where the scene has colours: mapped after the damage so
+    that blur, noise and JPEG blend its colours as they blend its grey levels."""
+    return Rendered(gradient_map(image, scene.colours) if scene.colours else image, centres)
 
 
 def _glyph_maker(style: Style):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from ocrmodel import manifest as manifest_module
 from ocrmodel import spec
-from ocrmodel.manifest import graph_interface, largest_activation, storage_buffers_per_stage
+from ocrmodel.manifest import device_limits, graph_interface, largest_activation, storage_buffers_per_stage
 from ocrmodel.variants import DECODER_VARIANTS, VISION_VARIANTS
 
 
@@ -81,12 +84,13 @@ def test_the_interface_names_inputs_outputs_and_operators_by_domain():
 def test_each_variants_properties_are_written_as_the_core_reads_them(build):
     """crate/src/manifest.rs reads these fields (its test reads models/manifest.json back to the
     same JSON, and test_contract.py holds that file to what the builder writes): capturable,
-    and each graph's interface from the file itself."""
+    kvSharedInPlace, and each graph's interface from the file itself."""
     manifest = build.manifest
     root = build.manifest_path.parent
     for variant in DECODER_VARIANTS:
         entry = manifest["decoder"][variant.name]
         assert entry["capturable"] == (variant.fixed_kv and variant.gpu_only), variant.name
+        assert entry["kvSharedInPlace"] == (variant.attention == "gqa-rotary"), variant.name
         interface = graph_interface(onnx.load(root / entry["external"]["model"], load_external_data=False))
         assert {key: entry[key] for key in interface} == interface, variant.name
         assert entry["outputs"][0] == "logits", variant.name
@@ -108,6 +112,37 @@ def test_the_storage_buffers_leave_out_the_inputs_a_kernel_reads_on_the_cpu():
     model.graph.node.append(helper.make_node("Split", ["tiled", "sizes"], ["a", "b", "c"]))
     assert storage_buffers_per_stage(model, kernels) == 4
     assert storage_buffers_per_stage(model, {"cpuInputs": {}}) == 5
+
+
+def test_the_device_limits_are_the_most_any_runtime_version_needs(tmp_path, monkeypatch):
+    """A section per onnxruntime-web version: a version whose Tile reads its repeats on the GPU
+    binds one buffer more (3), and the manifest declares that, whatever the other needs."""
+    kernels = tmp_path / "ort-webgpu-kernels.json"
+    kernels.write_text(
+        json.dumps(
+            {
+                "versions": {
+                    "1.0.0": {"cpuInputs": {"Tile": [1]}, "workgroupStorageBytes": 16384},
+                    "2.0.0": {"cpuInputs": {}, "workgroupStorageBytes": 32768},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(manifest_module, "ORT_WEBGPU_KERNELS", kernels)
+    sized = {"bytes": 4}
+    limits = device_limits(_graph("n"), sized, sized)
+    assert limits["maxStorageBuffersPerShaderStage"] == 3
+    assert limits["maxComputeWorkgroupStorageSize"] == 32768
+
+
+def test_the_kernels_file_keeps_a_section_per_runtime_version():
+    """What the builder reads of each section (crate/src/runtime.rs holds the versions to ort=)."""
+    versions = json.loads(manifest_module.ORT_WEBGPU_KERNELS.read_text(encoding="utf-8"))["versions"]
+    assert versions
+    for version, section in versions.items():
+        assert all(isinstance(inputs, list) for inputs in section["cpuInputs"].values()), version
+        assert isinstance(section["workgroupStorageBytes"], int), version
 
 
 def test_the_largest_initializer_is_the_largest_stored_tensor(build):

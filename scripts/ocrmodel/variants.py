@@ -47,7 +47,9 @@ class DecoderVariant:
     # LessOrEqual/Squeeze, int32 indices), see graphs/decoder.py.
     gpu_only: bool = False
     # "matmul": attention written out as MatMul/Softmax; "gqa": com.microsoft GroupQueryAttention;
-    # "einsum": as "matmul" with the scores, the context and RoPE's rotation as Einsum.
+    # "einsum": as "matmul" with the scores, the context and RoPE's rotation as Einsum;
+    # "gqa-rotary": one GroupQueryAttention per block over the packed q/k/v that also applies
+    # RoPE (do_rotary=1) and writes the fixed cache's slots (fixed_kv only, graphs/decoder.py).
     attention: str = "matmul"
     # "decomposed": each RMS norm written out as Pow/ReduceMean/Add/Sqrt/Div/Mul (six dispatches:
     # onnxruntime-web 1.30 does not fuse them on WebGPU); "simplified": one
@@ -71,10 +73,18 @@ class DecoderVariant:
         return self.fixed_kv and self.gpu_only
 
     @property
+    def kv_shared_in_place(self) -> bool:
+        """Under graph capture onnxruntime-web's WebGPU GroupQueryAttention refuses a past and a
+        present in different buffers ("Graph capture requires past/present KV cache to share
+        the same buffer"): the captured loop binds each past's buffer as its present too
+        (browser/decoding/decode-capture.js)."""
+        return self.fixed_kv and self.attention == "gqa-rotary"
+
+    @property
     def uses_ms_domain(self) -> bool:
         return (
             self.linear_format.startswith("nbits")
-            or self.attention == "gqa"
+            or self.attention in ("gqa", "gqa-rotary")
             or self.norm == "skip-simplified"
             or self.rope == "rotary-embedding"
         )
@@ -257,6 +267,26 @@ DECODER_VARIANTS: tuple[DecoderVariant, ...] = (
         gpu_only=True,
         norm="skip-simplified",
         rope="rotary-embedding",
+    ),
+    DecoderVariant(
+        "fixed-kv-gqa",
+        "decoder_nbits_int8_fixed_kv_gqa.onnx",
+        "gather-block-quantized",
+        (),
+        True,
+        "fixed-kv-ops with each block's attention as one com.microsoft GroupQueryAttention over the "
+        f"{spec.KV_SLOTS}-slot cache: packed q/k/v in, RoPE applied by the operator from constant "
+        f"[{spec.KV_SLOTS}, 32] cos/sin caches (do_rotary), total_sequence_length the constant "
+        f"{spec.KV_SLOTS} and the valid length carried by seqlens_k on the GPU; static step shapes, "
+        "every node on WebGPU; captured with each past and its present one buffer, written in "
+        "place",
+        (),
+        linear_format="nbits8",
+        head="nbits",
+        gpu_only=True,
+        norm="skip-simplified",
+        rope="rotary-embedding",
+        attention="gqa-rotary",
     ),
 )
 

@@ -1,6 +1,6 @@
 """Write the calibration images the builder rounds the int4 vision tier with (ocrmodel/graphs/gptq.py):
 training samples, drawn by the training renderer with a seed of their own, already squashed to
-224x224 as the harness does, grey uint8.
+224x224 as the harness does, grey uint8 (the committed checkpoint's mix has no colour).
 
     cd scripts && ../.venv/bin/python -m train.calibration_set        # models/calibration/vision-pixels.npz
 
@@ -26,8 +26,14 @@ COUNT = 32
 
 
 def calibration_pixels(count: int = COUNT, font_dir: Path | None = None) -> np.ndarray:
-    maker = SampleMaker(FontLibrary(font_dir), SEED, COMMITTED_SHARES)
-    return np.stack([maker.sample()[0] for _ in range(count)])
+    """[count, 224, 224] grey: the committed checkpoint was trained on grey crops only (no
+    `colour` family, no tinted paper), so its samples' three channels are equal and one is kept,
+    as the builder's `calibration_feeds` expects."""
+    maker = SampleMaker(FontLibrary(font_dir), SEED, COMMITTED_SHARES, tint_share=0.0)
+    images = np.stack([maker.sample()[0] for _ in range(count)])
+    if not (images == images[..., :1]).all():
+        raise ValueError("a calibration sample is in colour: the builder's feeds take grey images only")
+    return images[..., 0]
 
 
 def main() -> None:

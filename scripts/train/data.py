@@ -7,10 +7,12 @@ text at all; sound effects; tilted lines; the families of `ocrmodel/families.py`
 (KIND_WEIGHTS["clean"]), the previous model's clean style
 (`training_style` + `ocrmodel/render.render` in the four Noto faces), so the clean sets stay read.
 
-Each sample is (pixels uint8 [224,224], decoder input ids [TEXT_SLOTS], targets [TEXT_SLOTS],
-auxiliary grid cells [AUX_CELLS], their labels [AUX_CELLS]). Pixels stay uint8 and grey until
-the GPU normalises them: the images are grey, so the three RGB channels are equal, and a
-quarter of the bytes cross the worker pipes.
+Each sample is (pixels uint8 [224,224,3] RGB, decoder input ids [TEXT_SLOTS], targets
+[TEXT_SLOTS], auxiliary grid cells [AUX_CELLS], their labels [AUX_CELLS]). Pixels stay uint8
+until the GPU normalises them. The page feeds the model R, G and B as they are, so colour crops
+(the `colour` family, and TINT_SHARE of the other kinds on tinted paper) keep three different
+channels; grey crops are resized as one plane and repeated into three equal ones, which costs
+a copy, not a resize, per sample (render_rate.py measures both).
 
 The harness's preprocessing, reproduced exactly: composite over white (these canvases have no
 alpha), `ocrmodel.resize.resize_for_model` (Pillow's `resize((224, 224), Image.LANCZOS,
@@ -26,8 +28,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
 
 from ocrmodel import spec
+from ocrmodel.colour import gradient_map, paper_tint
 from ocrmodel.dialog_text import CharacterDeck, manga_length, random_dialog, random_manga_dialog
 from ocrmodel.eval_sets import evaluation_strings
 from ocrmodel.families import FAMILIES
@@ -97,6 +101,12 @@ assert set(COMMITTED_SHARES) == set(KIND_WEIGHTS)
 # Kinds manga_styles renders whole (text and crop), rather than this module's samplers.
 WHOLE_KINDS = ("ending", "sfx", "tilted", *FAMILIES)
 assert set(KIND_WEIGHTS) == {"clean", *KINDS}
+
+# Of the kinds drawn in grey (all but `clean`, kept as the previous model's style, and `colour`),
+# the share put on tinted paper: cream, yellowed, sepia or grey-blue stock with black to brown
+# or navy ink (`colour.paper_tint`), as scans and colour pages bring it.
+TINT_SHARE = 0.1
+UNTINTED_KINDS = ("clean", "colour")
 
 # Low-resolution misses are dakuten against handakuten and dense kanji at the
 # smallest sizes, so half of the low-resolution text over SMALLEST_EM[1] px is
@@ -169,7 +179,12 @@ def smaller_text(scene: Scene, size: int, rng: random.Random) -> Scene:
 
 
 class SampleMaker:
-    def __init__(self, library: FontLibrary, seed: str, weights: dict[str, float] = KIND_WEIGHTS):
+    def __init__(
+        self, library: FontLibrary, seed: str, weights: dict[str, float] = KIND_WEIGHTS, tint_share: float = TINT_SHARE
+    ):
+        if not 0 <= tint_share <= 1:
+            raise ValueError(f"tint share {tint_share}: allowed 0-1")
+        self.tint_share = tint_share
         vocabulary = json.loads(VOCAB_PATH.read_text(encoding="utf-8"))
         self.ids = {character: index + spec.VOCAB_OFFSET for index, character in enumerate(vocabulary)}
         self.library = library
@@ -211,6 +226,14 @@ class SampleMaker:
             scene = smaller_text(scene, style.size, rng)
         return render_scene(text, style, scene, rng)
 
+    def paper_tint(self, kind: str):
+        """The duotone anchors that put this sample of `kind` on tinted paper, for `tint_share` of
+        the kinds that may be, else None (no draw from the stream at a share of 0, so such a
+        maker draws as before)."""
+        if self.tint_share and kind not in UNTINTED_KINDS and self.rng.random() < self.tint_share:
+            return paper_tint(self.rng)
+        return None
+
     def kind(self) -> str:
         return self.rng.choices(list(self.weights), weights=list(self.weights.values()))[0]
 
@@ -223,7 +246,12 @@ class SampleMaker:
         rng = self.rng
         rendered = self.render(kind, text)
         width, height = rendered.image.size
-        pixels = np.array(resize_for_model(rendered.image), np.uint8)
+        tint = self.paper_tint(kind)
+        resized = resize_for_model(rendered.image)
+        # A duotone is affine in each channel, so it is mapped after the resize, on 224x224 grey
+        # pixels rather than the whole crop in RGB (0.9 against 1.9 ms for a 500x300 crop); the
+        # two orders differ only where Lanczos overshoots past white or black.
+        pixels = rgb_pixels(gradient_map(resized, tint) if tint else resized)
         ids = [self.ids[c] for c in text]
         inputs = np.zeros(TEXT_SLOTS, np.int64)
         targets = np.full(TEXT_SLOTS, IGNORE, np.int64)
@@ -244,6 +272,15 @@ class SampleMaker:
         fill = generator.choice(empty, AUX_CELLS - occupied.size, replace=False)
         cells = np.concatenate([occupied, fill]).astype(np.int64)
         return pixels, inputs, targets, cells, labels[cells]
+
+
+def rgb_pixels(image: Image.Image) -> np.ndarray:
+    """[H, W, 3] uint8: an RGB image's planes, or a grey one's repeated."""
+    if image.mode == "RGB":
+        return np.array(image, np.uint8)  # a writable copy: torch refuses read-only arrays
+    if image.mode == "L":
+        return np.repeat(np.asarray(image, np.uint8)[:, :, None], 3, axis=2)
+    raise ValueError(f"a training crop is L or RGB, not {image.mode}")
 
 
 def worker_seed(seed: int, worker: int) -> str:

@@ -24,7 +24,7 @@ COLUMNS = 8
 
 def draw_sheet(maker: SampleMaker, count: int, columns: int = COLUMNS) -> Image.Image:
     rows = math.ceil(count / columns)
-    sheet = Image.new("L", (columns * TILE, rows * (TILE + CAPTION)), 255)
+    sheet = Image.new("RGB", (columns * TILE, rows * (TILE + CAPTION)), "white")
     draw = ImageDraw.Draw(sheet)
     face = system_face("sans-regular")
     caption = ImageFont.truetype(face[0], 14, index=face[1])
@@ -33,10 +33,10 @@ def draw_sheet(maker: SampleMaker, count: int, columns: int = COLUMNS) -> Image.
         text = maker.text(kind)
         pixels = maker.sample_of(kind, text)[0]
         x, y = (index % columns) * TILE, (index // columns) * (TILE + CAPTION)
-        sheet.paste(Image.fromarray(pixels, "L"), (x, y))
-        draw.text((x + 2, y + TILE + 1), kind, fill=0, font=caption)
+        sheet.paste(Image.fromarray(pixels, "RGB"), (x, y))
+        draw.text((x + 2, y + TILE + 1), kind, fill=(0, 0, 0), font=caption)
         reading = text if len(text) <= 14 else text[:13] + "…"
-        draw.text((x + 2, y + TILE + 17), reading or "(no text)", fill=90, font=caption)
+        draw.text((x + 2, y + TILE + 17), reading or "(no text)", fill=(90, 90, 90), font=caption)
     return sheet
 
 

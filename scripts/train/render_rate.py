@@ -35,12 +35,15 @@ def main() -> None:
     weights = kind_weights(parse_shares(args.shares))
     maker = SampleMaker(FontLibrary(args.font_dir), args.seed, weights)
     for _ in range(WARM_UP):
-        maker.sample()
+        sample = maker.sample()
+    # What one sample puts through the workers' queue (collated into shared memory, then pinned).
+    queued = sum(array.nbytes for array in sample)
     start = time.process_time()
     for _ in range(args.samples):
         maker.sample()
     rate = args.samples / (time.process_time() - start)
     print(f"mix: {rate:.1f} samples/s per worker, {15 * rate:.0f}/s on 15 workers")
+    print(f"queue: {queued:,} bytes a sample, {15 * rate * queued / 1e6:.0f} MB/s on 15 workers")
     if args.per_kind:
         seconds: dict[str, float] = defaultdict(float)
         for kind in KIND_WEIGHTS:

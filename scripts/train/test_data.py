@@ -11,8 +11,9 @@ import pytest
 from PIL import Image
 
 from ocrmodel import spec
+from ocrmodel.colour import at_own_levels, gradient_map, gradient_table, grey_of
 from ocrmodel.eval_sets import evaluation_strings
-from ocrmodel.families import FAMILIES, LEAST_CONTRAST, grey_of, widen
+from ocrmodel.families import FAMILIES, LEAST_CONTRAST, widen
 from ocrmodel.fonts import FontLibrary
 from ocrmodel.manga_styles import scene_for, text_style
 from ocrmodel.scene import render_scene
@@ -23,6 +24,7 @@ from train.data import (
     MAX_CHARACTERS,
     SMALLEST_EM,
     TEXT_SLOTS,
+    UNTINTED_KINDS,
     VOCAB_PATH,
     SampleMaker,
     kind_weights,
@@ -47,7 +49,7 @@ def test_samples_have_the_model_shapes_and_consistent_labels() -> None:
     maker = SampleMaker(LIBRARY, "test")
     for _ in range(40):
         pixels, inputs, targets, cells, labels = maker.sample()
-        assert pixels.shape == (spec.IMAGE_SIZE, spec.IMAGE_SIZE) and pixels.dtype == np.uint8
+        assert pixels.shape == (spec.IMAGE_SIZE, spec.IMAGE_SIZE, 3) and pixels.dtype == np.uint8
         length = int((targets != IGNORE).sum()) - 1
         if length == 0:  # a text-free crop (the `ending` kind): the reading is EOS alone
             assert targets[0] == spec.EOS_ID and not (labels > 0).any()
@@ -148,7 +150,7 @@ def test_families_are_seeded_and_shaped_like_every_sample() -> None:
         for a, b in zip(ours, theirs, strict=True):
             assert a.dtype == b.dtype and np.array_equal(a, b)
         pixels, inputs, targets, cells, labels = ours
-        assert pixels.shape == (spec.IMAGE_SIZE, spec.IMAGE_SIZE) and pixels.dtype == np.uint8
+        assert pixels.shape == (spec.IMAGE_SIZE, spec.IMAGE_SIZE, 3) and pixels.dtype == np.uint8
         assert inputs.shape == targets.shape == (TEXT_SLOTS,) and inputs.dtype == targets.dtype == np.int64
         assert cells.shape == labels.shape == (AUX_CELLS,)
         length = int((targets != IGNORE).sum()) - 1
@@ -207,10 +209,66 @@ def test_grey_of_a_colour_is_pillows_luma(rgb: tuple[int, int, int]) -> None:
 
 
 def test_coloured_text_keeps_a_readable_contrast() -> None:
-    """Tinted fills and coloured text never come closer than LEAST_CONTRAST grey levels."""
+    """Tinted fills and coloured text never come closer than LEAST_CONTRAST grey levels, and the
+    scene's grey levels are those of the colours it maps them back to."""
     for seed in range(300):
         rng = random.Random(seed)
         base = replace(scene_for("balloon", text_style("あい", "balloon", rng, LIBRARY), rng), inverted=seed % 2 == 0)
         scene = widen("colour", base, None, rng)
         behind = scene.box_fill if scene.box_fill >= 0 else scene.page
         assert abs(scene.ink - behind) >= LEAST_CONTRAST or scene.ink in (0, 255), (seed, scene.ink, behind)
+        (ink_level, ink), (fill_level, fill), (page_level, page) = scene.colours
+        assert (ink_level, fill_level, page_level) == (grey_of(ink), grey_of(fill), grey_of(page))
+        assert (scene.ink, scene.paper, scene.page) == (ink_level, fill_level, page_level)
+
+
+def _channels_differ(pixels: np.ndarray) -> bool:
+    return bool((pixels[..., 0] != pixels[..., 1]).any() or (pixels[..., 1] != pixels[..., 2]).any())
+
+
+def test_grey_kinds_give_three_equal_channels() -> None:
+    """Without tinted paper every kind but `colour` is grey: R = G = B in every pixel."""
+    grey = [kind for kind in KIND_WEIGHTS if kind != "colour"]
+    maker = SampleMaker(LIBRARY, "grey", _only(*grey), tint_share=0.0)
+    for _ in range(24):
+        pixels = maker.sample()[0]
+        assert pixels.shape == (spec.IMAGE_SIZE, spec.IMAGE_SIZE, 3) and pixels.dtype == np.uint8
+        assert not _channels_differ(pixels)
+
+
+def test_the_colour_family_and_tinted_paper_give_unequal_channels() -> None:
+    """The colour family is drawn in RGB (a few crops come out white, grey and black by chance),
+    and a grey kind on tinted paper is too; the colour family's colours survive the resize."""
+    colour = SampleMaker(LIBRARY, "colour", _only("colour"))
+    coloured = sum(_channels_differ(colour.sample()[0]) for _ in range(20))
+    assert coloured >= 16, f"{coloured} of 20 colour-family crops in colour"
+    tinted = SampleMaker(LIBRARY, "tinted", _only("balloon", "lowres"), tint_share=1.0)
+    assert all(_channels_differ(tinted.sample()[0]) for _ in range(6))
+    with pytest.raises(ValueError, match="tint share 1.5: allowed 0-1"):
+        SampleMaker(LIBRARY, "tinted", tint_share=1.5)
+
+
+def test_tinted_paper_is_a_share_of_the_grey_kinds() -> None:
+    maker = SampleMaker(LIBRARY, "share", _only("balloon"), tint_share=0.5)
+    tinted = sum(maker.paper_tint("balloon") is not None for _ in range(60))
+    assert all(maker.paper_tint(kind) is None for kind in UNTINTED_KINDS for _ in range(20))
+    assert 15 <= tinted <= 45, f"{tinted} of 60 tinted at a share of 0.5"
+
+
+def test_gradient_map_keeps_each_anchor_exact_and_blends_between() -> None:
+    red, cream = (200, 30, 40), (250, 240, 210)
+    anchors = at_own_levels(red, cream)
+    table = gradient_table(anchors)
+    assert tuple(table[grey_of(red)]) == red and tuple(table[grey_of(cream)]) == cream
+    assert tuple(table[0]) == (0, 0, 0) and tuple(table[255]) == (255, 255, 255)
+    middle = (grey_of(red) + grey_of(cream)) // 2
+    assert all(min(a, b) <= c <= max(a, b) for a, b, c in zip(red, cream, table[middle], strict=True))
+    image = Image.fromarray(np.array([[0, grey_of(red), grey_of(cream), 255]], np.uint8), "L")
+    mapped = np.asarray(gradient_map(image, anchors))
+    assert mapped.shape == (1, 4, 3) and [tuple(p) for p in mapped[0, 1:3]] == [red, cream]
+    duotone = gradient_table(((0, (40, 20, 10)), (255, cream)))
+    assert tuple(duotone[0]) == (40, 20, 10) and tuple(duotone[255]) == cream
+    with pytest.raises(ValueError, match="not RGB"):
+        gradient_map(image.convert("RGB"), anchors)
+    with pytest.raises(ValueError, match="anchor level 300"):
+        gradient_table(((300, red),))

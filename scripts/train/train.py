@@ -58,8 +58,9 @@ def losses(
 ):
     mean = torch.tensor(spec.MEAN, device=pixels.device).view(1, 3, 1, 1)
     std = torch.tensor(spec.STD, device=pixels.device).view(1, 3, 1, 1)
-    grey = pixels.float().div(255.0)[:, None]
-    normalised = (grey - mean) / std
+    # RGB uint8 [B, 224, 224, 3] from the workers and the ring, normalised per channel as the core does.
+    rgb = pixels.permute(0, 3, 1, 2).float().div(255.0)
+    normalised = (rgb - mean) / std
     with torch.autocast("cuda", dtype=torch.bfloat16):
         vision = model.vision(normalised)
         logits = model.decoder(vision, inputs)
@@ -69,6 +70,30 @@ def losses(
     text_loss = F.cross_entropy(scored.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
     aux_loss = F.cross_entropy(aux.float().flatten(0, 1), labels.flatten())
     return text_loss, aux_loss
+
+
+def train_step(
+    model: OcrModel,
+    optimizer: torch.optim.Optimizer,
+    step_losses,
+    fresh: list[torch.Tensor],
+    ring: ReplayRing | None,
+    replayed: int,
+    aux_weight: float,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """One optimizer step on the fresh samples (kept in the ring) and `replayed` drawn from it;
+    returns the two losses and the samples trained on."""
+    batch = fresh
+    if ring is not None:
+        ring.add(fresh)
+        batch = [torch.cat(pair) for pair in zip(fresh, ring.draw(replayed), strict=True)]
+    text_loss, aux_loss = step_losses(model, *batch)
+    loss = text_loss + aux_weight * aux_loss
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return text_loss, aux_loss, batch[0].shape[0]
 
 
 def main() -> None:
@@ -205,18 +230,10 @@ def main() -> None:
             group["lr"] = lr
         batch = [t.to(device, non_blocking=True) for t in (pixels, inputs, targets, cells, labels)]
         drawn[batch[1].flatten()] = True
-        if ring is not None:
-            ring.add(batch)
-            batch = [torch.cat(pair) for pair in zip(batch, ring.draw(replayed), strict=True)]
-        text_loss, aux_loss = step_losses(model, *batch)
-        loss = text_loss + args.aux_weight * aux_loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        text_loss, aux_loss, trained = train_step(model, optimizer, step_losses, batch, ring, replayed, args.aux_weight)
         if averaged is not None and total and schedule.joins_mean(step, total):
             averaged.update_parameters(model)
-        window_samples += batch[0].shape[0]
+        window_samples += trained
         if step % 100 == 0:
             now = time.time()
             entry = {

@@ -1,19 +1,29 @@
-// GpuTokenChooser against the core's TokenChooser: independent sequences (one workgroup
+// A GPU token chooser against its CPU twin, step by step. rule=built-in (the default):
+// GpuTokenChooser against the core's TokenChooser, independent sequences (one workgroup
 // each per dispatch), every step's logits made from the CPU's own sequence so far
 // (logits.mjs), written to one GPU buffer and chosen on both; every `readEvery` steps one
 // readback of the GPU's ids, which must equal the CPU's step for step, a CPU error
-// (no candidate) being GpuTokenChooser.NO_CANDIDATE from that step on. Posts the counts to
+// (no candidate) being GpuTokenChooser.NO_CANDIDATE from that step on. rule=generation: an
+// imported model's rule, GpuGenerationChooser against GenerationChooser, one chooser per
+// sequence under penalties 1, 1.1 and 1.3, n-gram sizes 0, 2 and 3, several EOS ids and
+// vocabularies that do not fill the workgroup (generation.mjs). Posts the counts to
 // /benchmark-result, or the first difference to /benchmark-error.
 //
-// Query: sequences (default 96) and steps (default 128) per sequence; seed (default 1).
+// Query: rule (built-in or generation); sequences (default 96, generation 9) and steps
+// (default 128, generation 256) per sequence; readEvery (default 64, generation 32: steps per
+// readback, 1..=64); seed (default 1).
 import init, * as core from "../../pkg/ocr_bench_core.js";
 import { createDevice, describeAdapter, requestGpuAdapter } from "../../browser/gpu.js";
 import { loadOrt } from "../../browser/ort.js";
+import { checkGeneration } from "./generation.mjs";
 import { createLogitMaker, createRandom } from "./logits.mjs";
 import { standalonePage } from "../standalone-page.mjs";
 
 const SEED_VOCABULARY = 14630;
-const MIN_VECTORS = 10000;
+const RULES = {
+	"built-in": { sequences: 96, steps: 128, readEvery: 64, minVectors: 10000 },
+	generation: { sequences: 9, steps: 256, readEvery: 32, minVectors: 2000 },
+};
 const { runId, log, report, run: runPage } = standalonePage("gpu-choose");
 const wholeParameter = (query, name, fallback, min, max) => {
 	const text = query.get(name);
@@ -26,10 +36,14 @@ const wholeParameter = (query, name, fallback, min, max) => {
 async function run() {
 	await init();
 	const query = new URLSearchParams(location.search);
-	const sequences = wholeParameter(query, "sequences", 96, 1, 4096);
-	const steps = wholeParameter(query, "steps", 128, 1, 1024);
+	const rule = query.get("rule") ?? "built-in";
+	if (!Object.hasOwn(RULES, rule)) throw new Error(`rule=${rule}: allowed ${Object.keys(RULES).join(", ")}`);
+	const defaults = RULES[rule];
+	const sequences = wholeParameter(query, "sequences", defaults.sequences, 1, 4096);
+	const steps = wholeParameter(query, "steps", defaults.steps, 1, 1024);
 	const seed = wholeParameter(query, "seed", 1, 0, 2 ** 32 - 1);
-	const readEvery = 64;
+	const readEvery = wholeParameter(query, "readEvery", defaults.readEvery, 1, 64);
+	if (rule === "generation") return runGeneration({ sequences, steps, seed, readEvery, minVectors: defaults.minVectors });
 
 	const charset = await (await fetch("../../models/vocab.json")).json();
 	const vocabulary = new core.Vocabulary(charset);
@@ -143,10 +157,12 @@ async function run() {
 	gpu.destroy();
 	logitsBuffer.destroy();
 
-	if (compared < MIN_VECTORS) throw new Error(`only ${compared} vectors were compared; the test wants at least ${MIN_VECTORS} (raise sequences or steps)`);
+	const { minVectors } = defaults;
+	if (compared < minVectors) throw new Error(`only ${compared} vectors were compared; the test wants at least ${minVectors} (raise sequences or steps)`);
 	const result = {
 		runId,
 		page: "tests/gpu-choose",
+		rule,
 		environment: { userAgent: navigator.userAgent, adapter: describeAdapter(adapter) },
 		seed,
 		sequences,
@@ -162,6 +178,36 @@ async function run() {
 		wallMs: performance.now() - started,
 	};
 	log(`gpu-choose: ${compared} logit vectors in ${sequences} sequences of ${steps} steps, every choice identical (${blockedSteps} steps with a blocked id, ${noCandidate} without a candidate); ${(result.wallMs / 1000).toFixed(1)} s`);
+	log(`SUITE_RESULT ${JSON.stringify(result)}`);
+	await report(result);
+}
+
+/** rule=generation: generation.mjs's check on the page's device, reported as the built-in rule's. */
+async function runGeneration({ sequences, steps, seed, readEvery, minVectors }) {
+	await loadOrt(core.ortDistFolder(core.parseConfig("")));
+	const adapter = await requestGpuAdapter();
+	const device = await createDevice(adapter);
+	const started = performance.now();
+	const figures = await checkGeneration({ device, sequences, steps, seed, readEvery, log });
+	const { compared, eosSteps, banDecidedSteps, penaltyDecidedSteps } = figures;
+	if (compared < minVectors) throw new Error(`only ${compared} vectors were compared; the test wants at least ${minVectors} (raise sequences or steps)`);
+	// Each part of the rule decided some step, or the run did not test it.
+	for (const [name, count] of Object.entries({ eosSteps, banDecidedSteps, penaltyDecidedSteps })) {
+		if (count === 0) throw new Error(`${name} is 0 in ${compared} steps: the logits never let that part of the rule decide (raise sequences or steps)`);
+	}
+	const result = {
+		runId,
+		page: "tests/gpu-choose",
+		rule: "generation",
+		environment: { userAgent: navigator.userAgent, adapter: describeAdapter(adapter) },
+		seed,
+		sequences,
+		steps,
+		identical: true,
+		...figures,
+		wallMs: performance.now() - started,
+	};
+	log(`gpu-choose rule=generation: ${compared} logit vectors in ${sequences} sequences of ${steps} steps, every choice identical (${banDecidedSteps} steps decided by the n-gram ban, ${penaltyDecidedSteps} by the penalty, ${eosSteps} EOS, ${figures.noCandidateSteps} without a candidate); ${(result.wallMs / 1000).toFixed(1)} s`);
 	log(`SUITE_RESULT ${JSON.stringify(result)}`);
 	await report(result);
 }

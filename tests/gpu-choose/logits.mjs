@@ -3,7 +3,8 @@
 // unseen ids, among seen ones, and between a seen id's penalised score and an unseen raw
 // one, exact and one float32 step apart), NaN (at index 0 too), ±Infinity, ±0, subnormals,
 // all-negative vectors, runs of one id long enough for the 12-in-a-row block, and steps
-// with no candidate at all.
+// with no candidate at all. A rule of another penalty (the generation rule's float32 one) passes
+// its own `penalised` and may add scenarios of its own (generation.mjs).
 
 /** mulberry32: a small seeded generator, so a failure can be replayed from its seed. */
 export function createRandom(seed) {
@@ -36,7 +37,7 @@ function nextFloat32(value, direction) {
 }
 
 /** The core's penalty in doubles, as choose.rs applies it to a seen id. */
-const penalised = (raw) => (raw < 0 ? raw * 1.2 : raw / 1.2);
+const seedPenalised = (raw) => (raw < 0 ? raw * 1.2 : raw / 1.2);
 
 /**
  * size: the vocabulary's ids; nonContent: some ids the run block never applies to. Returns
@@ -44,8 +45,11 @@ const penalised = (raw) => (raw < 0 ? raw * 1.2 : raw / 1.2);
  * `size`) from the sequence so far: state.seen (ids in the sequence, BOS first),
  * state.tokens (the ids decoded) and state.streak (repeat steps still to come, kept here).
  * It returns the scenario's name.
+ *
+ * options.penalised: a seen id's score under the rule's penalty (default the seed's);
+ * options.extra: more scenarios, `{ name: [weight, (v, state, random) => void] }`.
  */
-export function createLogitMaker(size, nonContent) {
+export function createLogitMaker(size, nonContent, { penalised = seedPenalised, extra = {} } = {}) {
 	// A pool of plain scores; each vector starts from a random window of it.
 	const random0 = createRandom(12345);
 	const pool = new Float32Array(size * 8);
@@ -123,6 +127,10 @@ export function createLogitMaker(size, nonContent) {
 		},
 	};
 	const weights = [["plain", 20], ["repeat", 3], ["repeatFreely", 4], ["ties", 10], ["nearPenalty", 14], ["nans", 6], ["infinities", 5], ["sparse", 4], ["negative", 4], ["extremes", 5], ["none", 0.15]];
+	for (const [name, [weight, scenario]] of Object.entries(extra)) {
+		scenarios[name] = scenario;
+		weights.push([name, weight]);
+	}
 	const total = weights.reduce((sum, [, weight]) => sum + weight, 0);
 
 	return function fill(target, state, random) {

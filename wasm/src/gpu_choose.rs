@@ -1,4 +1,4 @@
-//! `GpuTokenChooser` for JavaScript: the seed's token choice as a compute shader on the
+//! `GpuTokenChooser` (and `GpuGenerationChooser`, below, an imported model's rule) for JavaScript: the seed's token choice as a compute shader on the
 //! `GPUDevice` the page hands to onnxruntime-web, reading the decoder's logits where they
 //! are (the `gpu-buffer` output) and writing the chosen id where the next step reads its
 //! `token_ids`. The sequence (ids seen, the run) stays on the GPU; one readback returns the
@@ -13,11 +13,14 @@ use web_sys::{
 };
 
 use crate::{from_js, into_error, VocabularyJs};
+use ocr_bench_core::gpu_choose::generation::{GenerationLayout, INPUT_IDS_BYTES};
 use ocr_bench_core::gpu_choose::layout::{
     check_read, GpuChooserOptions, Layout, NO_CANDIDATE, RECORD_WORDS,
 };
+use ocr_bench_core::manifest::Generation;
 
 const SHADER: &str = include_str!("choose.wgsl");
+const GENERATION_SHADER: &str = include_str!("generation_choose.wgsl");
 
 #[wasm_bindgen(typescript_custom_section)]
 const GPU_CHOOSER_TYPES: &'static str = r#"
@@ -73,37 +76,13 @@ impl GpuTokenChooser {
             &["bos", "maxRun", "sequences"],
         )?;
         let layout = Layout::new(&vocabulary.inner, options)?;
-        device.push_error_scope(GpuErrorFilter::Validation);
-        let chooser = Self::build(device.clone(), layout);
-        let scope = device.pop_error_scope();
-        Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let error =
-                wasm_bindgen_futures::JsFuture::from(Promise::from(JsValue::from(scope))).await?;
-            let chooser = chooser?;
-            if !error.is_null() && !error.is_undefined() {
-                chooser.destroy();
-                let message = js_sys::Reflect::get(&error, &"message".into())?
-                    .as_string()
-                    .unwrap_or_default();
-                return Err(into_error(format!(
-                    "GpuTokenChooser: the device refused the chooser's shader or buffers: {message}"
-                ))
-                .into());
-            }
-            Ok(chooser.into())
+        Ok(validated(device.clone(), "GpuTokenChooser", move || {
+            Self::build(device, layout)
         }))
     }
 
     fn build(device: GpuDevice, layout: Layout) -> Result<Self, JsValue> {
-        let module = device.create_shader_module(&GpuShaderModuleDescriptor::new(SHADER));
-        let stage = GpuProgrammableStage::new(&module);
-        stage.set_entry_point("choose");
-        let pipeline = device.create_compute_pipeline(
-            &GpuComputePipelineDescriptor::new_with_gpu_auto_layout_mode(
-                GpuAutoLayoutMode::Auto,
-                &stage,
-            ),
-        );
+        let pipeline = choose_pipeline(&device, SHADER);
         use gpu_buffer_usage::{COPY_DST, COPY_SRC, STORAGE, UNIFORM};
         let n = layout.sequences as usize;
         let words = layout.words as usize;
@@ -162,25 +141,19 @@ impl GpuTokenChooser {
             }
             .into());
         }
-        let entries = [
-            GpuBindGroupEntry::new_with_gpu_buffer(0, logits),
-            GpuBindGroupEntry::new_with_gpu_buffer(1, &self.content),
-            GpuBindGroupEntry::new_with_gpu_buffer(2, &self.seen),
-            GpuBindGroupEntry::new_with_gpu_buffer(3, &self.records),
-            GpuBindGroupEntry::new_with_gpu_buffer(4, &self.tokens),
-            GpuBindGroupEntry::new_with_gpu_buffer(5, &self.params),
-        ];
-        let bind_group = self.device.create_bind_group(&GpuBindGroupDescriptor::new(
-            &entries,
-            &self.pipeline.get_bind_group_layout(0),
-        ));
-        let encoder = self.device.create_command_encoder();
-        let pass = encoder.begin_compute_pass();
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, Some(&bind_group));
-        pass.dispatch_workgroups(self.layout.sequences);
-        pass.end();
-        self.device.queue().submit(&[encoder.finish()]);
+        dispatch(
+            &self.device,
+            &self.pipeline,
+            &[
+                logits,
+                &self.content,
+                &self.seen,
+                &self.records,
+                &self.tokens,
+                &self.params,
+            ],
+            self.layout.sequences,
+        );
         self.steps += 1;
         Ok(())
     }
@@ -212,39 +185,11 @@ impl GpuTokenChooser {
         // Checked before anything is queued (the records are the expected shape here).
         check_read(self.steps, k)?;
         let bytes = self.layout.sequences as usize * RECORD_WORDS * 4;
-        let staging = buffer(
-            &self.device,
-            "gpu-choose readback",
-            bytes,
-            gpu_buffer_usage::MAP_READ | gpu_buffer_usage::COPY_DST,
-        )
-        .map_err(js_error)?;
-        let encoder = self.device.create_command_encoder();
-        encoder
-            .copy_buffer_to_buffer_with_u32_and_u32_and_u32(
-                &self.records,
-                0,
-                &staging,
-                0,
-                bytes as u32,
-            )
-            .map_err(js_error)?;
-        self.device.queue().submit(&[encoder.finish()]);
         let layout = self.layout.clone();
         let steps = self.steps;
-        let mapped = staging.map_async(gpu_map_mode::READ);
-        Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let result = async {
-                wasm_bindgen_futures::JsFuture::from(Promise::from(JsValue::from(mapped))).await?;
-                let words = Uint32Array::new(&staging.get_mapped_range()?.into()).to_vec();
-                staging.unmap();
-                let ids = layout.last_chosen(&words, steps, k).map_err(into_error)?;
-                Ok::<JsValue, JsValue>(Int32Array::from(ids.as_slice()).into())
-            }
-            .await;
-            staging.destroy();
-            result
-        }))
+        read_records(&self.device, &self.records, bytes, move |words| {
+            layout.last_chosen(words, steps, k)
+        })
     }
 
     /// Gives the chooser's GPU buffers back (the logits and the device are the caller's).
@@ -259,6 +204,298 @@ impl GpuTokenChooser {
             buffer.destroy();
         }
     }
+}
+
+/// An imported model's token rule (the core's `GenerationChooser`: greedy under
+/// `repetition_penalty` and `no_repeat_ngram_size`) as a compute shader on the page's device:
+/// it reads the decoder's logits where they are and writes the chosen id as the next step's
+/// int64 `input_ids`. The decoder's input ids stay on the GPU; one readback returns the last
+/// `k` choices.
+#[wasm_bindgen(js_name = GpuGenerationChooser)]
+pub struct GpuGenerationChooser {
+    device: GpuDevice,
+    pipeline: GpuComputePipeline,
+    layout: GenerationLayout,
+    seen: GpuBuffer,
+    banned: GpuBuffer,
+    record: GpuBuffer,
+    ids: GpuBuffer,
+    input_ids: GpuBuffer,
+    params: GpuBuffer,
+    /// Dispatches since the last reset.
+    steps: u64,
+}
+
+#[wasm_bindgen(js_class = GpuGenerationChooser)]
+impl GpuGenerationChooser {
+    /// A chooser on `device` for logits of `vocabulary` ids under `generation` (the
+    /// manifest's `encoderDecoder.generation`), making at most `max_tokens` choices per
+    /// sequence (the run's maxTokens). Resolves once the shader compiled; a WebGPU
+    /// validation error rejects with its message.
+    #[wasm_bindgen(unchecked_return_type = "Promise<GpuGenerationChooser>")]
+    pub fn create(
+        device: GpuDevice,
+        vocabulary: usize,
+        #[wasm_bindgen(unchecked_param_type = "ManifestGeneration")] generation: JsValue,
+        #[wasm_bindgen(js_name = maxTokens)] max_tokens: u32,
+    ) -> Result<Promise, JsError> {
+        let generation: Generation = serde_wasm_bindgen::from_value(generation)
+            .map_err(|e| into_error(format!("GpuGenerationChooser generation: {e}")))?;
+        let layout = GenerationLayout::new(vocabulary, (&generation).into(), max_tokens)?;
+        Ok(validated(
+            device.clone(),
+            "GpuGenerationChooser",
+            move || Self::build(device, layout),
+        ))
+    }
+
+    fn build(device: GpuDevice, layout: GenerationLayout) -> Result<Self, JsValue> {
+        let pipeline = choose_pipeline(&device, GENERATION_SHADER);
+        use gpu_buffer_usage::{COPY_DST, COPY_SRC, STORAGE, UNIFORM};
+        let words = layout.words as usize * 4;
+        let chooser = Self {
+            seen: buffer(&device, "gpu-generation seen", words, STORAGE | COPY_DST)?,
+            banned: buffer(&device, "gpu-generation banned", words, STORAGE | COPY_DST)?,
+            record: buffer(
+                &device,
+                "gpu-generation record",
+                RECORD_WORDS * 4,
+                STORAGE | COPY_SRC | COPY_DST,
+            )?,
+            ids: buffer(
+                &device,
+                "gpu-generation input ids so far",
+                (layout.max_tokens as usize + 1) * 4,
+                STORAGE | COPY_DST,
+            )?,
+            input_ids: buffer(
+                &device,
+                "gpu-generation input_ids",
+                INPUT_IDS_BYTES,
+                STORAGE | COPY_SRC | COPY_DST,
+            )?,
+            params: buffer(&device, "gpu-generation params", 16, UNIFORM | COPY_DST)?,
+            device,
+            pipeline,
+            layout,
+            steps: 0,
+        };
+        write_words(&chooser.device, &chooser.params, &chooser.layout.params())?;
+        let mut chooser = chooser;
+        chooser.reset()?;
+        Ok(chooser)
+    }
+
+    /// Starts the sequence again: its input ids are the decoder start only. Queued, so it
+    /// applies to the dispatches after it.
+    pub fn reset(&mut self) -> Result<(), JsValue> {
+        let layout = &self.layout;
+        write_words(&self.device, &self.seen, &layout.initial_seen())?;
+        write_words(&self.device, &self.banned, &layout.initial_banned())?;
+        write_words(&self.device, &self.record, &layout.initial_record())?;
+        write_words(&self.device, &self.ids, &layout.initial_ids())?;
+        self.steps = 0;
+        Ok(())
+    }
+
+    /// Queues one choice from `logits` (a vocabulary of float32, as the decoder's gpu-buffer
+    /// output holds them) and appends it to the input ids. The id lands in `inputIdsBuffer`;
+    /// nothing is read back.
+    pub fn choose(&mut self, logits: &GpuBuffer) -> Result<(), JsError> {
+        let needed = self.layout.logits_bytes();
+        if logits.size() < needed as f64 {
+            return Err(ocr_bench_core::CoreError::LogitsLength {
+                expected: needed as usize / 4,
+                actual: (logits.size() / 4.0) as usize,
+            }
+            .into());
+        }
+        self.layout.check_choose(self.steps)?;
+        dispatch(
+            &self.device,
+            &self.pipeline,
+            &[
+                logits,
+                &self.seen,
+                &self.banned,
+                &self.record,
+                &self.ids,
+                &self.input_ids,
+                &self.params,
+            ],
+            1,
+        );
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// The chosen id as int64 `[1, 1]` (two words, -1 where the step had no candidate):
+    /// the next decoder step's `input_ids`.
+    #[wasm_bindgen(getter, js_name = inputIdsBuffer)]
+    pub fn input_ids_buffer(&self) -> GpuBuffer {
+        self.input_ids.clone()
+    }
+
+    /// Choices queued since the last reset.
+    #[wasm_bindgen(getter)]
+    pub fn steps(&self) -> f64 {
+        self.steps as f64
+    }
+
+    /// What an id read back is where its step had no candidate (every score NaN or
+    /// -Infinity or banned): the CPU chooser's error, as a value.
+    #[wasm_bindgen(getter = NO_CANDIDATE)]
+    pub fn no_candidate() -> i32 {
+        NO_CANDIDATE
+    }
+
+    /// The last `k` choices, oldest first, with one `mapAsync`; `NO_CANDIDATE` marks a step
+    /// without a candidate (and the steps after it until a reset). `k` is 1..=64 and at most
+    /// the choices since the reset.
+    #[wasm_bindgen(js_name = readChosen, unchecked_return_type = "Promise<Int32Array>")]
+    pub fn read_chosen(&self, k: u32) -> Result<Promise, JsError> {
+        check_read(self.steps, k)?;
+        let layout = self.layout.clone();
+        let steps = self.steps;
+        read_records(&self.device, &self.record, RECORD_WORDS * 4, move |words| {
+            layout.last_chosen(words, steps, k)
+        })
+    }
+
+    /// Gives the chooser's GPU buffers back (the logits and the device are the caller's).
+    pub fn destroy(&self) {
+        for buffer in [
+            &self.seen,
+            &self.banned,
+            &self.record,
+            &self.ids,
+            &self.input_ids,
+            &self.params,
+        ] {
+            buffer.destroy();
+        }
+    }
+}
+
+/// Builds a chooser inside a validation error scope: resolves to it once the shader compiled,
+/// or rejects with the device's message (its buffers given back).
+fn validated<T: Into<JsValue> + 'static>(
+    device: GpuDevice,
+    what: &'static str,
+    build: impl FnOnce() -> Result<T, JsValue>,
+) -> Promise
+where
+    T: Destroy,
+{
+    device.push_error_scope(GpuErrorFilter::Validation);
+    let chooser = build();
+    let scope = device.pop_error_scope();
+    wasm_bindgen_futures::future_to_promise(async move {
+        let error =
+            wasm_bindgen_futures::JsFuture::from(Promise::from(JsValue::from(scope))).await?;
+        let chooser = chooser?;
+        if !error.is_null() && !error.is_undefined() {
+            chooser.destroy();
+            let message = js_sys::Reflect::get(&error, &"message".into())?
+                .as_string()
+                .unwrap_or_default();
+            return Err(into_error(format!(
+                "{what}: the device refused the chooser's shader or buffers: {message}"
+            ))
+            .into());
+        }
+        Ok(chooser.into())
+    })
+}
+
+/// What a chooser that failed validation gives back.
+trait Destroy {
+    fn destroy(&self);
+}
+
+impl Destroy for GpuTokenChooser {
+    fn destroy(&self) {
+        GpuTokenChooser::destroy(self);
+    }
+}
+
+impl Destroy for GpuGenerationChooser {
+    fn destroy(&self) {
+        GpuGenerationChooser::destroy(self);
+    }
+}
+
+/// A compute pipeline of `source`'s `choose` entry point, its bind group laid out by the shader.
+fn choose_pipeline(device: &GpuDevice, source: &str) -> GpuComputePipeline {
+    let module = device.create_shader_module(&GpuShaderModuleDescriptor::new(source));
+    let stage = GpuProgrammableStage::new(&module);
+    stage.set_entry_point("choose");
+    device.create_compute_pipeline(
+        &GpuComputePipelineDescriptor::new_with_gpu_auto_layout_mode(
+            GpuAutoLayoutMode::Auto,
+            &stage,
+        ),
+    )
+}
+
+/// One dispatch of `pipeline` over `buffers` (bindings 0, 1, … in order), `groups` workgroups.
+fn dispatch(
+    device: &GpuDevice,
+    pipeline: &GpuComputePipeline,
+    buffers: &[&GpuBuffer],
+    groups: u32,
+) {
+    let entries: Vec<GpuBindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(binding, buffer)| GpuBindGroupEntry::new_with_gpu_buffer(binding as u32, buffer))
+        .collect();
+    let bind_group = device.create_bind_group(&GpuBindGroupDescriptor::new(
+        &entries,
+        &pipeline.get_bind_group_layout(0),
+    ));
+    let encoder = device.create_command_encoder();
+    let pass = encoder.begin_compute_pass();
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, Some(&bind_group));
+    pass.dispatch_workgroups(groups);
+    pass.end();
+    device.queue().submit(&[encoder.finish()]);
+}
+
+/// Copies `bytes` of `records` to a staging buffer, maps it once and resolves to the ids
+/// `ids_of` finds in the words.
+fn read_records(
+    device: &GpuDevice,
+    records: &GpuBuffer,
+    bytes: usize,
+    ids_of: impl FnOnce(&[u32]) -> ocr_bench_core::error::Result<Vec<i32>> + 'static,
+) -> Result<Promise, JsError> {
+    let staging = buffer(
+        device,
+        "gpu-choose readback",
+        bytes,
+        gpu_buffer_usage::MAP_READ | gpu_buffer_usage::COPY_DST,
+    )
+    .map_err(js_error)?;
+    let encoder = device.create_command_encoder();
+    encoder
+        .copy_buffer_to_buffer_with_u32_and_u32_and_u32(records, 0, &staging, 0, bytes as u32)
+        .map_err(js_error)?;
+    device.queue().submit(&[encoder.finish()]);
+    let mapped = staging.map_async(gpu_map_mode::READ);
+    Ok(wasm_bindgen_futures::future_to_promise(async move {
+        let result = async {
+            wasm_bindgen_futures::JsFuture::from(Promise::from(JsValue::from(mapped))).await?;
+            let words = Uint32Array::new(&staging.get_mapped_range()?.into()).to_vec();
+            staging.unmap();
+            let ids = ids_of(&words).map_err(into_error)?;
+            Ok::<JsValue, JsValue>(Int32Array::from(ids.as_slice()).into())
+        }
+        .await;
+        staging.destroy();
+        result
+    }))
 }
 
 fn js_error(value: JsValue) -> JsError {

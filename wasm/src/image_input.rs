@@ -3,6 +3,9 @@
 //! (`createImageBitmap` with no premultiplication and no colour conversion, a 1:1 `drawImage`
 //! onto an `OffscreenCanvas`, `getImageData`), then the core's preprocess.
 //!
+//! `vitImageTensor(file, processor)` decodes the same way for an imported model's ViT image
+//! processor.
+//!
 //! Why WASM for PNG: the browser's path decodes, uploads the bitmap to a canvas and reads it
 //! back whole; in Firefox that was 2-7× the seed's whole path (which reads back only 224×224).
 
@@ -14,8 +17,9 @@ use web_sys::{
     OffscreenCanvasRenderingContext2d, PremultiplyAlpha, Window, WorkerGlobalScope,
 };
 
-use crate::{into_error, JsRgba, PREPROCESSOR};
+use crate::{into_error, JsRgba, VitImageProcessorJs, PREPROCESSOR};
 use ocr_bench_core::image_input::png_decode::{decode_png, PngDecode};
+use ocr_bench_core::preprocess::RgbaSource;
 
 /// An image file (a fetched response's `blob()`) → the 150528 floats of `pixel_values`. A
 /// failure's message is the reason alone, for the caller to say which case and file:
@@ -42,6 +46,37 @@ pub async fn image_tensor(file: Blob) -> Result<Float32Array, JsError> {
             })
         }
     }
+}
+
+/// An image file → an imported model's `pixel_values` by its ViT image processor: decoded as
+/// [`image_tensor`] decodes it (in WASM where that is the browser's decode bit for bit), then
+/// `processor`'s resize, rescale and normalisation. Rejects with the reason alone, as
+/// `imageTensor` does.
+#[wasm_bindgen(js_name = vitImageTensor)]
+pub async fn vit_image_tensor(
+    file: Blob,
+    processor: &VitImageProcessorJs,
+) -> Result<Float32Array, JsError> {
+    let buffer = JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|e| into_error(format!("could not be read ({})", describe(&e))))?;
+    let bytes = Uint8Array::new(&buffer.unchecked_into::<ArrayBuffer>()).to_vec();
+    let (rgba, width, height) = match decode_png(&bytes) {
+        PngDecode::Decoded(png) => {
+            let mut rgba = vec![0; png.byte_len()];
+            png.copy_band(0, &mut rgba);
+            (rgba, png.width, png.height)
+        }
+        PngDecode::Browser(_) => {
+            let (rgba, width, height) = browser_rgba(&file).await?;
+            (rgba.to_vec(), width, height)
+        }
+    };
+    processor
+        .inner
+        .pixel_values(&rgba, width, height)
+        .map(|values| Float32Array::from(&values[..]))
+        .map_err(preprocess_error)
 }
 
 fn preprocess_error(err: ocr_bench_core::CoreError) -> JsError {

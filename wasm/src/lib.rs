@@ -248,9 +248,8 @@ pub fn preprocess_js(
 }
 
 /// Hugging Face's ViT-family image processor (`ViTImageProcessor`, `DeiTImageProcessor`), read
-/// from an export folder's `preprocessor_config.json`. No page path calls it yet: the imported
-/// `VisionEncoderDecoder` path of issue 52 (`ocr-bench import`) will feed its `pixelValues` to
-/// the encoder's `pixel_values`.
+/// from an export folder's `preprocessor_config.json`: an imported encoder-decoder model's
+/// `pixel_values` (`vitImageTensor` in `image_input.rs` feeds it the decoded image).
 #[wasm_bindgen(js_name = VitImageProcessor)]
 pub struct VitImageProcessorJs {
     inner: ocr_bench_core::vit_processor::VitSettings,
@@ -387,6 +386,49 @@ impl TokenChooserJs {
 
     /// The next token: greedy with the seed's penalty and repetition block.
     pub fn choose(&self, logits: &[f32]) -> Result<u32, JsError> {
+        Ok(self.inner.choose(logits)?)
+    }
+}
+
+/// An imported encoder-decoder model's token choice: greedy under its
+/// `encoderDecoder.generation` (repetition penalty, n-gram ban), as transformers' `generate()`
+/// (`crate/src/generation_choose.rs`). The built-in model's rule is `TokenChooser`'s.
+#[wasm_bindgen(js_name = GenerationChooser)]
+pub struct GenerationChooserJs {
+    inner: ocr_bench_core::generation_choose::GenerationChooser,
+}
+
+#[wasm_bindgen(js_class = GenerationChooser)]
+impl GenerationChooserJs {
+    /// `vocabulary`: the logits per step (capability.vocabulary); `generation`: the manifest's
+    /// `encoderDecoder.generation`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        vocabulary: usize,
+        #[wasm_bindgen(unchecked_param_type = "ManifestGeneration")] generation: JsValue,
+    ) -> Result<GenerationChooserJs, JsError> {
+        let generation: manifest::Generation = serde_wasm_bindgen::from_value(generation)
+            .map_err(|e| into_error(format!("GenerationChooser generation: {e}")))?;
+        Ok(Self {
+            inner: ocr_bench_core::generation_choose::GenerationChooser::new(
+                vocabulary,
+                (&generation).into(),
+            )?,
+        })
+    }
+
+    /// Starts a new sequence (the decoder start only).
+    pub fn reset(&mut self) {
+        self.inner.reset();
+    }
+
+    /// Appends a decoded token to the decoder's input ids.
+    pub fn push(&mut self, id: f64) -> Result<(), JsError> {
+        Ok(self.inner.push(id_from_number("push: id", id)?)?)
+    }
+
+    /// The next token under the rule.
+    pub fn choose(&mut self, logits: &[f32]) -> Result<u32, JsError> {
         Ok(self.inner.choose(logits)?)
     }
 }

@@ -16,7 +16,7 @@ pub const HISTORY: usize = 64;
 /// Words of one sequence's record: the header, then the ring.
 pub const RECORD_WORDS: usize = HEADER_WORDS + HISTORY;
 /// The shader's "no id yet" for the last id.
-const NO_ID: u32 = u32::MAX;
+pub(crate) const NO_ID: u32 = u32::MAX;
 /// What a step with no candidate writes instead of an id (`choose.wgsl`'s NO_CANDIDATE).
 pub const NO_CANDIDATE: i32 = -1;
 /// Independent sequences one chooser may hold: one workgroup each per dispatch.
@@ -126,32 +126,39 @@ impl Layout {
     /// the records as read back after `steps` choices since the start. An id is
     /// [`NO_CANDIDATE`] where that step had none (and every step after it, until a reset).
     pub fn last_chosen(&self, records: &[u32], steps: u64, k: u32) -> Result<Vec<i32>> {
-        check_read(steps, k)?;
-        let expected = self.sequences as usize * RECORD_WORDS;
-        if records.len() != expected {
+        last_chosen(records, self.sequences, steps, k)
+    }
+}
+
+/// The last `k` ids chosen in each of `sequences` records (both shaders write the same
+/// record), oldest first, sequence after sequence, as read back after `steps` choices since
+/// the start; [`NO_CANDIDATE`] where a step had none (and every step after it, until a reset).
+pub fn last_chosen(records: &[u32], sequences: u32, steps: u64, k: u32) -> Result<Vec<i32>> {
+    check_read(steps, k)?;
+    let expected = sequences as usize * RECORD_WORDS;
+    if records.len() != expected {
+        return Err(CoreError::InvalidChooserOption {
+            option: "records",
+            value: records.len().to_string(),
+            allowed: "one record of 68 words per sequence",
+        });
+    }
+    let mut ids = Vec::with_capacity(sequences as usize * k as usize);
+    for record in records.chunks_exact(RECORD_WORDS) {
+        let count = u64::from(record[2]);
+        if count != steps {
             return Err(CoreError::InvalidChooserOption {
                 option: "records",
-                value: records.len().to_string(),
-                allowed: "one record of 68 words per sequence",
+                value: format!("a count of {count}"),
+                allowed: "the number of steps dispatched since the reset",
             });
         }
-        let mut ids = Vec::with_capacity(self.sequences as usize * k as usize);
-        for record in records.chunks_exact(RECORD_WORDS) {
-            let count = u64::from(record[2]);
-            if count != steps {
-                return Err(CoreError::InvalidChooserOption {
-                    option: "records",
-                    value: format!("a count of {count}"),
-                    allowed: "the number of steps dispatched since the reset",
-                });
-            }
-            for step in count - u64::from(k)..count {
-                let slot = HEADER_WORDS + (step % HISTORY as u64) as usize;
-                ids.push(record[slot] as i32);
-            }
+        for step in count - u64::from(k)..count {
+            let slot = HEADER_WORDS + (step % HISTORY as u64) as usize;
+            ids.push(record[slot] as i32);
         }
-        Ok(ids)
     }
+    Ok(ids)
 }
 
 /// Whether `k` choices can be read back after `steps` since the reset: 1..=64, and no more

@@ -9,7 +9,7 @@ use ocr_bench_core::record::{CaseResult, DispatchMedians, PageSummary};
 use ocr_bench_core::{parse_query, Config};
 
 use super::InputError;
-use crate::other_page::OtherFigures;
+use crate::other_page::{OtherCase, OtherFigures};
 use crate::record::{self, Record};
 use crate::runs::{self, Run};
 
@@ -77,6 +77,27 @@ impl FirstToken {
             first_case_ms: first.map(|c| c.total_ms),
         }
     }
+
+    /// The same figures from another page's cases, split the same way (the first case apart);
+    /// a figure the page did not post stays absent.
+    fn of_other(figures: &OtherFigures) -> Self {
+        let (first, steady) = match figures.cases.split_first() {
+            Some((first, steady)) => (Some(first), steady),
+            None => (None, &[][..]),
+        };
+        let p50 = |figure: fn(&OtherCase) -> Option<f64>| {
+            let values: Option<Vec<f64>> = steady.iter().map(figure).collect();
+            values.and_then(|v| latency_stats(&v)).map(|s| s.p50_ms)
+        };
+        Self {
+            ttft_p50_ms: p50(|c| c.time_to_first_token_ms),
+            vision_p50_ms: p50(|c| c.vision_ms),
+            prefill_p50_ms: p50(|c| c.prefill_ms),
+            case_p50_ms: p50(|c| c.total_ms),
+            first_case_ttft_ms: first.and_then(|c| c.time_to_first_token_ms),
+            first_case_ms: first.and_then(|c| c.total_ms),
+        }
+    }
 }
 
 /// A record made before the probe named its steps per readback stored, for `sync` above 1,
@@ -132,12 +153,12 @@ impl Round {
         }
     }
 
-    /// Another page's result: its nCER and decode time per token where it has them, and no
-    /// per-token latencies (only this page's decode probe measures them).
+    /// Another page's result: its nCER, decode time per token, per-token p50 and first-token
+    /// figures where it has them; submit and sync are this page's decode probe's alone.
     fn from_other(figures: OtherFigures) -> Self {
         Self {
             run_id: figures.run_id.clone().unwrap_or_default(),
-            token_p50_ms: None,
+            token_p50_ms: figures.token_p50_ms,
             submit_p50_ms: None,
             sync_p50_ms: None,
             ms_per_step: figures.ms_per_token(),
@@ -149,8 +170,8 @@ impl Round {
                 .iter()
                 .map(|c| (c.id.clone(), c.token_ids.clone().unwrap_or_default()))
                 .collect(),
+            first_token: FirstToken::of_other(&figures),
             another_page: Some(figures),
-            first_token: FirstToken::default(),
             dispatches: None,
         }
     }

@@ -274,6 +274,8 @@ fn canonical(mut options: RunOptions) -> Result<RunOptions, String> {
             Err(e) => return Err(format!("invalid query {}: {e}", quoted(query))),
         }
     } else {
+        ocr_bench::run::check_model_folder(&options.root, query)
+            .map_err(|e| format!("query {}: {e}", quoted(query)))?;
         query.to_owned()
     };
     Ok(options)

@@ -115,14 +115,18 @@ pub fn phase_floor(
             .decoder_entry(config)
             .map_err(|e| e.to_string())?
             .fixed_kv;
-        let slots = if fixed_kv {
-            u64::from(c.kv_slots)
-        } else {
-            u64::from(c.vision_tokens) + max_tokens
+        // An encoder-decoder's self-attention cache grows to every decoded token but the
+        // last; its cross-attention cache holds the vision tokens with its own heads.
+        let (slots, cross_slots) = match &manifest.encoder_decoder {
+            Some(section) => (
+                max_tokens,
+                u64::from(c.vision_tokens) * u64::from(section.cross_attention_heads),
+            ),
+            None if fixed_kv => (u64::from(c.kv_slots), 0),
+            None => (u64::from(c.vision_tokens) + max_tokens, 0),
         };
         2 * u64::from(c.shape.layers)
-            * u64::from(c.shape.kv_heads)
-            * slots
+            * (u64::from(c.shape.kv_heads) * slots + cross_slots)
             * u64::from(c.head_dim)
             * KV_BYTES_PER_VALUE
     } else {

@@ -51,7 +51,7 @@
 use std::collections::BTreeMap;
 
 use ocr_bench_core::config::{Realm, Release};
-use ocr_bench_core::manifest::Manifest;
+use ocr_bench_core::manifest::{Family, Manifest};
 use ocr_bench_core::Config;
 
 use super::floor;
@@ -117,6 +117,13 @@ pub fn predict(
     config: &Config,
     placement: GpuPlacement,
 ) -> Result<BTreeMap<String, PhasePrediction>, String> {
+    if manifest.family != Family::Prefix {
+        return Err(format!(
+            "its family is {}, and the memory model's factors were fitted on runs of the \
+             built-in prefix decoder only; run it and read the measured peaks instead",
+            manifest.family.as_str()
+        ));
+    }
     Ok(from_floor(
         &floor::floor(manifest, config)?,
         config,

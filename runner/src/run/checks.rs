@@ -87,6 +87,19 @@ fn script_references(text: &str) -> Vec<&str> {
     found
 }
 
+/// `model=` in another page's query (the transformers.js peer page's export folder, which the
+/// run serves) must name a folder under `root` that is no dot-folder.
+pub fn check_model_folder(root: &Path, query: &str) -> Result<(), String> {
+    let Some((_, folder)) =
+        url::form_urlencoded::parse(query.as_bytes()).find(|(n, _)| n == "model")
+    else {
+        return Ok(());
+    };
+    crate::server::Served::new(root, root)
+        .with_model_folder(&folder)
+        .map(drop)
+}
+
 /// `manifest=` must name a path on the serving origin (the page fetches the manifest and
 /// every model it lists, and a benchmark never reaches the network on its own), a manifest
 /// under `root` the core can read, that offers the query's tier and decoder and allows its

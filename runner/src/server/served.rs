@@ -10,19 +10,25 @@ use ocr_bench_core::manifest::{Graph, Manifest};
 
 /// Folders every page loads from, with everything below them; beside them, the distribution
 /// folder of each onnxruntime-web version `ort=` names ([`OrtVersion::dist_folder`]).
-const PAGE_FOLDERS: [&str; 6] = [
+const PAGE_FOLDERS: [&str; 9] = [
     // The benchmark page, its scripts, and the report page (`report.html`, `report/`).
     "www",
     // Code the page and its workers share.
     "browser",
     "worker",
-    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`.
+    // The core, as wasm-pack builds it (`scripts/build-wasm`); the pages import `pkg/`, and
+    // `pkg-hf/` (the Hugging Face tokenizer) for an imported encoder-decoder model.
     "pkg",
+    "pkg-hf",
     // The evaluation sets the manifest's cases come from.
     "models/eval",
     // Only the distribution files of the packages the pages load: Chart.js here, each
     // onnxruntime-web version from the core's list.
     "node_modules/chart.js/dist",
+    // The transformers.js peer page (`www/peers/`): the library's browser builds, and the
+    // onnxruntime-web it depends on (its own version, not one `ort=` names), whose WASM it loads.
+    "node_modules/@huggingface/transformers/dist",
+    "node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist",
 ];
 
 /// Files the pages that `run --page` opens import from outside their own folder
@@ -81,23 +87,49 @@ impl Served {
     /// Adds a folder the user named (`serve --serve-dir`), relative to the root; `Err` says
     /// what was wrong and what is allowed.
     pub fn with_given_folder(self, folder: &Path) -> Result<Served, String> {
-        let allowed = "allowed: a folder under the served root that is no dot-folder, such as \
-            my-models (repeat --serve-dir for more)";
+        self.with_named_folder(
+            folder,
+            "--serve-dir",
+            "a folder under the served root that is no dot-folder, such as my-models \
+             (repeat --serve-dir for more)",
+        )
+    }
+
+    /// Adds the export folder another page's query names (`model=`, the transformers.js peer
+    /// page's), a path from the root; `Err` says what was wrong and what is allowed.
+    pub fn with_model_folder(self, folder: &str) -> Result<Served, String> {
+        self.with_named_folder(
+            Path::new(folder.trim_start_matches('/')),
+            "model=",
+            "a folder under the served root that is no dot-folder, such as \
+             /models/hf-test/vit-trocr-tiny/",
+        )
+    }
+
+    /// Adds `folder` (relative to the root), which `named` gave; it must be a folder under the
+    /// root that is no dot-folder.
+    fn with_named_folder(
+        self,
+        folder: &Path,
+        named: &str,
+        allowed: &str,
+    ) -> Result<Served, String> {
+        let allowed = format!("allowed: {allowed}");
         let given = folder.display();
         let real = self
             .root
             .join(folder)
             .canonicalize()
-            .map_err(|e| format!("--serve-dir {given}: {e}; {allowed}"))?;
+            .map_err(|e| format!("{named} {given}: {e}; {allowed}"))?;
         let Ok(relative) = real.strip_prefix(&self.root) else {
             return Err(format!(
-                "--serve-dir {given} is outside the served root {}; {allowed}",
+                "{named} {given} is outside the served root {}; {allowed}",
                 self.root.display()
             ));
         };
         if !real.is_dir() || hidden(relative) {
             return Err(format!(
-                "--serve-dir {given} is not a folder, or is a dot-folder; {allowed}"
+                "{named} {given} is not a folder, or is a dot-folder; {allowed}"
             ));
         }
         let relative = relative.to_path_buf();
@@ -146,6 +178,9 @@ impl Served {
         let mut folders: Vec<String> = self.folders.iter().map(|f| shown(f, "")).collect();
         folders.extend(self.flat_folders.iter().map(|f| shown(f, "*")));
         folders.push(format!("{RESULTS_FOLDER}/*.jsonl"));
+        // A folder two sources add (a manifest's and the model folder around it) is said once.
+        let mut said = std::collections::HashSet::new();
+        folders.retain(|folder| said.insert(folder.clone()));
         folders
     }
 
@@ -195,22 +230,30 @@ impl Served {
     }
 }
 
-/// The files a manifest names, relative to it: its vocabulary, build information and every
-/// graph's files.
+/// The files a manifest names, relative to it: its vocabulary or an encoder-decoder's
+/// tokenizer and preprocessor configuration, build information and every graph's files.
 fn named_files(manifest: &Manifest) -> Vec<String> {
+    let with_past = manifest
+        .decoder
+        .values()
+        .filter_map(|entry| entry.with_past.as_ref());
     let graphs = manifest
         .vision
         .values()
         .map(|entry| &entry.graph)
-        .chain(manifest.decoder.values().map(|entry| &entry.graph));
+        .chain(manifest.decoder.values().map(|entry| &entry.graph))
+        .chain(with_past);
     let graph_files = |graph: &Graph| {
-        [
-            graph.embedded.clone(),
-            graph.external.model.clone(),
-            graph.external.data.clone(),
-        ]
+        let mut files = vec![graph.embedded.clone()];
+        if let Some(external) = &graph.external {
+            files.extend([external.model.clone(), external.data.clone()]);
+        }
+        files
     };
-    let mut files = vec![manifest.vocab.clone()];
+    let mut files: Vec<String> = manifest.vocab.iter().cloned().collect();
+    if let Some(section) = &manifest.encoder_decoder {
+        files.extend([section.tokenizer.clone(), section.preprocessor.clone()]);
+    }
     files.extend(manifest.build_info.clone());
     files.extend(graphs.flat_map(graph_files));
     files
@@ -285,6 +328,49 @@ mod tests {
     }
 
     #[test]
+    fn a_model_folder_is_served_whole_and_one_outside_the_root_or_hidden_is_refused() {
+        let root = root_with_a_user_manifest();
+        for file in [
+            "models/hf-test/tiny/encoder_model.onnx",
+            "models/hf-test/tiny/.cache/x",
+            "node_modules/@huggingface/transformers/dist/transformers.js",
+            "node_modules/@huggingface/transformers/src/env.js",
+        ] {
+            let path = root.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, file).unwrap();
+        }
+        let served = Served::new(root.path(), &root.path().join("out.jsonl"))
+            .with_model_folder("/models/hf-test/tiny/")
+            .unwrap();
+        for (path, allowed) in [
+            ("/models/hf-test/tiny/encoder_model.onnx", true),
+            ("/models/hf-test/tiny/.cache/x", false),
+            ("/models/vocab.json", false),
+            (
+                "/node_modules/@huggingface/transformers/dist/transformers.js",
+                true,
+            ),
+            ("/node_modules/@huggingface/transformers/src/env.js", false),
+        ] {
+            assert_eq!(served.allows(path), allowed, "{path}");
+        }
+        let refused = |folder: &str| {
+            Served::new(root.path(), &root.path().join("out.jsonl"))
+                .with_model_folder(folder)
+                .unwrap_err()
+        };
+        assert!(refused("/models/hf-test/tiny/.cache").contains("is a dot-folder"));
+        assert!(refused("/models/hf-test/tiny/encoder_model.onnx").contains("is not a folder"));
+        let outside = refused("../..");
+        assert!(
+            outside.contains("model= ../.. is outside the served root")
+                && outside.contains("allowed: a folder under the served root"),
+            "{outside}"
+        );
+    }
+
+    #[test]
     fn a_run_serves_its_manifests_folder_and_files_and_its_pages_own_folder() {
         let root = root_with_a_user_manifest();
         let served = Served::new(root.path(), &root.path().join("out.jsonl"))
@@ -304,6 +390,73 @@ mod tests {
             ("/target/user-manifest/%2e%2e/debug/ocr-bench", false),
         ] {
             assert_eq!(served.allows(path), allowed, "{path}");
+        }
+    }
+
+    #[test]
+    fn an_imported_manifest_serves_its_tokenizer_preprocessor_and_graphs_where_they_are() {
+        let root = tempfile::tempdir().unwrap();
+        let export = "models/hf-test/export";
+        let files = [
+            "encoder_model.onnx",
+            "decoder_model.onnx",
+            "decoder_with_past_model.onnx",
+            "tokenizer.json",
+            "preprocessor_config.json",
+            "config.json",
+        ];
+        for file in files {
+            let path = root.path().join(export).join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, file).unwrap();
+        }
+        let at = |file: &str| format!("../../hf-test/export/{file}");
+        let graph = |file: &str, inputs: Vec<String>| {
+            serde_json::json!({
+                "embedded": at(file),
+                "bytes": { "embedded": 1, "externalModel": 0, "externalData": 0 },
+                "largestActivation": { "bytes": 1, "tensor": "t" },
+                "inputs": inputs, "outputs": ["logits", "last_hidden_state"], "operators": [],
+            })
+        };
+        let mut later = vec!["input_ids".to_owned()];
+        later.extend(ocr_bench_core::manifest::past_inputs(1));
+        let mut decoder = graph(
+            "decoder_model.onnx",
+            vec!["input_ids".into(), "encoder_hidden_states".into()],
+        );
+        decoder["withPast"] = graph("decoder_with_past_model.onnx", later);
+        let manifest = serde_json::json!({
+            "family": "encoder-decoder",
+            "tokens": { "bos": 2, "eos": 3, "vocabOffset": 0 },
+            "capability": { "layers": 1, "hiddenSize": 8, "intermediateSize": 16,
+                "attentionHeads": 2, "kvHeads": 2, "vocabulary": 10, "maxTokens": 8,
+                "headDim": 4, "imageSize": 32, "visionTokens": 5, "kvSlots": 0 },
+            "logitsShape": [1, 1, 10],
+            "vision": { "fp32": graph("encoder_model.onnx", vec!["pixel_values".into()]) },
+            "decoder": { "fp32": decoder },
+            "encoderDecoder": {
+                "tokenizer": at("tokenizer.json"),
+                "preprocessor": at("preprocessor_config.json"),
+                "encoderHidden": 8, "crossAttentionHeads": 2,
+                "generation": { "decoderStartTokenId": 2, "eosTokenIds": [3], "maxLength": 9,
+                    "repetitionPenalty": 1.0, "noRepeatNgramSize": 0 }
+            }
+        });
+        let text = manifest.to_string();
+        Manifest::parse(&text).unwrap();
+        let manifest_path = root.path().join("models/imported/export/manifest.json");
+        std::fs::create_dir_all(manifest_path.parent().unwrap()).unwrap();
+        std::fs::write(&manifest_path, text).unwrap();
+        let served =
+            Served::new(root.path(), &root.path().join("out.jsonl")).with_manifest(&manifest_path);
+        for file in files {
+            let allowed = file != "config.json";
+            assert_eq!(
+                served.allows(&format!("/{export}/{file}")),
+                allowed,
+                "{file}"
+            );
         }
     }
 }

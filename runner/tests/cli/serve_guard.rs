@@ -299,7 +299,7 @@ fn serve_beyond_loopback_says_what_it_serves_and_to_whom() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(
-        printed.contains("serving only www/ browser/ worker/ pkg/ models/eval/")
+        printed.contains("serving only www/ browser/ worker/ pkg/ pkg-hf/ models/eval/")
             && printed.contains("node_modules/onnxruntime-web/dist/")
             && printed.contains("results/*.jsonl")
             && !printed.contains("target/"),

@@ -36,17 +36,16 @@ pub(super) fn every_configuration(browser: &str) {
     }
 }
 
-/// Chromium costs seconds per decode step on SwiftShader, so one run covers both new paths,
-/// and one more graph capture with the fused operators' decoder, against the same reference.
+/// Chromium costs seconds per decode step on SwiftShader, so it runs the reference and one
+/// graph capture with the fused operators' decoder against it; the GPU choice on a new
+/// decoder (`NEW_DECODER_BATCHED`) is Firefox's below, and
+/// `batched::same_tokens_in_chromium_and_firefox` holds the two browsers to one reading.
 #[test]
 #[ignore = "drives real browsers for minutes: cargo test -p ocr-bench --test e2e -- --ignored"]
 fn chromium_default_configuration() {
     check_finished(&run("chromium", DEFAULT));
     let reference = run("chromium", BATCHED_REFERENCE);
     check_batched_reference(&reference);
-    let new_decoder = run("chromium", NEW_DECODER_BATCHED);
-    check_finished(&new_decoder);
-    assert_same_tokens(&reference, &new_decoder);
     check_captured(&reference, &run("chromium", CAPTURED_ALL_SMOKE1));
 }
 

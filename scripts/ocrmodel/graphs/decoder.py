@@ -405,6 +405,39 @@ class _DecoderGraph:
         last_position = b.op("Gather", [position_ids, b.const(-1, np.int32)], hint="gqa.last_pos", axis=1)
         return last_position, total
 
+    def fixed_gqa_lengths(self, position_ids: str) -> tuple[str, str]:
+        """GroupQueryAttention's (seqlens_k [1], total_sequence_length [1]), int32, over the fixed
+        cache. total_sequence_length is the constant KV_SLOTS: every call has the same value, so
+        the kernel's CPU read of it (group_query_attention_helper.h's CheckInputs) never waits
+        on the GPU, and a captured step replays it unchanged. The valid length rides in
+        seqlens_k, computed on the GPU: the last position id (the contract makes positions cache
+        slots), so past length = seqlens_k + 1 - sequence and the new rows land in the slots
+        [past length, seqlens_k]."""
+        b = self.b
+        last_position = b.op("Gather", [position_ids, b.const(-1, np.int32)], hint="gqa.last_pos", axis=1)
+        return last_position, b.const([spec.KV_SLOTS], np.int32)
+
+    def fixed_gqa(self, layer: int, qkv: str, past: tuple[str, str], masking: dict) -> tuple[str, str, str]:
+        """(context [1, S, 512], present_k, present_v) of one block as one GroupQueryAttention:
+        q, k and v packed as the qkv MatMul gives them ([1, S, (8 + 2 + 2) * 64], key and value
+        left empty), RoPE by the operator (do_rotary=1, rotate-half: rotary_interleaved=0) at
+        each row's position past length + row, from the [KV_SLOTS, 32] caches; past and present
+        in the contract's [1, kv heads, KV_SLOTS, 64]. scale 1: the 1/8 is folded into q's weights."""
+        seqlens_k, total_length = masking["gqa"]
+        cos_cache, sin_cache = masking["rotary_caches"]
+        past_k, past_v = past
+        return self.b.op(
+            "GroupQueryAttention",
+            [qkv, "", "", past_k, past_v, seqlens_k, total_length, cos_cache, sin_cache],
+            outputs=[self.b.fresh(f"l{layer}.context"), f"present_k{layer}", f"present_v{layer}"],
+            domain=MS_DOMAIN,
+            num_heads=spec.HEADS,
+            kv_num_heads=spec.KV_HEADS,
+            scale=1.0,
+            do_rotary=1,
+            rotary_interleaved=0,
+        )
+
     def attention(
         self, layer: int, q: str, k: str, v: str, past: tuple[str, str], masking: dict
     ) -> tuple[str, str, str]:
@@ -559,7 +592,10 @@ class _DecoderGraph:
                 b.initializer("rope.cos_cache", np.cos(angles).astype(np.float32)),
                 b.initializer("rope.sin_cache", np.sin(angles).astype(np.float32)),
             )
-            masking["rotary"] = (b.op("Cast", [position_ids], hint="pos.i64", to=INT64), caches)
+            if variant.attention == "gqa-rotary":  # the operator finds each row's position itself
+                masking["rotary_caches"] = caches
+            else:
+                masking["rotary"] = (b.op("Cast", [position_ids], hint="pos.i64", to=INT64), caches)
         elif variant.rope == "matmul":
             # RoPE tables for this call's positions, [1, S, 1, 64], shared by every layer.
             frequencies = np.concatenate([spec.rope_inverse_frequencies()] * 2)
@@ -582,11 +618,14 @@ class _DecoderGraph:
             raise ValueError(f"{variant.name}: unknown rope {variant.rope!r}")
         if variant.attention == "gqa":
             masking["gqa"] = self.gqa_lengths(position_ids, pasts[0][0])
+        elif variant.attention == "gqa-rotary":
+            masking["gqa"] = self.fixed_gqa_lengths(position_ids)
         elif not variant.gpu_only:
             masking["allowed"], masking["placement"], masking["keep"] = self.seed_slots(x, pasts, past_length)
         elif fixed:
             masking["placement"], masking["keep"] = self.float_slots(position_ids)
-        masking["masked"] = b.const(MASKED_SCORE, np.float32)
+        if variant.attention != "gqa-rotary":  # the operator masks by itself
+            masking["masked"] = b.const(MASKED_SCORE, np.float32)
 
         # "skip-simplified": each residual Add is done by the norm after it, which hands the
         # sum on; the last one is the final norm, over every position (a per-row norm, so
@@ -608,17 +647,22 @@ class _DecoderGraph:
                 axis=0,
             )
             qkv = self.linear(h, qkv_weight, p + "attn.qkv", precision)
-            q, k, v = b.op(
-                "Split",
-                [
-                    qkv,
-                    b.const([spec.HEADS * spec.HEAD_DIM, spec.KV_HEADS * spec.HEAD_DIM, spec.KV_HEADS * spec.HEAD_DIM]),
-                ],
-                hint=f"l{layer}.split",
-                outputs=3,
-                axis=-1,
-            )
-            context, present_k, present_v = self.attention(layer, q, k, v, pasts[layer], masking)
+            if variant.attention == "gqa-rotary":
+                context, present_k, present_v = self.fixed_gqa(layer, qkv, pasts[layer], masking)
+            else:
+                q, k, v = b.op(
+                    "Split",
+                    [
+                        qkv,
+                        b.const(
+                            [spec.HEADS * spec.HEAD_DIM, spec.KV_HEADS * spec.HEAD_DIM, spec.KV_HEADS * spec.HEAD_DIM]
+                        ),
+                    ],
+                    hint=f"l{layer}.split",
+                    outputs=3,
+                    axis=-1,
+                )
+                context, present_k, present_v = self.attention(layer, q, k, v, pasts[layer], masking)
             presents.append((present_k, present_v))
             attended = self.linear(context, w[p + "attn.o.weight"], p + "attn.o", precision)
             if fused_norms:
