@@ -120,7 +120,10 @@ class _DecoderGraph:
         """An operand's MatMulNBits B and scales: those the builder rounded already (the int4
         decoder's optional GPTQ, graphs/decoder_gptq.py), else nbits.quantize_blocks' nearest codes."""
         if name in self.blocks:
-            return self.blocks[name]
+            packed, scales = self.blocks[name]
+            if packed.shape[-1] != NBITS_BLOCK_SIZE * bits // 8:
+                raise ValueError(f"{name}: rounded blocks of {packed.shape[-1]} bytes for a {bits}-bit operand")
+            return packed, scales
         return nbits.quantize_blocks(weight_out_in, bits, NBITS_BLOCK_SIZE)
 
     def seed_embedding(self, token_ids: str) -> tuple[str, object]:
@@ -166,7 +169,7 @@ class _DecoderGraph:
             token = b.op("Reshape", [column, b.const([1, 1, spec.HIDDEN])], hint="embed.row")
             return token, lambda normed: b.op("MatMul", [normed, table], outputs=["logits"])
         if variant.head == "nbits":
-            bits = int(variant.linear_format.removeprefix("nbits"))
+            bits = variant.table_bits
             if variant.embedding != "gather-block-quantized":
                 raise ValueError(f"{variant.name}: embedding {variant.embedding!r} with an nbits head")
             packed, scales = self.nbits_blocks(embed, "decoder.embed", bits)

@@ -5,7 +5,7 @@ rounding's, yet read the evaluation sets no better (docs/model-contract.md, "Mat
 blocks", has the table).
 
 Round to nearest picks each 4-bit code alone. Here each MatMulNBits operand (a block's fused
-q/k/v, o, fused gate/up, down, and the tied head) is rounded by gptq.round_blocks in
+q/k/v, o, fused gate/up, down; the tied head only where it is 4-bit) is rounded by gptq.round_blocks in
 graphs/nbits.py's own blocks (symmetric, scale max |block| / 7), with the Hessian XᵀX of the
 inputs X that operand sees while the decoder reads the calibration images: their float32
 vision_embeds, then a greedy decode, prefill and every step. The inputs are those of
@@ -91,10 +91,12 @@ def decoder_hessians(
 def round_operands(
     weights: dict[str, np.ndarray], hessians: dict[str, np.ndarray]
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """MatMulNBits (B, scales) of every operand that has a Hessian, rounded by GPTQ."""
+    """MatMulNBits (B, scales) of every 4-bit operand that has a Hessian, rounded by GPTQ (the
+    tied table too where the int4 decoder stores it at 4 bits: variants.py, head_bits)."""
+    table_at_4_bits = decoder_variant("nbits-int4").table_bits == 4
     blocks = {}
     for name, operand in operands(weights).items():
-        if name in hessians:
+        if name in hessians and (name != "decoder.embed" or table_at_4_bits):
             codes, scales = gptq.round_blocks(operand.T, hessians[name], NBITS_BLOCK_SIZE, gptq.SYMMETRIC_INT4)
             blocks[name] = gptq.matmulnbits_tensors(codes, scales, NBITS_BLOCK_SIZE)
     return blocks
@@ -103,5 +105,5 @@ def round_operands(
 def gptq_int4_blocks(
     weights: dict[str, np.ndarray], vision_embeds: list[np.ndarray], content: set[int]
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The int4 decoder's MatMulNBits blocks (build_decoder's `blocks`), every operand by GPTQ."""
+    """The int4 decoder's 4-bit MatMulNBits blocks (build_decoder's `blocks`), each by GPTQ."""
     return round_operands(weights, decoder_hessians(weights, vision_embeds, content))
