@@ -121,8 +121,12 @@ class _DecoderGraph:
         decoder's optional GPTQ, graphs/decoder_gptq.py), else nbits.quantize_blocks' nearest codes."""
         if name in self.blocks:
             packed, scales = self.blocks[name]
-            if packed.shape[-1] != NBITS_BLOCK_SIZE * bits // 8:
-                raise ValueError(f"{name}: rounded blocks of {packed.shape[-1]} bytes for a {bits}-bit operand")
+            expected = NBITS_BLOCK_SIZE * bits // 8
+            if packed.shape[-1] != expected:
+                raise ValueError(
+                    f"{name}: rounded blocks hold {packed.shape[-1]} bytes; "
+                    f"{bits}-bit blocks of {NBITS_BLOCK_SIZE} weights hold {expected}"
+                )
             return packed, scales
         return nbits.quantize_blocks(weight_out_in, bits, NBITS_BLOCK_SIZE)
 
