@@ -25,7 +25,9 @@ import onnx
 import onnxruntime
 
 from . import spec
+from .decode import content_ids
 from .graphs.decoder import build_decoder
+from .graphs.decoder_gptq import gptq_int4_blocks
 from .graphs.vision import build_vision, quantize_int4
 from .manifest import ORT_WEBGPU_KERNELS, build_manifest, graph_facts
 from .variants import DECODER_VARIANTS, INT4_BLOCK_SIZE, VISION_VARIANTS
@@ -36,10 +38,11 @@ DEFAULT_CHECKPOINT = REPO / "models" / "checkpoint" / "ocr-bench-default.npz"
 DEFAULT_OUT = REPO / "models" / "generated"
 DEFAULT_MANIFEST = REPO / "models" / "manifest.json"
 VOCAB = REPO / "models" / "vocab.json"
-# Grey 224x224 training samples that the int4 vision tier's rounding is fitted to
-# (train/calibration_set.py writes them; models/calibration/README.md).
+# Grey 224x224 training samples that the int4 vision tier's and the int4 decoder's roundings are
+# fitted to (train/calibration_set.py writes them; models/calibration/README.md).
 CALIBRATION = REPO / "models" / "calibration" / "vision-pixels.npz"
 DEFAULT_SYNTHETIC_SEED = 0
+INT4_DECODER_ROUNDINGS = ("nearest", "gptq")
 # Tensors below this many bytes (shape constants, norms) stay inside the external .onnx.
 EXTERNAL_THRESHOLD_BYTES = 1024
 # Files whose content decides what a build produces: a build-info with another digest is stale.
@@ -50,8 +53,10 @@ BUILDER_SOURCES = (
     "variants.py",
     "manifest.py",
     "build_models.py",
+    "decode.py",
     "graphs/builder.py",
     "graphs/decoder.py",
+    "graphs/decoder_gptq.py",
     "graphs/gptq.py",
     "graphs/nbits.py",
     "graphs/vision.py",
@@ -80,6 +85,18 @@ def calibration_feeds() -> list[dict[str, np.ndarray]]:
     ]
 
 
+def int4_decoder_blocks(weights: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The int4 decoder's GPTQ blocks, fitted to the calibration images as the float32 vision
+    graph sees them."""
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    vision = onnxruntime.InferenceSession(
+        build_vision(weights, fp16=False).SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    embeds = [vision.run(None, feed)[0] for feed in calibration_feeds()]
+    return gptq_int4_blocks(weights, embeds, content_ids(VOCAB))
+
+
 def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
     """Embedded file first: converting to external data rewrites the model's tensors in place."""
     embedded = out / file
@@ -98,8 +115,12 @@ def save_both(model: onnx.ModelProto, out: Path, file: str) -> list[Path]:
     return [embedded, external, data]
 
 
-def build_all(weights: dict[str, np.ndarray], out: Path) -> tuple[list[Path], dict[str, dict]]:
-    """The files written, and each model file's graph facts for the manifest."""
+def build_all(
+    weights: dict[str, np.ndarray], out: Path, int4_decoder_rounding: str = "nearest"
+) -> tuple[list[Path], dict[str, dict]]:
+    """The files written, and each model file's graph facts for the manifest. The int4 decoder's
+    codes are the nearest ones, or with "gptq" int4_decoder_blocks' (docs/model-contract.md,
+    "MatMulNBits blocks": measured no better, so not the default)."""
     (out / "external").mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     graphs: dict[str, dict] = {}
@@ -112,8 +133,14 @@ def build_all(weights: dict[str, np.ndarray], out: Path) -> tuple[list[Path], di
             raise ValueError(f"tier {vision.tier}: unknown precision {vision.precision!r}")
         graphs[vision.file] = graph_facts(model, "vision")
         written += save_both(model, out, vision.file)
+    int4_blocks = None
     for decoder in DECODER_VARIANTS:
-        model = build_decoder(weights, decoder)
+        blocks = None
+        if decoder.linear_format == "nbits4" and int4_decoder_rounding == "gptq":
+            if int4_blocks is None:
+                int4_blocks = int4_decoder_blocks(weights)
+            blocks = int4_blocks
+        model = build_decoder(weights, decoder, blocks)
         graphs[decoder.file] = graph_facts(model, "decoder")
         written += save_both(model, out, decoder.file)
     return written, graphs
@@ -136,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=None,
         help="ignore any checkpoint and use deterministic synthetic weights from this seed",
+    )
+    parser.add_argument(
+        "--int4-decoder-rounding",
+        choices=INT4_DECODER_ROUNDINGS,
+        default="nearest",
+        help="codes of the nbits-int4 decoder: nearest (default) or gptq, fitted to the calibration images "
+        "(about 100 s more on 16 cores)",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default models/generated)")
     parser.add_argument(
@@ -161,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     weights, source = load_weights(checkpoint, seed)
     out = args.out.resolve()
-    written, graphs = build_all(weights, out)
+    written, graphs = build_all(weights, out, args.int4_decoder_rounding)
     seconds = time.perf_counter() - started
 
     info = {
@@ -171,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         "builderDigest": builder_digest(),
         "tools": {"onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "numpy": np.__version__},
         "int4BlockSize": INT4_BLOCK_SIZE,
+        "int4DecoderRounding": args.int4_decoder_rounding,
         "files": {relative(path, out): path.stat().st_size for path in written},
         "graphs": graphs,
     }

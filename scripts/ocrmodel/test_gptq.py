@@ -1,6 +1,8 @@
-"""GPTQ rounding of the vision int4 tier (graphs/gptq.py): plain rounding in its blocks is exactly
-onnxruntime's symmetric MatMulNBits quantizer, GPTQ changes a layer's output over its inputs less
-than plain rounding does, and the Hessians are the inputs' XᵀX."""
+"""GPTQ rounding (graphs/gptq.py) of the vision int4 tier and of the int4 decoder: plain rounding in
+the vision's blocks is exactly onnxruntime's symmetric MatMulNBits quantizer, GPTQ changes a
+layer's output over its inputs less than plain rounding does (in the decoder's blocks too, whose
+plain rounding is graphs/nbits.py's, with a few input channels far larger than the rest, as the
+decoder's are), and the Hessians are the inputs' XᵀX."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ocrmodel.graphs import gptq
+from ocrmodel.graphs import gptq, nbits
 
 K, N, BLOCK = 96, 40, 32
 
@@ -58,6 +60,27 @@ def test_gptq_changes_the_layer_output_less_than_plain_rounding():
     rounded = output_error(*gptq.round_blocks(weight, hessian, BLOCK))
     print(f"layer output error: plain rounding {plain:.2f}, GPTQ {rounded:.2f}")
     assert rounded < 0.7 * plain
+
+
+def test_gptq_in_the_decoders_blocks_beats_nearest_rounding_under_outlier_inputs():
+    rng = np.random.default_rng(4)
+    weight = rng.normal(size=(K, N)).astype(np.float32)
+    inputs = correlated_inputs(rng, 512)
+    inputs[:, [3, 40, 77]] *= 20.0  # outlier channels: their weights' errors dominate the output's
+    hessian = inputs.astype(np.float64).T @ inputs
+    codes, scales = gptq.round_blocks(weight, hessian, BLOCK, gptq.SYMMETRIC_INT4)
+    assert codes.min() >= -7 and codes.max() <= 7
+
+    def output_error(dequantized):
+        return np.linalg.norm(inputs @ (dequantized - weight))
+
+    nearest = output_error(nbits.roundtrip(weight.T, 4, BLOCK).T)  # nbits rounds [N, K]
+    rounded = output_error(codes * np.repeat(scales, BLOCK, axis=0))
+    print(f"layer output error: nearest codes {nearest:.2f}, GPTQ {rounded:.2f}")
+    assert rounded < 0.7 * nearest
+    # Without a Hessian the decoder's rule is nbits.py's nearest rounding, code for code.
+    plain, plain_scales = gptq.round_blocks(weight, None, BLOCK, gptq.SYMMETRIC_INT4)
+    np.testing.assert_allclose(plain * np.repeat(plain_scales, BLOCK, axis=0), nbits.roundtrip(weight.T, 4, BLOCK).T)
 
 
 def test_codes_stay_in_range_and_each_block_holds_its_scale():

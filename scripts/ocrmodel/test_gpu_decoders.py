@@ -152,12 +152,14 @@ def stored_operands(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def test_nbits_blocks_hold_the_nearest_code_of_every_weight(build, truth, variant):
     path = build.embedded(variant.file)
     tensors = stored_tensors(path)
-    bits = int(variant.linear_format.removeprefix("nbits"))
-    largest = 2 ** (bits - 1) - 1
+    linear_bits = int(variant.linear_format.removeprefix("nbits"))
     unpacked = matmul_nbits_weights(path)
     operands = stored_operands(truth)
-    assert sorted(unpacked) == sorted(f"{name}.nbits{bits}" for name in operands)
+    widths = {name: variant.table_bits if name == "decoder.embed" else linear_bits for name in operands}
+    assert sorted(unpacked) == sorted(f"{name}.nbits{bits}" for name, bits in widths.items())
     for name, w in operands.items():
+        bits = widths[name]
+        largest = 2 ** (bits - 1) - 1
         n, k = w.shape
         scales = tensors[name + ".nbits_scale"].astype(np.float64)
         assert scales.shape == (n, k // NBITS_BLOCK_SIZE), name
@@ -178,6 +180,8 @@ def test_nbits_lookup_reads_the_heads_blocks(build, variant):
     assert head.op_type == "MatMulNBits"
     assert nodes[lookup.input[0]].op_type == "Reshape" and nodes[lookup.input[0]].input[0] == head.input[1]
     assert lookup.input[1] == "token_ids" and lookup.input[2] == head.input[2]
+    widths = [onnx.helper.get_attribute_value(a) for node in (lookup, head) for a in node.attribute if a.name == "bits"]
+    assert widths == [variant.table_bits] * 2, f"lookup and head bits {widths}, expected {variant.table_bits}"
 
 
 def int32_or_input(graph: onnx.GraphProto, name: str) -> bool:

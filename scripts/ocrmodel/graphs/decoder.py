@@ -52,9 +52,12 @@ def _rotate_half_matrix() -> np.ndarray:
 
 
 class _DecoderGraph:
-    def __init__(self, weights: dict[str, np.ndarray], variant: DecoderVariant) -> None:
+    def __init__(
+        self, weights: dict[str, np.ndarray], variant: DecoderVariant, blocks: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> None:
         self.w = weights
         self.variant = variant
+        self.blocks = blocks
         self.b = GraphBuilder(f"decoder_{variant.name.replace('-', '_')}")
 
     def linear(self, x: str, weight_out_in: np.ndarray, name: str, precision: str) -> str:
@@ -98,7 +101,7 @@ class _DecoderGraph:
     def matmul_nbits(self, x: str, weight_out_in: np.ndarray, name: str, bits: int) -> str:
         """x @ weight.T as weight-only MatMulNBits."""
         b = self.b
-        packed, scales = nbits.quantize_blocks(weight_out_in, bits, NBITS_BLOCK_SIZE)
+        packed, scales = self.nbits_blocks(weight_out_in, name, bits)
         n, k = weight_out_in.shape
         packed_name = b.initializer(f"{name}.nbits{bits}", packed)
         scales_name = b.initializer(f"{name}.nbits_scale", scales)
@@ -112,6 +115,20 @@ class _DecoderGraph:
             bits=bits,
             block_size=NBITS_BLOCK_SIZE,
         )
+
+    def nbits_blocks(self, weight_out_in: np.ndarray, name: str, bits: int) -> tuple[np.ndarray, np.ndarray]:
+        """An operand's MatMulNBits B and scales: those the builder rounded already (the int4
+        decoder's optional GPTQ, graphs/decoder_gptq.py), else nbits.quantize_blocks' nearest codes."""
+        if name in self.blocks:
+            packed, scales = self.blocks[name]
+            expected = NBITS_BLOCK_SIZE * bits // 8
+            if packed.shape[-1] != expected:
+                raise ValueError(
+                    f"{name}: rounded blocks hold {packed.shape[-1]} bytes; "
+                    f"{bits}-bit blocks of {NBITS_BLOCK_SIZE} weights hold {expected}"
+                )
+            return packed, scales
+        return nbits.quantize_blocks(weight_out_in, bits, NBITS_BLOCK_SIZE)
 
     def seed_embedding(self, token_ids: str) -> tuple[str, object]:
         """The seed's int8 rows with one scale per token; the tied head (Gemm transB=1) needs the
@@ -156,10 +173,10 @@ class _DecoderGraph:
             token = b.op("Reshape", [column, b.const([1, 1, spec.HIDDEN])], hint="embed.row")
             return token, lambda normed: b.op("MatMul", [normed, table], outputs=["logits"])
         if variant.head == "nbits":
-            bits = int(variant.linear_format.removeprefix("nbits"))
+            bits = variant.table_bits
             if variant.embedding != "gather-block-quantized":
                 raise ValueError(f"{variant.name}: embedding {variant.embedding!r} with an nbits head")
-            packed, scales = nbits.quantize_blocks(embed, bits, NBITS_BLOCK_SIZE)
+            packed, scales = self.nbits_blocks(embed, "decoder.embed", bits)
             packed_name = b.initializer(f"decoder.embed.nbits{bits}", packed)
             scales_name = b.initializer("decoder.embed.nbits_scale", scales)
             # GatherBlockQuantized reads the same bytes as [N, K * bits / 8]: a Reshape of B.
@@ -694,5 +711,11 @@ class _DecoderGraph:
         )
 
 
-def build_decoder(weights: dict[str, np.ndarray], variant: DecoderVariant) -> onnx.ModelProto:
-    return _DecoderGraph(weights, variant).build()
+def build_decoder(
+    weights: dict[str, np.ndarray],
+    variant: DecoderVariant,
+    blocks: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+) -> onnx.ModelProto:
+    """`blocks`: MatMulNBits (B, scales) already rounded, by operand name ("decoder.embed",
+    "decoder.layers.<i>.attn.qkv", ...); the other nbits operands are rounded to nearest."""
+    return _DecoderGraph(weights, variant, blocks or {}).build()

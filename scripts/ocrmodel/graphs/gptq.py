@@ -1,7 +1,9 @@
 """GPTQ rounding (Frantar et al., 2022, "GPTQ: Accurate Post-Training Quantization for Generative
-Pre-trained Transformers") for the vision int4 tier, in the blocks of onnxruntime's symmetric
-MatMulNBits quantizer: per block of `block_size` weights along K, the value of largest magnitude
-maps to code -8 (scale = that value / -8), codes -8..7 around the implicit zero point 8.
+Pre-trained Transformers") of 4-bit MatMulNBits blocks, in either of the repository's two rules
+(BlockRule): the vision int4 tier's, onnxruntime's symmetric quantizer (per block of `block_size`
+weights along K the value of largest magnitude maps to code -8, scale = that value / -8, codes
+-8..7 around the implicit zero point 8), and the int4 decoder's, graphs/nbits.py's (scale
+max |block| / 7, codes -7..7; graphs/decoder_gptq.py gathers its Hessians).
 
 Plain rounding picks each code alone. GPTQ rounds the K rows of a [K, N] weight one at a time and
 moves each row's rounding error onto the rows not yet rounded, weighted by the inverse Hessian
@@ -16,6 +18,8 @@ tier's rounding").
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -23,22 +27,46 @@ from onnx import helper
 
 from .nbits import pack_codes
 
-CODE_MIN, CODE_MAX = -8, 7
 # Dampening added to the Hessian's diagonal, as a share of its mean (the paper's 1 %).
 DAMPING = 0.01
 
 
-def block_scales(rows: np.ndarray) -> np.ndarray:
-    """rows [block, N] -> the scale of each column's block [N]: its largest-magnitude value / -8."""
-    largest = rows[np.abs(rows).argmax(axis=0), np.arange(rows.shape[1])]
-    scales = largest / np.float64(CODE_MIN)
-    scales[scales == 0] = 1.0
-    return scales
+@dataclass(frozen=True)
+class BlockRule:
+    """How a block's scale and codes are chosen, the two conventions of the repository's files."""
+
+    code_min: int
+    code_max: int
+    # True: the block's largest-magnitude value maps to code_min (scale = that value / code_min,
+    # signed); False: scale = max |block| / code_max, codes symmetric around zero.
+    largest_at_code_min: bool
+
+    def scales(self, rows: np.ndarray) -> np.ndarray:
+        """rows [block, N] -> the scale of each column's block [N]."""
+        if self.largest_at_code_min:
+            largest = rows[np.abs(rows).argmax(axis=0), np.arange(rows.shape[1])]
+            scales = largest / np.float64(self.code_min)
+        else:
+            scales = np.abs(rows).max(axis=0) / np.float64(self.code_max)
+        scales[scales == 0] = 1.0
+        return scales
 
 
-def round_blocks(weight_kn: np.ndarray, hessian: np.ndarray | None, block_size: int) -> tuple[np.ndarray, np.ndarray]:
+# onnxruntime's symmetric MatMulNBits quantizer (the vision int4 tier): codes -8..7.
+ORT_INT4 = BlockRule(-8, 7, largest_at_code_min=True)
+# graphs/nbits.py's blocks (the decoder's nbits-int4): codes -7..7, scale max |block| / 7.
+SYMMETRIC_INT4 = BlockRule(-7, 7, largest_at_code_min=False)
+
+
+def round_blocks(
+    weight_kn: np.ndarray, hessian: np.ndarray | None, block_size: int, rule: BlockRule = ORT_INT4
+) -> tuple[np.ndarray, np.ndarray]:
     """weight [K, N] (MatMul's B) -> (codes int8 [K, N], scales float32 [K / block_size, N]).
-    With `hessian` [K, K] (XᵀX of the layer's inputs) GPTQ; with None plain rounding."""
+    With `hessian` [K, K] (XᵀX of the layer's inputs) GPTQ; with None plain rounding.
+
+    Rows are rounded one at a time inside a block; the block's error reaches the rows after it
+    in one matrix product (the paper's lazy batch update: the same arithmetic, in BLAS-sized
+    pieces, which keeps the decoder's 14630-column head to seconds)."""
     weight = np.array(weight_kn, dtype=np.float64)
     k, n = weight.shape
     if k % block_size:
@@ -54,14 +82,16 @@ def round_blocks(weight_kn: np.ndarray, hessian: np.ndarray | None, block_size: 
         inverse_factor = np.linalg.cholesky(np.linalg.inv(h)).T
     codes = np.zeros((k, n), dtype=np.int8)
     scales = np.zeros((k // block_size, n))
-    for row in range(k):
-        block = row // block_size
-        if row % block_size == 0:
-            scales[block] = block_scales(weight[row : row + block_size])
-        code = np.clip(np.rint(weight[row] / scales[block]), CODE_MIN, CODE_MAX)
-        codes[row] = code
-        error = (weight[row] - code * scales[block]) / inverse_factor[row, row]
-        weight[row + 1 :] -= np.outer(inverse_factor[row, row + 1 :], error)
+    for block, start in enumerate(range(0, k, block_size)):
+        end = start + block_size
+        scales[block] = rule.scales(weight[start:end])
+        errors = np.zeros((block_size, n))
+        for row in range(start, end):
+            code = np.clip(np.rint(weight[row] / scales[block]), rule.code_min, rule.code_max)
+            codes[row] = code
+            errors[row - start] = (weight[row] - code * scales[block]) / inverse_factor[row, row]
+            weight[row + 1 : end] -= np.outer(inverse_factor[row, row + 1 : end], errors[row - start])
+        weight[end:] -= inverse_factor[start:end, end:].T @ errors
     return codes, scales.astype(np.float32)
 
 

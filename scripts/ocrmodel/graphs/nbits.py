@@ -7,6 +7,10 @@ unsigned as code + 2^(bits-1), the zero point both MatMulNBits and GatherBlockQu
 when none is given (onnxruntime docs/ContribOperators.md). Codes are packed along K, low bits
 first, which is also GatherBlockQuantized's packing of uint8 data, so the tied table's blocks
 serve the head (MatMulNBits) and the embedding lookup (GatherBlockQuantized) from one tensor.
+
+quantize_blocks picks each weight's nearest code, the builder's rounding of every nbits decoder.
+`build_models --int4-decoder-rounding gptq` rounds the 4-bit one's blocks by GPTQ instead
+(graphs/decoder_gptq.py); measured, that reads no better (docs/model-contract.md).
 """
 
 from __future__ import annotations
