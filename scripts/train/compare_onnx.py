@@ -87,11 +87,15 @@ def compare(
                 elif case["id"] in torch_tokens:
                     print(f"  {tier}/{name} {case['id']}: differs from PyTorch: {case['actual']}", flush=True)
             scored.update(tier=tier, decoder=name, seconds=time.perf_counter() - started, samePyTorchTokens=same)
+            # Sets PyTorch never read (the held-out ones) have no tokens to compare: say so,
+            # rather than "identical in 0/N", which reads as a mismatch.
+            kept = sum(case["id"] in torch_tokens for case in scored["results"])
+            against = f"PyTorch tokens identical in {same}/{kept} cases" if kept else "no PyTorch tokens for this set"
             print(
                 f"{set_name} tier={tier} decoder={name}: nCER {format_ncer(scored)} "
                 f"({scored['distance']}/{scored['characters']}), exact {scored['exact']}/{scored['cases']}, "
                 f"trailing extras {scored['trailingExtras']}/{scored['cases']}, "
-                f"PyTorch tokens identical in {same}/{scored['cases']} cases, {scored['seconds']:.1f} s",
+                f"{against}, {scored['seconds']:.1f} s",
                 flush=True,
             )
             results.append(scored)
