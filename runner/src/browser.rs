@@ -18,12 +18,14 @@ use serde::{Deserialize, Serialize};
 mod extra;
 mod kind;
 mod options;
+mod probe;
 mod watchdog;
 
 pub use extra::{parse_chromium_switch, parse_firefox_pref, ExtraOptions, FirefoxPref};
-pub use kind::{probe, BrowserInfo, BrowserKind};
+pub use kind::BrowserKind;
 pub use options::{chromium_switches, gpu_route};
 pub(crate) use options::{FIREFOX_PREFS, SELF_SIGNED_SWITCH};
+pub use probe::{probe, BrowserInfo};
 use watchdog::Watchdog;
 
 use crate::browser_processes::{BrowserProcesses, BrowserTag, LiveBrowser, TAG_VARIABLE};
