@@ -19,8 +19,12 @@ use ocr_bench_core::gpu_choose::layout::{
 };
 use ocr_bench_core::manifest::Generation;
 
-const SHADER: &str = include_str!("choose.wgsl");
-const GENERATION_SHADER: &str = include_str!("generation_choose.wgsl");
+// Each shader behind the float order both rank by (WGSL has no imports).
+const SHADER: &str = concat!(include_str!("float_order.wgsl"), include_str!("choose.wgsl"));
+const GENERATION_SHADER: &str = concat!(
+    include_str!("float_order.wgsl"),
+    include_str!("generation_choose.wgsl")
+);
 
 #[wasm_bindgen(typescript_custom_section)]
 const GPU_CHOOSER_TYPES: &'static str = r#"
