@@ -34,6 +34,7 @@ import { GpuGenerationChooser } from "../../pkg/ocr_bench_core.js";
 import { countDispatches, uncounted } from "../dispatch-count.js";
 import { createTensorBuffer } from "../gpu.js";
 import { ort } from "../ort.js";
+import { recordBatch } from "./batch-probe.js";
 
 /** The tensor names of optimum's decoder exports, defined once. */
 export const ENCODER_DECODER_IO = Object.freeze({
@@ -343,12 +344,7 @@ export function createEncoderDecoder(first, later, spec, waiter, { device, gpuCh
 						}
 						tokens.push(id);
 					}
-					for (const [index, time] of times.slice(0, kept).entries()) {
-						probe.submitMs.push(time.submitMs);
-						probe.syncMs.push(index === kept - 1 ? syncMs : 0);
-						probe.chooseMs.push(time.chooseMs);
-						probe.stepDispatches.push(time.dispatches);
-					}
+					recordBatch(probe, times, kept, syncMs);
 					decodeSteps += kept;
 				}
 			} else {

@@ -18,6 +18,7 @@ import { GpuTokenChooser } from "../../pkg/ocr_bench_core.js";
 import { DECODER_IO, pastNameOf } from "../contract.js";
 import { countDispatches, uncounted } from "../dispatch-count.js";
 import { ort } from "../ort.js";
+import { recordBatch } from "./batch-probe.js";
 import { decoderTensors } from "./decoder-tensors.js";
 
 /** @typedef {import("./decoder-tensors.js").Tensors} Tensors */
@@ -203,12 +204,7 @@ export function createGpuDecoder(session, spec, waiter, { device, chooser, force
 					}
 					tokens.push(id);
 				}
-				for (const [index, time] of times.slice(0, kept).entries()) {
-					probe.submitMs.push(time.submitMs);
-					probe.syncMs.push(index === kept - 1 ? syncMs : 0);
-					probe.chooseMs.push(time.chooseMs);
-					probe.stepDispatches.push(time.dispatches);
-				}
+				recordBatch(probe, times, kept, syncMs);
 				decodeSteps += kept;
 			}
 		} finally {
