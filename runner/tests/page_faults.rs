@@ -10,8 +10,8 @@
 //! profile is left, and the exit status for its cause (`runner/README.md`, "Exit status").
 //! Where Firefox or the built page and models are missing, each fails naming what installs or
 //! builds them (skipped instead under `OCR_BENCH_SKIP_BROWSER_TESTS=1`). About 6 minutes in all on
-//! the 2-core development machine at a load of 20 (the hang alone waits its 45 s timeout, and
-//! longer where the page is slower to reach it).
+//! the 2-core development machine at a load of 20 (the hang alone waits its 25 s timeout, and
+//! twice that where the page is slower to reach it).
 
 #[path = "page_faults/bad_inputs.rs"]
 mod bad_inputs;

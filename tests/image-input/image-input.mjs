@@ -2,7 +2,7 @@
 // (bench/core/image-paths.mjs's formerImageTensor), file by file: the SHA-256 of
 // both tensors must be equal for every image of the evaluation sets named in the
 // query (`sets=a,b,...`; tests/image-input/run names every set under models/eval/),
-// and for three files made here: a 1024x768 page as a grey and as an RGB PNG, the
+// or for the first N of each with `first=N`, and for three files made here: a 1024x768 page as a grey and as an RGB PNG, the
 // same page as a JPEG, and a PNG with transparent pixels. The evaluation images and
 // the made PNGs must be decoded in WASM, the JPEG and the transparent PNG by the
 // browser. Broken files must come out as they did (the same message, or the same tensor). Posts the counts
@@ -50,10 +50,13 @@ async function run() {
 	await init();
 	const sets = (new URLSearchParams(location.search).get("sets") ?? "").split(",").filter(Boolean);
 	if (sets.length === 0) throw new Error("no evaluation sets: give ?sets=a,b,... (tests/image-input/run names every set under models/eval/)");
+	const firstParam = new URLSearchParams(location.search).get("first");
+	const first = firstParam === null ? Infinity : Number(firstParam);
+	if (!(Number.isInteger(first) && first >= 1) && first !== Infinity) throw new Error(`first=${firstParam}: give a whole number of images per set, 1 or more, or leave it out for every image`);
 	const perSet = {};
 	let images = 0;
 	for (const set of sets) {
-		const cases = await loadCases(set);
+		const cases = (await loadCases(set)).slice(0, first);
 		for (const testCase of cases) {
 			await compareFile(`${set}/${testCase.id} ${testCase.imageUrl}`, await fetchBlob(testCase.imageUrl), "wasm");
 		}

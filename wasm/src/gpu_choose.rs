@@ -20,7 +20,10 @@ use ocr_bench_core::gpu_choose::layout::{
 use ocr_bench_core::manifest::Generation;
 
 // Each shader behind the float order both rank by (WGSL has no imports).
-const SHADER: &str = concat!(include_str!("float_order.wgsl"), include_str!("choose.wgsl"));
+const SHADER: &str = concat!(
+    include_str!("float_order.wgsl"),
+    include_str!("choose.wgsl")
+);
 const GENERATION_SHADER: &str = concat!(
     include_str!("float_order.wgsl"),
     include_str!("generation_choose.wgsl")

@@ -161,8 +161,8 @@ fn records_of(path: &std::path::Path) -> Vec<serde_json::Value> {
 /// configurations (one and two tokens), each on both targets in turn: Ctrl-C during the first
 /// configuration's WebDriver run, then the same command again runs that one and the second
 /// configuration's two, never the finished local run; each target ends with one result per
-/// configuration, and `report` shows the targets side by side. The decoder alone and at most
-/// two tokens: Chromium decodes on SwiftShader at seconds a step.
+/// configuration, and `report` shows the targets side by side. The decoder alone, one case
+/// and at most two tokens: Chromium decodes on SwiftShader at seconds a step.
 #[test]
 #[ignore = "drives real browsers through their drivers: cargo test -p ocr-bench --test e2e webdriver:: -- --ignored"]
 fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
@@ -181,6 +181,8 @@ fn a_sweep_over_a_local_and_a_webdriver_target_resumes_and_reports_both() {
             .args(["sweep", "--target", "local:firefox", "--target"])
             .arg(format!("{remote}#chromium"))
             .args([
+                "--param",
+                "cases=smoke1",
                 "--param",
                 "scope=decoder",
                 "--param",
