@@ -2,8 +2,8 @@
 // (bench/core/image-paths.mjs's formerImageTensor), file by file: the SHA-256 of
 // both tensors must be equal for every image of the evaluation sets named in the
 // query (`sets=a,b,...`; tests/image-input/run names every set under models/eval/),
-// or for the first N of each with `first=N`, and for three files made here: a 1024x768 page as a grey and as an RGB PNG, the
-// same page as a JPEG, and a PNG with transparent pixels. The evaluation images and
+// or the first N of each with `first=N`, and for three files made here: a 1024x768
+// page as a grey and as an RGB PNG, the same page as a JPEG, and a PNG with transparent pixels. The evaluation images and
 // the made PNGs must be decoded in WASM, the JPEG and the transparent PNG by the
 // browser. Broken files must come out as they did (the same message, or the same tensor). Posts the counts
 // to /benchmark-result, the first difference to /benchmark-error.
@@ -48,11 +48,11 @@ const compareOutcome = async (name, file) => {
 
 async function run() {
 	await init();
-	const sets = (new URLSearchParams(location.search).get("sets") ?? "").split(",").filter(Boolean);
+	const params = new URLSearchParams(location.search);
+	const sets = (params.get("sets") ?? "").split(",").filter(Boolean);
 	if (sets.length === 0) throw new Error("no evaluation sets: give ?sets=a,b,... (tests/image-input/run names every set under models/eval/)");
-	const firstParam = new URLSearchParams(location.search).get("first");
-	const first = firstParam === null ? Infinity : Number(firstParam);
-	if (!(Number.isInteger(first) && first >= 1) && first !== Infinity) throw new Error(`first=${firstParam}: give a whole number of images per set, 1 or more, or leave it out for every image`);
+	const first = params.has("first") ? Number(params.get("first")) : Infinity;
+	if (first !== Infinity && !(Number.isInteger(first) && first >= 1)) throw new Error(`first=${params.get("first")}: give a whole number of images per set, 1 or more, or leave it out for every image`);
 	const perSet = {};
 	let images = 0;
 	for (const set of sets) {
