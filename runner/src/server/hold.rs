@@ -70,22 +70,28 @@ impl Hold {
         })
     }
 
-    /// Notes that `run` marked `phase`, and where that is the held phase waits until another
-    /// run has marked the phase the hold waits for (at most [`HOLD_LIMIT`]).
+    /// Notes that `run` marked `phase`, and where that is the held phase and no other run was
+    /// held there before, holds it: it waits until another run has marked the phase the hold
+    /// waits for (at most [`HOLD_LIMIT`]). The first run to reach the phase is the held one even
+    /// when the other is already past `until` and it need not wait, so that the other's result
+    /// still waits for it to end ([`Hold::at_result`]): otherwise the overlap rests on timing.
     pub async fn at_mark(&self, run: u64, phase: Phase) {
         reached(run, phase);
         if phase != self.at {
             return;
+        }
+        {
+            let mut held = lock(&BOARD.held);
+            if held.iter().any(|(other, at)| *other != run && *at == phase) {
+                return;
+            }
+            held.push((run, phase));
         }
         let other_reached = || {
             lock(&BOARD.reached)
                 .iter()
                 .any(|(other, p)| *other != run && *p == self.until)
         };
-        if other_reached() {
-            return;
-        }
-        lock(&BOARD.held).push((run, phase));
         let waited_for = format!("no other run marked {}", self.until.as_str());
         wait_until(other_reached, &waited_for).await;
     }
@@ -188,6 +194,32 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("released once the other run marked decoder-run")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_first_run_at_the_phase_is_held_even_when_the_other_is_already_past() {
+        // Phases no other test marks: the board is one for the whole process.
+        let hold = Hold::parse("vision-release:vision-encode").unwrap();
+        let (first, other) = (9_201, 9_202);
+        hold.at_mark(other, Phase::VisionEncode).await;
+        tokio::time::timeout(Duration::from_secs(5), hold.at_mark(first, Phase::VisionRelease))
+            .await
+            .expect("no wait: the other run is already past");
+        // The other reaching the phase later is not held, and its result waits for the first.
+        tokio::time::timeout(Duration::from_secs(5), hold.at_mark(other, Phase::VisionRelease))
+            .await
+            .expect("the second run at the phase is not held");
+        let waiting = tokio::spawn({
+            let hold = hold.clone();
+            async move { hold.at_result(other).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "answered while the first run lives");
+        run_ended(first);
+        tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("answered once the first run ended")
             .unwrap();
     }
 
