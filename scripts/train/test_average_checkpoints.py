@@ -37,3 +37,21 @@ def test_the_mean_of_two_checkpoints_is_stored_within_one_int8_step(tmp_path: Pa
 def test_a_single_checkpoint_is_refused() -> None:
     with pytest.raises(ValueError, match="at least two checkpoints, got 1"):
         average([COMMITTED])
+
+
+def test_a_weighted_mean_is_a_point_on_the_line_between_two_checkpoints(tmp_path: Path) -> None:
+    weights = spec.load_checkpoint(COMMITTED)
+    tripled = tmp_path / "tripled.npz"
+    spec.save_checkpoint({name: 3 * value for name, value in weights.items()}, tripled)
+    blend = average([COMMITTED, tripled], [0.75, 0.25])
+    for name, value in spec.load_checkpoint(tripled).items():
+        assert np.allclose(blend[name], 0.75 * weights[name] + 0.25 * value, rtol=1e-6, atol=1e-7), name
+
+
+@pytest.mark.parametrize(
+    ("weights", "refusal"),
+    [([0.5], "1 weights for 2 checkpoints"), ([0.7, 0.7], "adding to 1"), ([1.5, -0.5], "each 0 or more")],
+)
+def test_weights_that_are_no_mean_are_refused(weights: list[float], refusal: str) -> None:
+    with pytest.raises(ValueError, match=refusal):
+        average([COMMITTED, COMMITTED], weights)
