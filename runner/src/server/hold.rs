@@ -1,11 +1,12 @@
-//! The test-only hold: with `OCR_BENCH_TEST_HOLD=PHASE:OTHER` in the runner's environment, a
-//! run whose page marks PHASE is answered only once another run of the same runner (a
-//! sweep's other job) has marked OTHER, and the result of a run is answered only once every
-//! other run held at PHASE has ended (its browser stopped and its closing record written); each wait lasts at most
-//! [`HOLD_LIMIT`]. The page waits for each answer, so a test can make two jobs overlap for
-//! certain (one held in `release` until the other is in `decoder-run`, and the other's result
-//! held until the first's browser is stopped) rather than by luck of timing. A benchmark never
-//! sets it; `runner/README.md` lists it with the other test switches.
+//! The test-only hold: with `OCR_BENCH_TEST_HOLD=PHASE:OTHER` in the runner's environment, the
+//! first run of the runner whose page marks PHASE is held there: answered only once another run
+//! of the same runner (a sweep's other job) has marked OTHER, at once if one already has. The
+//! result of every other run is answered only once the held run has ended (its browser stopped
+//! and its closing record written); each wait lasts at most [`HOLD_LIMIT`]. The page waits for
+//! each answer, so a test can make two jobs overlap for certain (one held in `release` until the
+//! other is in `decoder-run`, and the other's result held until the first's browser is stopped)
+//! rather than by luck of timing. A benchmark never sets it; `runner/README.md` lists it with the
+//! other test switches.
 
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
