@@ -204,13 +204,19 @@ mod tests {
         let hold = Hold::parse("vision-release:vision-encode").unwrap();
         let (first, other) = (9_201, 9_202);
         hold.at_mark(other, Phase::VisionEncode).await;
-        tokio::time::timeout(Duration::from_secs(5), hold.at_mark(first, Phase::VisionRelease))
-            .await
-            .expect("no wait: the other run is already past");
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            hold.at_mark(first, Phase::VisionRelease),
+        )
+        .await
+        .expect("no wait: the other run is already past");
         // The other reaching the phase later is not held, and its result waits for the first.
-        tokio::time::timeout(Duration::from_secs(5), hold.at_mark(other, Phase::VisionRelease))
-            .await
-            .expect("the second run at the phase is not held");
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            hold.at_mark(other, Phase::VisionRelease),
+        )
+        .await
+        .expect("the second run at the phase is not held");
         let waiting = tokio::spawn({
             let hold = hold.clone();
             async move { hold.at_result(other).await }
