@@ -15,12 +15,14 @@ passes, the one with the fewest sets over the allowed loss. The browser round st
 
 `--blend W …` also screens, for each W, the point (1 − W) · default + W · candidate
 (`average_checkpoints.average`), written to `--out` as `blendW.npz`; the mean of two runs can
-read worse than either ("Run 12"), so points are read, never assumed.
+read worse than either ("Run 12"), so points are read, never assumed. Every reading is kept in
+`--out`/readings.json (per checkpoint, per set).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -120,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"screen: building models failed: {error}", file=sys.stderr)
         return 2
     readings = read_all(folders, sets, args.vision, args.decoder, args.jobs, args.threads)
+    kept = {name: {key[3]: vars(r) for key, r in per_set.items()} for name, per_set in readings.items()}
+    (args.out / "readings.json").write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
     default = readings.pop("default")
     ranked = []
     for name, candidate in readings.items():
