@@ -96,6 +96,7 @@ class Decision:
     adopted: bool
     reasons: list[str]
     table: str
+    losses: list[Key]  # the readings that lose more than LOSS_ALLOWED
 
 
 def decide(default: dict[Key, Reading], candidate: dict[Key, Reading]) -> Decision:
@@ -109,6 +110,7 @@ def decide(default: dict[Key, Reading], candidate: dict[Key, Reading]) -> Decisi
             + ": read every set the default read, in the same browser, tier and decoder"
         )
     reasons: list[str] = []
+    losses: list[Key] = []
     adopted = True
     rows = ["| browser | tier | decoder | set | default | candidate | change |", "|---|---|---|---|---|---|---|"]
     configurations = sorted({key[:3] for key in default})
@@ -124,6 +126,7 @@ def decide(default: dict[Key, Reading], candidate: dict[Key, Reading]) -> Decisi
             rows.append(f"| {' | '.join(key)} | {cell(was)} | {cell(now)} | {change:+.4f} |")
             if change > LOSS_ALLOWED + 1e-12:
                 adopted = False
+                losses.append(key)
                 reasons.append(f"{name}: {key[3]} loses {change:.4f} (at most {LOSS_ALLOWED} allowed)")
         missed_before = sum(default[key].distance for key in heldout)
         missed_now = sum(candidate[key].distance for key in heldout)
@@ -134,7 +137,7 @@ def decide(default: dict[Key, Reading], candidate: dict[Key, Reading]) -> Decisi
         else:
             adopted = False
             reasons.append(f"{name}: not better on the held-out sets, {pooled}")
-    return Decision(adopted, reasons, "\n".join(rows))
+    return Decision(adopted, reasons, "\n".join(rows), losses)
 
 
 def cell(reading: Reading) -> str:

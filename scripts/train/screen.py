@@ -78,9 +78,8 @@ def read_all(
 def rank(decision: adoption.Decision, candidate: dict[adoption.Key, adoption.Reading]) -> tuple[int, int, int]:
     """Smaller is nearer adoption: adopted first, then the fewest sets over the allowed loss,
     then the fewest held-out characters missed."""
-    losses = sum(" loses " in reason for reason in decision.reasons)
     heldout = sum(r.distance for key, r in candidate.items() if key[3] in adoption.HELDOUT_SETS)
-    return (0 if decision.adopted else 1, losses, heldout)
+    return (0 if decision.adopted else 1, len(decision.losses), heldout)
 
 
 def main(argv: list[str] | None = None) -> int:
