@@ -38,11 +38,12 @@ from .scoring import set_names
 READER = "onnxruntime-cpu"  # the "browser" of the readings' keys
 
 
-def build(checkpoint: Path, out: Path) -> Path:
-    """The models of `checkpoint` in out/<its stem>/ (the builder's command, as a user runs it)."""
-    folder = out / checkpoint.stem
+def build(name: str, checkpoint: Path, out: Path) -> Path:
+    """The models of `checkpoint` in out/NAME/ (the builder's command, as a user runs it); by the
+    screen's name, not the file's, so a default and a candidate of the same file name stay apart."""
+    folder = out / name
     command = [sys.executable, "-m", "ocrmodel.build_models", "--checkpoint", str(checkpoint), "--out", str(folder)]
-    command += ["--manifest", str(out / f"{checkpoint.stem}-manifest.json")]
+    command += ["--manifest", str(out / f"{name}-manifest.json")]
     subprocess.run(command, check=True, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL)
     return folder
 
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         spec.save_checkpoint(average([args.default, args.candidate[0]], [1 - share, share]), path)
         checkpoints[path.stem] = path
     try:
-        folders = {name: build(path, args.out) for name, path in checkpoints.items()}
+        folders = {name: build(name, path, args.out) for name, path in checkpoints.items()}
     except subprocess.CalledProcessError as error:
         print(f"screen: building models failed: {error}", file=sys.stderr)
         return 2
